@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Builds the real test control plane binaries from the Go module proxy into
+# bin/k8s/<version>/: kube-apiserver, kube-controller-manager, kube-scheduler,
+# kubectl, etcd, kwok (plus its Stage CRD and default stages) and helm. Cached by version: a
+# second run only checks a stamp file.
+#
+# Usage: hack/testbin.sh [--print-dir]
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=versions.env
+source "${ROOT}/hack/versions.env"
+DEST="${ROOT}/bin/k8s/${K8S_VERSION}"
+STAMP="${DEST}/.stamp"
+WANT="k8s=${K8S_VERSION} etcd=${ETCD_VERSION} kwok=${KWOK_VERSION} helm=${HELM_VERSION} go=$(go env GOVERSION)"
+BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok helm)
+
+if [[ "${1:-}" == "--print-dir" ]]; then
+  echo "${DEST}"
+  exit 0
+fi
+
+cached() {
+  [[ -f "${STAMP}" && "$(cat "${STAMP}")" == "${WANT}" ]] || return 1
+  local b
+  for b in "${BINARIES[@]}"; do [[ -x "${DEST}/${b}" ]] || return 1; done
+  [[ -f "${DEST}/kwok-data/crd-stages.yaml" ]]
+}
+
+if cached; then
+  echo "testbin: cached in bin/k8s/${K8S_VERSION}"
+  exit 0
+fi
+
+mkdir -p "${DEST}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "${WORK}"' EXIT
+export GOFLAGS="-mod=mod -buildvcs=false"
+export CGO_ENABLED=0
+log() { echo "testbin: $*" >&2; }
+start=$SECONDS
+
+# wrapper_module DIR MODULE@VERSION creates a throwaway module requiring MODULE.
+wrapper_module() {
+  local dir="$1" req="$2"
+  mkdir -p "${dir}"
+  (cd "${dir}" && go mod init opctl.local/testbin >/dev/null 2>&1 && go mod edit -require="${req}")
+}
+
+build_kubernetes() {
+  local dir="${WORK}/kubernetes" minor major gomod
+  log "building kubernetes ${K8S_VERSION}"
+  wrapper_module "${dir}" "k8s.io/kubernetes@${K8S_VERSION}"
+  gomod="$(cd "${dir}" && go mod download -json "k8s.io/kubernetes@${K8S_VERSION}" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+  [[ -f "${gomod}" ]] || { log "cannot find go.mod of k8s.io/kubernetes@${K8S_VERSION}"; exit 1; }
+  # Every ./staging replace in kubernetes' go.mod becomes a proxy version.
+  local staging="v0${K8S_VERSION#v1}" n=0 mod
+  while read -r mod; do
+    (cd "${dir}" && go mod edit -replace="${mod}=${mod}@${staging}")
+    n=$((n + 1))
+  done < <(sed -n 's#^[[:space:]]*\(k8s.io/[^[:space:]]*\)[[:space:]]*=>[[:space:]]*\./staging/.*#\1#p' "${gomod}")
+  [[ ${n} -gt 0 ]] || { log "no ./staging replaces found in ${gomod}"; exit 1; }
+  log "replaced ${n} staging modules with ${staging}"
+  cat >"${dir}/tools.go" <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+  (cd "${dir}" && go mod tidy >/dev/null)
+  major="${K8S_VERSION#v}"; major="${major%%.*}"
+  minor="${K8S_VERSION#v*.}"; minor="${minor%%.*}"
+  local ld="-s -w" pkg
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld+=" -X ${pkg}.gitVersion=${K8S_VERSION} -X ${pkg}.gitMajor=${major} -X ${pkg}.gitMinor=${minor} -X ${pkg}.gitTreeState=clean"
+  done
+  (cd "${dir}" && go build -trimpath -ldflags "${ld}" -o "${DEST}/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+}
+
+build_etcd() {
+  local dir="${WORK}/etcd"
+  log "building etcd ${ETCD_VERSION}"
+  wrapper_module "${dir}" "go.etcd.io/etcd/server/v3@${ETCD_VERSION}"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "go.etcd.io/etcd/server/v3"\n' >"${dir}/tools.go"
+  (cd "${dir}" && go mod tidy >/dev/null && go build -trimpath -ldflags "-s -w" -o "${DEST}/etcd" go.etcd.io/etcd/server/v3)
+}
+
+build_kwok() {
+  log "building kwok ${KWOK_VERSION}"
+  GOBIN="${DEST}" go install -trimpath -ldflags "-s -w" "sigs.k8s.io/kwok/cmd/kwok@${KWOK_VERSION}"
+  local src
+  src="$(go env GOMODCACHE)/sigs.k8s.io/kwok@${KWOK_VERSION}/kustomize"
+  rm -rf "${DEST}/kwok-data"
+  mkdir -p "${DEST}/kwok-data/stages"
+  cp "${src}/crd/bases/kwok.x-k8s.io_stages.yaml" "${DEST}/kwok-data/crd-stages.yaml"
+  cp "${src}/stage/node/fast/node-initialize.yaml" \
+    "${src}/stage/node/heartbeat-with-lease/node-heartbeat-with-lease.yaml" \
+    "${src}/stage/pod/fast/pod-ready.yaml" "${src}/stage/pod/fast/pod-complete.yaml" \
+    "${src}/stage/pod/fast/pod-delete.yaml" "${DEST}/kwok-data/stages/"
+  chmod -R u+w "${DEST}/kwok-data"
+}
+
+build_helm() {
+  log "building helm ${HELM_VERSION}"
+  GOBIN="${DEST}" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+}
+
+rm -f "${STAMP}"
+build_kubernetes
+build_etcd
+build_kwok
+build_helm
+echo "${WANT}" >"${STAMP}"
+log "done in $((SECONDS - start))s: $(ls "${DEST}" | tr '\n' ' ')"

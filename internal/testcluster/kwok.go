@@ -1,0 +1,220 @@
+package testcluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/yaml"
+)
+
+const fakeNodeAnnotation = "kwok.x-k8s.io/node"
+
+// StageGVR is the resource of kwok's Stage objects, which drive the
+// lifecycle of pods and nodes.
+var StageGVR = schema.GroupVersionResource{Group: "kwok.x-k8s.io", Version: "v1alpha1", Resource: "stages"}
+
+// setupKwok installs the Stage CRD, the default stages from dataDir and the
+// fake nodes. kwok itself starts afterwards and picks them up.
+func (c *Cluster) setupKwok(ctx context.Context, dataDir string, nodes int) error {
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := readYAML(filepath.Join(dataDir, "crd-stages.yaml"), crd); err != nil {
+		return err
+	}
+	if err := c.installCRD(ctx, crd); err != nil {
+		return err
+	}
+	files, err := filepath.Glob(filepath.Join(dataDir, "stages", "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no kwok stages in %s: run `make testbin`", dataDir)
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		stage := &unstructured.Unstructured{}
+		if err := readYAML(f, &stage.Object); err != nil {
+			return err
+		}
+		if err := c.createStage(ctx, stage); err != nil {
+			return err
+		}
+	}
+	for i := range nodes {
+		if err := c.createNode(ctx, fmt.Sprintf("kwok-node-%d", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Cluster) installCRD(ctx context.Context, crd *apiextensionsv1.CustomResourceDefinition) error {
+	cs, err := apiextensionsclient.NewForConfig(c.Config)
+	if err != nil {
+		return fmt.Errorf("creating apiextensions client: %w", err)
+	}
+	if _, err := cs.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("creating CRD %s: %w", crd.Name, err)
+	}
+	return c.waitFor(ctx, "CRD "+crd.Name+" established", func(ctx context.Context) error {
+		got, err := cs.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		for _, cond := range got.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return nil
+			}
+		}
+		return errNotReady
+	})
+}
+
+func (c *Cluster) createStage(ctx context.Context, stage *unstructured.Unstructured) error {
+	dc, err := dynamic.NewForConfig(c.Config)
+	if err != nil {
+		return fmt.Errorf("creating dynamic client: %w", err)
+	}
+	if _, err := dc.Resource(StageGVR).Create(ctx, stage, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating kwok stage %s: %w", stage.GetName(), err)
+	}
+	return nil
+}
+
+func (c *Cluster) createNode(ctx context.Context, name string) error {
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:    resource.MustParse("16"),
+		corev1.ResourceMemory: resource.MustParse("64Gi"),
+		corev1.ResourcePods:   resource.MustParse("110"),
+	}
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:        name,
+			Annotations: map[string]string{fakeNodeAnnotation: "fake"},
+			Labels: map[string]string{
+				"kubernetes.io/hostname": name,
+				"kubernetes.io/os":       "linux",
+				"kubernetes.io/arch":     "amd64",
+				"type":                   "kwok",
+			},
+		},
+		Status: corev1.NodeStatus{Capacity: capacity, Allocatable: capacity},
+	}
+	if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("creating node %s: %w", name, err)
+	}
+	return nil
+}
+
+func (c *Cluster) nodesReady(ctx context.Context) error {
+	nodes, err := c.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	if len(nodes.Items) == 0 {
+		return fmt.Errorf("%w: no nodes", errNotReady)
+	}
+	for _, n := range nodes.Items {
+		if !nodeReady(&n) {
+			return fmt.Errorf("%w: node %s", errNotReady, n.Name)
+		}
+	}
+	return nil
+}
+
+func nodeReady(n *corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// AddStage creates a kwok Stage and returns a function that deletes it.
+// Give the stage a weight above zero to take precedence over the default
+// stages for the objects it selects.
+func (c *Cluster) AddStage(ctx context.Context, stage *unstructured.Unstructured) (remove func(context.Context) error, err error) {
+	if err := c.createStage(ctx, stage); err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		dc, err := dynamic.NewForConfig(c.Config)
+		if err != nil {
+			return err
+		}
+		if err := dc.Resource(StageGVR).Delete(ctx, stage.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting kwok stage %s: %w", stage.GetName(), err)
+		}
+		return nil
+	}, nil
+}
+
+// NeverReadyStage returns a stage that moves pending pods whose first
+// container runs image to Running with Ready=False, where they stay. It
+// outweighs the default pod-ready stage.
+func NeverReadyStage(name, image string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kwok.x-k8s.io/v1alpha1",
+		"kind":       "Stage",
+		"metadata":   map[string]any{"name": name},
+		"spec": map[string]any{
+			"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
+			"weight":      int64(100),
+			"selector": map[string]any{"matchExpressions": []any{
+				map[string]any{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+				map[string]any{"key": ".status.phase", "operator": "In", "values": []any{"Pending"}},
+				map[string]any{"key": ".spec.containers.[0].image", "operator": "In", "values": []any{image}},
+			}},
+			"next": map[string]any{"statusTemplate": neverReadyStatus},
+		},
+	}}
+}
+
+const neverReadyStatus = `{{ $now := Now }}
+conditions:
+- lastTransitionTime: {{ $now | Quote }}
+  status: "True"
+  type: Initialized
+- lastTransitionTime: {{ $now | Quote }}
+  status: "False"
+  reason: ContainersNotReady
+  type: Ready
+- lastTransitionTime: {{ $now | Quote }}
+  status: "False"
+  reason: ContainersNotReady
+  type: ContainersReady
+containerStatuses:
+{{ range .spec.containers }}
+- image: {{ .image | Quote }}
+  name: {{ .name | Quote }}
+  ready: false
+  restartCount: 0
+  started: true
+  state:
+    running:
+      startedAt: {{ $now | Quote }}
+{{ end }}
+phase: Running
+startTime: {{ $now | Quote }}
+`
+
+func readYAML(path string, into any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading %s: %w", path, err)
+	}
+	if err := yaml.Unmarshal(b, into); err != nil {
+		return fmt.Errorf("parsing %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// opctl runs the binary and returns its exit code and output.
+func opctl(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	cmd := exec.Command(opctlBin, args...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	default:
+		t.Fatalf("running opctl: %v", err)
+	}
+	return code, out.String(), errOut.String()
+}
+
+func TestVersionJSON(t *testing.T) {
+	code, out, errOut := opctl(t, "version", "-o", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var info struct {
+		Version, Commit, Kubernetes string
+		Libraries                   []struct{ Path, Version string }
+	}
+	if err := json.Unmarshal([]byte(out), &info); err != nil {
+		t.Fatalf("version -o json is not JSON: %v\n%s", err, out)
+	}
+	if info.Version != stampedVersion || info.Commit != "e2e0000" {
+		t.Errorf("version/commit = %q/%q, want the -ldflags stamp %q/e2e0000", info.Version, info.Commit, stampedVersion)
+	}
+	if !strings.HasPrefix(info.Kubernetes, "1.36.") {
+		t.Errorf("kubernetes = %q, want the 1.36 libraries", info.Kubernetes)
+	}
+	libs := map[string]string{}
+	for _, l := range info.Libraries {
+		libs[l.Path] = l.Version
+	}
+	if !strings.HasPrefix(libs["k8s.io/client-go"], "v0.36.") {
+		t.Errorf("client-go = %q, want v0.36.x", libs["k8s.io/client-go"])
+	}
+}
+
+func TestErrorsExitNonZeroWithOneLine(t *testing.T) {
+	tests := [][]string{
+		{"no-such-command"},
+		{"version", "-o", "sarif"},
+		{"--kubeconfig"},
+	}
+	for _, args := range tests {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, out, errOut := opctl(t, args...)
+			if code == 0 {
+				t.Errorf("exit 0, want non-zero")
+			}
+			if out != "" {
+				t.Errorf("stdout = %q, want nothing", out)
+			}
+			if n := strings.Count(errOut, "\n"); n != 1 || !strings.HasPrefix(errOut, "Error: ") {
+				t.Errorf("stderr = %q, want exactly one \"Error: \" line", errOut)
+			}
+			if strings.Contains(errOut, "goroutine") || strings.Contains(errOut, ".go:") {
+				t.Errorf("stderr carries a stack trace: %q", errOut)
+			}
+		})
+	}
+}
+
+func TestCompletionBash(t *testing.T) {
+	code, out, errOut := opctl(t, "completion", "bash")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "__start_opctl") {
+		t.Errorf("bash completion lacks the __start_opctl function")
+	}
+}
