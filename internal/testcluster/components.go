@@ -9,7 +9,10 @@ import (
 // Controllers are the kube-controller-manager controllers the test control
 // plane runs: enough for namespaces, garbage collection, quota, workloads,
 // ServiceAccounts, RBAC aggregation (the admin/edit/view roles) and PDBs.
+// node-lifecycle lifts the not-ready taint that the API server puts on new
+// nodes once kwok reports them Ready.
 var Controllers = []string{
+	"node-lifecycle-controller",
 	"namespace-controller",
 	"garbage-collector-controller",
 	"resourcequota-controller",

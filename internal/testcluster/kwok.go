@@ -127,6 +127,9 @@ func (c *Cluster) nodesReady(ctx context.Context) error {
 		if !nodeReady(&n) {
 			return fmt.Errorf("%w: node %s", errNotReady, n.Name)
 		}
+		if len(n.Spec.Taints) > 0 {
+			return fmt.Errorf("%w: node %s still has taints %v", errNotReady, n.Name, n.Spec.Taints)
+		}
 	}
 	return nil
 }
