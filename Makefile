@@ -9,8 +9,10 @@ COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null)
 LDFLAGS := -X opctl.dev/opctl/internal/version.version=$(VERSION) -X opctl.dev/opctl/internal/version.commit=$(COMMIT)
 
 STATICCHECK_VERSION := v0.8.2
+CONTROLLER_TOOLS_VERSION := v0.21.0
 TOOLS_DIR := $(CURDIR)/bin/tools
 STATICCHECK := $(TOOLS_DIR)/staticcheck-$(STATICCHECK_VERSION)
+CONTROLLER_GEN := $(TOOLS_DIR)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 
 # Extra flags for go test, e.g. make test GOTESTFLAGS='-run Smoke -v'.
 GOTESTFLAGS ?=
@@ -43,6 +45,25 @@ $(STATICCHECK):
 	@mkdir -p $(TOOLS_DIR)
 	GOBIN=$(TOOLS_DIR) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	@mv $(TOOLS_DIR)/staticcheck $(STATICCHECK)
+
+$(CONTROLLER_GEN):
+	@mkdir -p $(TOOLS_DIR)
+	GOBIN=$(TOOLS_DIR) $(GO) install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
+	@mv $(TOOLS_DIR)/controller-gen $(CONTROLLER_GEN)
+
+SAMPLE := operators/sample
+KIT_TESTAPI := pkg/operatorkit/internal/testapi
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the +kubebuilder markers.
+	$(CONTROLLER_GEN) object paths=./$(SAMPLE)/api/... paths=./$(KIT_TESTAPI)/...
+	$(CONTROLLER_GEN) crd paths=./$(SAMPLE)/api/... output:crd:artifacts:config=$(SAMPLE)/config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./$(SAMPLE)/internal/controller/... output:rbac:artifacts:config=$(SAMPLE)/config/rbac
+	$(CONTROLLER_GEN) crd paths=./$(KIT_TESTAPI)/... output:crd:artifacts:config=$(KIT_TESTAPI)/testdata/crd
+
+.PHONY: verify-generate
+verify-generate: generate ## Fail when generated files are out of date.
+	@git diff --exit-code -- $(SAMPLE) $(KIT_TESTAPI) || { echo "generated files are out of date: run make generate and commit"; exit 1; }
 
 .PHONY: lint
 lint: $(STATICCHECK) ## Check formatting, go vet and staticcheck.

@@ -221,3 +221,24 @@ func readYAML(path string, into any) error {
 	}
 	return nil
 }
+
+// InstallCRDs creates every CustomResourceDefinition in the YAML files of
+// dir (one per file) and waits until they are established. CRDs that
+// already exist are left as they are.
+func (c *Cluster) InstallCRDs(ctx context.Context, dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if err != nil || len(files) == 0 {
+		return fmt.Errorf("no CRD files in %s", dir)
+	}
+	slices.Sort(files)
+	for _, f := range files {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := readYAML(f, crd); err != nil {
+			return err
+		}
+		if err := c.installCRD(ctx, crd); err != nil {
+			return err
+		}
+	}
+	return nil
+}

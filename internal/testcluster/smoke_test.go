@@ -449,3 +449,38 @@ func TestSmokeKubeconfigForCLIs(t *testing.T) {
 		t.Errorf("helm list -o json = %q, want a JSON list", out)
 	}
 }
+
+// The audit log records every write with its user agent.
+func TestSmokeAuditLogRecordsWrites(t *testing.T) {
+	t.Parallel()
+	c := Require(t, cluster)
+	ns := c.Namespace(t, "smoke-audit", nil)
+	off, err := c.AuditOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.UserAgent = "smoke-audit-writer"
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, "a", metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().ConfigMaps(ns).Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	writes, err := c.AuditWritesSince(off, func(e AuditEvent) bool { return e.UserAgent == "smoke-audit-writer" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verbs []string
+	for _, w := range writes {
+		verbs = append(verbs, w.Verb)
+	}
+	if strings.Join(verbs, ",") != "create,delete" {
+		t.Errorf("audited writes = %v, want [create delete] (reads are not audited)", verbs)
+	}
+}

@@ -17,10 +17,15 @@ const (
 	EnvSkip = "OPCTL_SKIP_CLUSTER"
 )
 
+// Setup prepares a package's tests on the cluster (CRDs, a manager) and
+// returns a function that undoes what must not outlive the tests.
+type Setup func(*Cluster) (teardown func(), err error)
+
 // Main starts or attaches to a control plane, stores it in *cluster, runs
-// the tests and stops the cluster. When tests fail on a cluster it started,
-// it dumps the component logs. It returns the exit code for os.Exit.
-func Main(m *testing.M, cluster **Cluster) int {
+// the setups and the tests, and stops the cluster. When tests fail on a
+// cluster it started, it dumps the component logs. It returns the exit code
+// for os.Exit.
+func Main(m *testing.M, cluster **Cluster, setups ...Setup) int {
 	if os.Getenv(EnvSkip) == "1" {
 		return m.Run()
 	}
@@ -42,6 +47,15 @@ func Main(m *testing.M, cluster **Cluster) int {
 		fmt.Fprintf(os.Stderr, "testcluster: control plane started in %.1fs\n", time.Since(began).Seconds())
 	}
 	*cluster = c
+	for _, setup := range setups {
+		teardown, err := setup(c)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "testcluster: setup: %v\n", err)
+			c.Stop()
+			return 1
+		}
+		defer teardown()
+	}
 	code := m.Run()
 	if !c.Attached() {
 		fmt.Fprintf(os.Stderr, "testcluster: peak RSS of the control plane processes: %s\n", c.PeakMemory())

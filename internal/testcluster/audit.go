@@ -1,0 +1,68 @@
+package testcluster
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// AuditEvent is the part of an audit.k8s.io/v1 Event the tests read.
+type AuditEvent struct {
+	Verb      string `json:"verb"`
+	UserAgent string `json:"userAgent"`
+	Stage     string `json:"stage"`
+	User      struct {
+		Username string `json:"username"`
+	} `json:"user"`
+	ObjectRef struct {
+		Resource    string `json:"resource"`
+		Namespace   string `json:"namespace"`
+		Name        string `json:"name"`
+		Subresource string `json:"subresource"`
+	} `json:"objectRef"`
+	ResponseStatus struct {
+		Code int `json:"code"`
+	} `json:"responseStatus"`
+}
+
+// AuditOffset returns the current end of the audit log, to read the writes
+// made after it with AuditWritesSince.
+func (c *Cluster) AuditOffset() (int64, error) {
+	fi, err := os.Stat(c.AuditLog())
+	if err != nil {
+		return 0, fmt.Errorf("audit log: %w", err)
+	}
+	return fi.Size(), nil
+}
+
+// AuditWritesSince returns the write requests (create, update, patch,
+// delete) logged after offset that match keep. The API server logs in
+// blocking mode, so a request that has returned is already there.
+func (c *Cluster) AuditWritesSince(offset int64, keep func(AuditEvent) bool) ([]AuditEvent, error) {
+	f, err := os.Open(c.AuditLog())
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	var out []AuditEvent
+	s := bufio.NewScanner(f)
+	s.Buffer(make([]byte, 1<<20), 16<<20)
+	for s.Scan() {
+		var e AuditEvent
+		if err := json.Unmarshal(s.Bytes(), &e); err != nil {
+			return nil, fmt.Errorf("audit log line: %w", err)
+		}
+		if e.Stage != "ResponseComplete" {
+			continue
+		}
+		if keep == nil || keep(e) {
+			out = append(out, e)
+		}
+	}
+	return out, s.Err()
+}

@@ -1,0 +1,249 @@
+package operatorkit
+
+import (
+	"context"
+	"fmt"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/csaupgrade"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+)
+
+// Outcome is what applying one object did.
+type Outcome string
+
+// Apply outcomes; they are also the result label of operatorkit_apply_total.
+const (
+	Created   Outcome = "created"
+	Updated   Outcome = "updated"
+	Unchanged Outcome = "unchanged"
+	Adopted   Outcome = "adopted"
+	Deferred  Outcome = "deferred"
+	Failed    Outcome = "failed"
+)
+
+// ApplyResult is one applied object: the live object after the apply, or
+// the desired one when Outcome is Deferred.
+type ApplyResult struct {
+	Object  client.Object
+	Outcome Outcome
+}
+
+// Applier applies desired objects with server-side apply under one field
+// manager, writing only when the desired state differs from the live one.
+type Applier struct {
+	// Client reads (from the cache) and writes.
+	Client client.Client
+	// Scheme knows every applied type.
+	Scheme *runtime.Scheme
+	// FieldManager names the server-side apply manager.
+	FieldManager string
+	// Recorder records an Event for every create, update and adoption.
+	Recorder events.EventRecorder
+	// LegacyFieldManagers are managers of earlier operator builds (or
+	// kubectl client-side apply) whose fields this manager takes over, so
+	// that fields it no longer sets are removed.
+	LegacyFieldManagers []string
+	// MaxCreates bounds the objects created in one Apply; the rest are
+	// Deferred to the next reconcile. Zero means no bound.
+	MaxCreates int
+}
+
+// Apply applies desired, owned by owner. Objects that exist without a
+// controller are adopted when adopt is true and are a *ConflictError
+// otherwise; objects with another controller are always a conflict.
+func (a *Applier) Apply(ctx context.Context, owner Object, desired []client.Object, adopt bool) ([]ApplyResult, error) {
+	results := make([]ApplyResult, 0, len(desired))
+	creates := 0
+	for _, obj := range desired {
+		res, err := a.applyOne(ctx, owner, obj, adopt, &creates)
+		kind := kindOf(a.Scheme, obj)
+		if err != nil {
+			applyTotal.WithLabelValues(kind, string(Failed)).Inc()
+			return results, err
+		}
+		applyTotal.WithLabelValues(kind, string(res.Outcome)).Inc()
+		results = append(results, res)
+	}
+	return results, nil
+}
+
+func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object, adopt bool, creates *int) (ApplyResult, error) {
+	gvk, err := apiutil.GVKForObject(obj, a.Scheme)
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("applying %T: %w", obj, err)
+	}
+	if obj.GetNamespace() == "" && owner.GetNamespace() != "" {
+		obj.SetNamespace(owner.GetNamespace())
+	}
+	if err := controllerutil.SetControllerReference(owner, obj, a.Scheme); err != nil {
+		return ApplyResult{}, fmt.Errorf("setting owner of %s %s: %w", gvk.Kind, obj.GetName(), err)
+	}
+	desired, hash, err := toApply(obj, gvk.GroupVersion().String(), gvk.Kind)
+	if err != nil {
+		return ApplyResult{}, err
+	}
+	key := client.ObjectKeyFromObject(obj)
+	live, err := a.Scheme.New(gvk)
+	if err != nil {
+		return ApplyResult{}, fmt.Errorf("creating %s: %w", gvk.Kind, err)
+	}
+	liveObj := live.(client.Object)
+	outcome := Updated
+	switch err := a.Client.Get(ctx, key, liveObj); {
+	case apierrors.IsNotFound(err):
+		if a.MaxCreates > 0 && *creates >= a.MaxCreates {
+			return ApplyResult{Object: obj, Outcome: Deferred}, nil
+		}
+		*creates++
+		outcome = Created
+	case err != nil:
+		return ApplyResult{}, fmt.Errorf("reading %s %s: %w", gvk.Kind, key, err)
+	default:
+		if outcome, err = a.ownership(owner, liveObj, gvk.Kind, adopt); err != nil {
+			return ApplyResult{}, err
+		}
+		migrated, err := a.migrateManagers(ctx, liveObj)
+		if err != nil {
+			return ApplyResult{}, err
+		}
+		if outcome == Updated && !migrated {
+			same, err := matches(desired, hash, liveObj)
+			if err != nil {
+				return ApplyResult{}, err
+			}
+			if same {
+				return ApplyResult{Object: liveObj, Outcome: Unchanged}, nil
+			}
+		}
+	}
+	if err := a.Client.Apply(ctx, client.ApplyConfigurationFromUnstructured(desired),
+		client.FieldOwner(a.FieldManager), client.ForceOwnership); err != nil {
+		return ApplyResult{}, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
+	}
+	a.record(owner, desired, outcome, gvk.Kind)
+	return ApplyResult{Object: desired, Outcome: outcome}, nil
+}
+
+// ownership decides between a normal update and an adoption, or refuses.
+func (a *Applier) ownership(owner Object, live client.Object, kind string, adopt bool) (Outcome, error) {
+	ref := metav1.GetControllerOf(live)
+	switch {
+	case ref != nil && ref.UID == owner.GetUID():
+		return Updated, nil
+	case ref != nil:
+		return "", &ConflictError{Kind: kind, Namespace: live.GetNamespace(), Name: live.GetName(),
+			Why: fmt.Sprintf("is controlled by %s %s; delete or rename it", ref.Kind, ref.Name)}
+	case !adopt:
+		return "", &ConflictError{Kind: kind, Namespace: live.GetNamespace(), Name: live.GetName(),
+			Why: "has no controller; allow adoption in the spec to take it over, or delete it"}
+	}
+	return Adopted, nil
+}
+
+// migrateManagers hands the fields of legacy managers to this manager with
+// one patch of metadata.managedFields.
+func (a *Applier) migrateManagers(ctx context.Context, live client.Object) (bool, error) {
+	if len(a.LegacyFieldManagers) == 0 {
+		return false, nil
+	}
+	legacy := sets.New(a.LegacyFieldManagers...)
+	found := false
+	for _, mf := range live.GetManagedFields() {
+		if legacy.Has(mf.Manager) {
+			found = true
+		}
+	}
+	if !found {
+		return false, nil
+	}
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(live, legacy, a.FieldManager)
+	if err != nil {
+		return false, fmt.Errorf("migrating field managers of %s: %w", live.GetName(), err)
+	}
+	if patch == nil {
+		return false, nil
+	}
+	if err := a.Client.Patch(ctx, live, client.RawPatch(types.JSONPatchType, patch)); err != nil {
+		return false, fmt.Errorf("migrating field managers of %s: %w", live.GetName(), err)
+	}
+	return true, nil
+}
+
+func (a *Applier) record(owner Object, obj client.Object, outcome Outcome, kind string) {
+	if a.Recorder == nil {
+		return
+	}
+	reason := map[Outcome]string{Created: "Created", Updated: "Updated", Adopted: "Adopted"}[outcome]
+	a.Recorder.Eventf(owner, obj, "Normal", reason, string(outcome),
+		"%s %s %s", reason, kind, obj.GetName())
+}
+
+// toApply converts obj into the unstructured form sent to the server, with
+// the hash of its canonical JSON set as an annotation.
+func toApply(obj client.Object, apiVersion, kind string) (*unstructured.Unstructured, string, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, "", fmt.Errorf("converting %s %s: %w", kind, obj.GetName(), err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	delete(u.Object, "status")
+	for _, f := range []string{"creationTimestamp", "resourceVersion", "uid", "generation", "managedFields"} {
+		unstructured.RemoveNestedField(u.Object, "metadata", f)
+	}
+	u.SetAPIVersion(apiVersion)
+	u.SetKind(kind)
+	ann := u.GetAnnotations()
+	delete(ann, HashAnnotation)
+	u.SetAnnotations(ann)
+	norm, err := normalize(u.Object)
+	if err != nil {
+		return nil, "", fmt.Errorf("normalizing %s %s: %w", kind, obj.GetName(), err)
+	}
+	hash, err := desiredHash(norm.(map[string]any))
+	if err != nil {
+		return nil, "", err
+	}
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	ann[HashAnnotation] = hash
+	u.SetAnnotations(ann)
+	return u, hash, nil
+}
+
+// matches reports whether live already carries desired: the same hash and
+// every desired field unchanged (no drift).
+func matches(desired *unstructured.Unstructured, hash string, live client.Object) (bool, error) {
+	if live.GetAnnotations()[HashAnnotation] != hash {
+		return false, nil
+	}
+	d := desired.DeepCopy()
+	delete(d.Object, "apiVersion")
+	delete(d.Object, "kind")
+	dn, err := normalize(d.Object)
+	if err != nil {
+		return false, err
+	}
+	ln, err := normalize(live)
+	if err != nil {
+		return false, err
+	}
+	return subset(dn, ln), nil
+}
+
+func kindOf(s *runtime.Scheme, obj client.Object) string {
+	gvk, err := apiutil.GVKForObject(obj, s)
+	if err != nil {
+		return fmt.Sprintf("%T", obj)
+	}
+	return gvk.Kind
+}

@@ -1,0 +1,115 @@
+package operatorkit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
+)
+
+// finalize applies the deletion policy: Delete removes every managed object
+// and waits until they are gone; Orphan removes the ownerReferences and
+// leaves the objects running. Then it releases the finalizer.
+func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	policy := obj.KitDeletionPolicy()
+	if policy == "" {
+		policy = DeletionDelete
+	}
+	logger.V(1).Info("step", "step", "finalize", "policy", policy)
+	r.transition(ctx, obj, lifecycle.Facts{Deleting: true}, "")
+	objs, err := r.handler.Build(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("finalize: build: %w", err)
+	}
+	remaining := 0
+	for _, o := range objs {
+		left, err := r.release(ctx, obj, o, policy)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("finalize: %w", err)
+		}
+		if left {
+			remaining++
+		}
+	}
+	st, gen := obj.KitStatus(), obj.GetGeneration()
+	if remaining > 0 {
+		setCondition(st, ConditionReady, metav1.ConditionFalse, ReasonDeleting,
+			fmt.Sprintf("waiting for %d managed objects to be deleted", remaining), gen)
+		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+	}
+	r.transition(ctx, obj, lifecycle.Facts{Deleting: true, Gone: true}, "")
+	patch := client.MergeFrom(obj.DeepCopyObject().(T))
+	controllerutil.RemoveFinalizer(obj, Finalizer)
+	if err := r.client.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, fmt.Errorf("removing finalizer: %w", err)
+	}
+	logger.Info("released", "policy", policy)
+	return ctrl.Result{}, nil
+}
+
+// release deletes or disconnects one managed object. It reports whether
+// the object still exists and must be waited for.
+func (r *Reconciler[T]) release(ctx context.Context, owner T, desired client.Object, policy DeletionPolicy) (bool, error) {
+	gvk, err := apiutil.GVKForObject(desired, r.scheme)
+	if err != nil {
+		return false, err
+	}
+	if desired.GetNamespace() == "" {
+		desired.SetNamespace(owner.GetNamespace())
+	}
+	live, err := r.scheme.New(gvk)
+	if err != nil {
+		return false, err
+	}
+	obj := live.(client.Object)
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return false, fmt.Errorf("reading %s %s: %w", gvk.Kind, desired.GetName(), err)
+	}
+	if ref := metav1.GetControllerOf(obj); ref == nil || ref.UID != owner.GetUID() {
+		return false, nil // not ours
+	}
+	if policy == DeletionOrphan {
+		patch := client.MergeFrom(obj.DeepCopyObject().(client.Object))
+		refs := obj.GetOwnerReferences()[:0]
+		for _, ref := range obj.GetOwnerReferences() {
+			if ref.UID != owner.GetUID() {
+				refs = append(refs, ref)
+			}
+		}
+		obj.SetOwnerReferences(refs)
+		if err := r.client.Patch(ctx, obj, patch); err != nil {
+			return false, fmt.Errorf("orphaning %s %s: %w", gvk.Kind, obj.GetName(), err)
+		}
+		r.event(owner, obj, "Orphaned", "Orphaned %s %s", gvk.Kind, obj.GetName())
+		return false, nil
+	}
+	if obj.GetDeletionTimestamp().IsZero() {
+		if err := r.client.Delete(ctx, obj, client.PropagationPolicy(metav1.DeletePropagationBackground)); err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("deleting %s %s: %w", gvk.Kind, obj.GetName(), err)
+		}
+		r.event(owner, obj, "Deleted", "Deleted %s %s", gvk.Kind, obj.GetName())
+	}
+	return true, nil
+}
+
+func (r *Reconciler[T]) event(owner, related client.Object, reason, format string, args ...any) {
+	if r.recorder != nil {
+		r.recorder.Eventf(owner, related, "Normal", reason, reason, format, args...)
+	}
+}

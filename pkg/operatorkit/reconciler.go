@@ -1,0 +1,277 @@
+package operatorkit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
+)
+
+// Finalizer is set on every reconciled object so that deletion can apply
+// its deletion policy first.
+const Finalizer = "operatorkit.opctl.dev/cleanup"
+
+// PausedAnnotation, set to "true" on an object, stops its reconciles.
+const PausedAnnotation = "operatorkit.opctl.dev/paused"
+
+// Reconciler reconciles objects of type T through a Handler. Build one with
+// New and register it with SetupWithManager.
+type Reconciler[T Object] struct {
+	client    client.Client
+	scheme    *runtime.Scheme
+	recorder  events.EventRecorder
+	handler   Handler[T]
+	newObject func() T
+	machine   *lifecycle.Machine
+	applier   *Applier
+	kind      string
+}
+
+// Options tune a Reconciler. The zero value is usable.
+type Options struct {
+	// FieldManager for server-side apply; default "operatorkit-<name>".
+	FieldManager string
+	// LegacyFieldManagers whose fields are taken over (see Applier).
+	LegacyFieldManagers []string
+	// MaxCreates bounds objects created per reconcile; zero is unbounded.
+	MaxCreates int
+	// Lifecycle is the phase graph; default lifecycle.Standard().
+	Lifecycle *lifecycle.Machine
+}
+
+// New returns a Reconciler named name for the objects newObject makes.
+func New[T Object](mgr ctrl.Manager, name string, newObject func() T, h Handler[T], opts Options) *Reconciler[T] {
+	if opts.FieldManager == "" {
+		opts.FieldManager = "operatorkit-" + name
+	}
+	if opts.Lifecycle == nil {
+		opts.Lifecycle = lifecycle.Standard()
+	}
+	rec := mgr.GetEventRecorder(name)
+	r := &Reconciler[T]{
+		client:    mgr.GetClient(),
+		scheme:    mgr.GetScheme(),
+		recorder:  rec,
+		handler:   h,
+		newObject: newObject,
+		machine:   opts.Lifecycle,
+		applier: &Applier{
+			Client: mgr.GetClient(), Scheme: mgr.GetScheme(), FieldManager: opts.FieldManager,
+			Recorder: rec, LegacyFieldManagers: opts.LegacyFieldManagers, MaxCreates: opts.MaxCreates,
+		},
+	}
+	r.kind = kindOf(r.scheme, newObject())
+	return r
+}
+
+// SetupWithManager watches T and the owned types.
+func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager, owns ...client.Object) error {
+	b := ctrl.NewControllerManagedBy(mgr).For(r.newObject()).Named(r.applier.FieldManager)
+	for _, o := range owns {
+		b = b.Owns(o)
+	}
+	return b.Complete(r)
+}
+
+// Reconcile fetches the object, branches to deletion, and otherwise runs
+// the reconcile steps. The status is patched at the end, only if it
+// changed.
+func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
+	logger := log.FromContext(ctx).WithValues("kind", r.kind)
+	ctx = log.IntoContext(ctx, logger)
+
+	logger.V(1).Info("step", "step", "fetch")
+	obj := r.newObject()
+	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if obj.GetAnnotations()[PausedAnnotation] == "true" {
+		logger.V(1).Info("paused")
+		return ctrl.Result{}, nil
+	}
+	before := obj.DeepCopyObject().(T)
+	defer func() {
+		if perr := r.patchStatus(ctx, before, obj); perr != nil {
+			err = errors.Join(err, perr)
+		}
+	}()
+
+	if !obj.GetDeletionTimestamp().IsZero() {
+		return r.finalize(ctx, obj)
+	}
+	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
+		patch := client.MergeFrom(obj.DeepCopyObject().(T))
+		controllerutil.AddFinalizer(obj, Finalizer)
+		if err := r.client.Patch(ctx, obj, patch); err != nil {
+			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
+		}
+		before = obj.DeepCopyObject().(T)
+	}
+	res, err = r.reconcile(ctx, obj)
+	if err != nil {
+		r.fail(ctx, obj, err)
+	}
+	return res, err
+}
+
+// reconcile runs check, build, mutate, apply and status.
+func (r *Reconciler[T]) reconcile(ctx context.Context, obj T) (ctrl.Result, error) {
+	logger := log.FromContext(ctx)
+	step := func(name string) { logger.V(1).Info("step", "step", name) }
+
+	step("check")
+	if err := r.handler.Check(ctx, obj); err != nil {
+		return ctrl.Result{}, fmt.Errorf("check: %w", err)
+	}
+	step("build")
+	objs, err := r.handler.Build(ctx, obj)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("build: %w", err)
+	}
+	step("mutate")
+	if err := r.handler.Mutate(ctx, obj, objs); err != nil {
+		return ctrl.Result{}, fmt.Errorf("mutate: %w", err)
+	}
+	step("apply")
+	results, err := r.applier.Apply(ctx, obj, objs, obj.KitAdoptionAllowed())
+	if err != nil {
+		var conflict *ConflictError
+		if errors.As(err, &conflict) {
+			err = WithReason(ReasonOwnershipConflict, err)
+		}
+		return ctrl.Result{}, fmt.Errorf("apply: %w", err)
+	}
+	if rep, ok := r.handler.(Repairer[T]); ok {
+		step("repair")
+		if err := rep.Repair(ctx, obj, results); err != nil {
+			return ctrl.Result{}, fmt.Errorf("repair: %w", err)
+		}
+	}
+	step("status")
+	o, err := r.handler.Status(ctx, obj, results)
+	if err != nil {
+		return ctrl.Result{}, fmt.Errorf("status: %w", err)
+	}
+	deferred := false
+	for _, res := range results {
+		if res.Outcome == Deferred {
+			deferred = true
+		}
+	}
+	if deferred {
+		o.Ready, o.Progressing = false, true
+		if o.Message == "" {
+			o.Message = "creating managed objects in batches"
+		}
+	}
+	step("success")
+	st := obj.KitStatus()
+	applyObservation(st, o, obj.GetGeneration())
+	r.transition(ctx, obj, lifecycle.Facts{Available: o.Available, Progressing: o.Progressing, Stalled: o.Degraded != nil && o.Degraded.Stalled}, o.RequestPhase)
+	st.ObservedGeneration = obj.GetGeneration()
+	if deferred {
+		return ctrl.Result{RequeueAfter: time.Second}, nil
+	}
+	return ctrl.Result{RequeueAfter: o.RequeueAfter}, nil
+}
+
+// fail records err in the conditions: Degraded with its reason, and Stalled
+// when it is terminal.
+func (r *Reconciler[T]) fail(ctx context.Context, obj T, err error) {
+	terminal := IsTerminal(err)
+	reason := reasonOf(err, ReasonReconcileFailed)
+	st, gen := obj.KitStatus(), obj.GetGeneration()
+	setCondition(st, ConditionDegraded, metav1.ConditionTrue, reason, err.Error(), gen)
+	setAbnormal(st, ConditionStalled, terminal, reason, err.Error(), gen)
+	if terminal {
+		setCondition(st, ConditionReady, metav1.ConditionFalse, reason, err.Error(), gen)
+		setAbnormal(st, ConditionReconciling, false, "", "", gen)
+		setCondition(st, ConditionProgressing, metav1.ConditionFalse, reason, "", gen)
+		st.ObservedGeneration = gen
+	} else {
+		setAbnormal(st, ConditionReconciling, true, ReasonRetrying, err.Error(), gen)
+	}
+	if r.recorder != nil {
+		r.recorder.Eventf(obj, nil, "Warning", reason, "Reconcile", "%v", err)
+	}
+	log.FromContext(ctx).Error(err, "reconcile failed", "terminal", terminal, "reason", reason)
+}
+
+// transition moves the lifecycle phase from the facts, or to the requested
+// phase, and records the Lifecycle condition.
+func (r *Reconciler[T]) transition(ctx context.Context, obj T, f lifecycle.Facts, request string) {
+	st, gen := obj.KitStatus(), obj.GetGeneration()
+	from := st.Phase
+	if from == "" {
+		from = r.machine.Initial()
+	}
+	to, waiting := r.machine.Next(from, f)
+	if request != "" {
+		ok, why, err := r.machine.Request(from, lifecycle.Phase(request), f)
+		if err != nil {
+			st.Phase = from
+			setCondition(st, ConditionLifecycle, metav1.ConditionFalse, ReasonTransitionRefused, err.Error(), gen)
+			transitionsTotal.WithLabelValues(r.kind, string(from), request, "refused").Inc()
+			if r.recorder != nil {
+				r.recorder.Eventf(obj, nil, "Warning", ReasonTransitionRefused, "Transition", "%v", err)
+			}
+			return
+		}
+		to, waiting = from, why
+		if ok {
+			to = lifecycle.Phase(request)
+		}
+	}
+	st.Phase = to
+	msg := ""
+	if waiting != "" && to == from {
+		msg = "waiting for " + waiting
+	}
+	setCondition(st, ConditionLifecycle, metav1.ConditionTrue, string(to), msg, gen)
+	if to != from {
+		transitionsTotal.WithLabelValues(r.kind, string(from), string(to), "ok").Inc()
+		if r.recorder != nil {
+			r.recorder.Eventf(obj, nil, "Normal", "PhaseChanged", "Transition", "%s → %s", from, to)
+		}
+		log.FromContext(ctx).Info("lifecycle transition", "from", from, "to", to)
+	}
+}
+
+// patchStatus writes the status subresource when it changed.
+func (r *Reconciler[T]) patchStatus(ctx context.Context, before, after T) error {
+	if !after.GetDeletionTimestamp().IsZero() && !controllerutil.ContainsFinalizer(after, Finalizer) {
+		return nil // released: the object is going away
+	}
+	b, err := runtime.DefaultUnstructuredConverter.ToUnstructured(before)
+	if err != nil {
+		return err
+	}
+	a, err := runtime.DefaultUnstructuredConverter.ToUnstructured(after)
+	if err != nil {
+		return err
+	}
+	if equality.Semantic.DeepEqual(b["status"], a["status"]) {
+		return nil
+	}
+	if err := r.client.Status().Patch(ctx, after, client.MergeFrom(before)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return fmt.Errorf("patching status: %w", err)
+	}
+	logr.FromContextOrDiscard(ctx).V(1).Info("status written", "phase", after.KitStatus().Phase)
+	return nil
+}
