@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // AuditEvent is the part of an audit.k8s.io/v1 Event the tests read.
@@ -65,4 +66,20 @@ func (c *Cluster) AuditWritesSince(offset int64, keep func(AuditEvent) bool) ([]
 		}
 	}
 	return out, s.Err()
+}
+
+// WritesBy returns the writes userAgent made in namespace since offset.
+func (c *Cluster) WritesBy(offset int64, userAgent, namespace string) ([]AuditEvent, error) {
+	return c.AuditWritesSince(offset, func(e AuditEvent) bool {
+		return e.UserAgent == userAgent && e.ObjectRef.Namespace == namespace
+	})
+}
+
+// Describe lists audited writes as "verb resource/subresource name; ...".
+func Describe(ws []AuditEvent) string {
+	parts := make([]string, 0, len(ws))
+	for _, w := range ws {
+		parts = append(parts, fmt.Sprintf("%s %s/%s %s", w.Verb, w.ObjectRef.Resource, w.ObjectRef.Subresource, w.ObjectRef.Name))
+	}
+	return strings.Join(parts, "; ")
 }

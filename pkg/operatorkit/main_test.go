@@ -2,24 +2,20 @@ package operatorkit_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/operatorkit"
 	testv1 "opctl.dev/opctl/pkg/operatorkit/internal/testapi/v1alpha1"
-
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // managerAgent is the user agent of the in-process manager, so the audit
@@ -38,7 +34,7 @@ func TestMain(m *testing.M) {
 }
 
 // setup installs the Widget CRD and starts a manager with the Widget
-// reconciler. It returns a function that stops the manager.
+// reconciler.
 func setup(c *testcluster.Cluster) (func(), error) {
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		return nil, err
@@ -46,39 +42,16 @@ func setup(c *testcluster.Cluster) (func(), error) {
 	if err := testv1.AddToScheme(scheme); err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	if err := c.InstallCRDs(ctx, "internal/testapi/testdata/crd"); err != nil {
-		cancel()
+	if err := c.InstallCRDs(context.Background(), "internal/testapi/testdata/crd"); err != nil {
 		return nil, err
 	}
 	var err error
 	if kube, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
-		cancel()
 		return nil, err
 	}
-	cfg := rest.CopyConfig(c.Config)
-	cfg.UserAgent = managerAgent
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
+	return c.StartManager(scheme, managerAgent, func(mgr ctrl.Manager) error {
+		h := &widgetHandler{client: mgr.GetClient(), failures: map[types.UID]int32{}}
+		reconciler = operatorkit.New(mgr, "widget", func() *testv1.Widget { return &testv1.Widget{} }, h, operatorkit.Options{MaxCreates: 3})
+		return reconciler.SetupWithManager(mgr, &corev1.ConfigMap{}, &appsv1.Deployment{})
 	})
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	h := &widgetHandler{client: mgr.GetClient(), failures: map[types.UID]int32{}}
-	reconciler = operatorkit.New(mgr, "widget", func() *testv1.Widget { return &testv1.Widget{} }, h, operatorkit.Options{MaxCreates: 3})
-	if err := reconciler.SetupWithManager(mgr, &corev1.ConfigMap{}, &appsv1.Deployment{}); err != nil {
-		cancel()
-		return nil, err
-	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	return func() {
-		cancel()
-		if err := <-done; err != nil {
-			fmt.Fprintf(os.Stderr, "manager: %v\n", err)
-		}
-	}, nil
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -38,6 +39,7 @@ type Reconciler[T Object] struct {
 	machine   *lifecycle.Machine
 	applier   *Applier
 	kind      string
+	workers   int
 }
 
 // Options tune a Reconciler. The zero value is usable.
@@ -50,6 +52,8 @@ type Options struct {
 	MaxCreates int
 	// Lifecycle is the phase graph; default lifecycle.Standard().
 	Lifecycle *lifecycle.Machine
+	// MaxConcurrentReconciles; default 1.
+	MaxConcurrentReconciles int
 }
 
 // New returns a Reconciler named name for the objects newObject makes.
@@ -74,12 +78,14 @@ func New[T Object](mgr ctrl.Manager, name string, newObject func() T, h Handler[
 		},
 	}
 	r.kind = kindOf(r.scheme, newObject())
+	r.workers = max(1, opts.MaxConcurrentReconciles)
 	return r
 }
 
 // SetupWithManager watches T and the owned types.
 func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager, owns ...client.Object) error {
-	b := ctrl.NewControllerManagedBy(mgr).For(r.newObject()).Named(r.applier.FieldManager)
+	b := ctrl.NewControllerManagedBy(mgr).For(r.newObject()).Named(r.applier.FieldManager).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers})
 	for _, o := range owns {
 		b = b.Owns(o)
 	}

@@ -24,21 +24,11 @@ import (
 // managerWrites returns the writes the manager made in ns since offset.
 func managerWrites(t *testing.T, off int64, ns string) []testcluster.AuditEvent {
 	t.Helper()
-	writes, err := cluster.AuditWritesSince(off, func(e testcluster.AuditEvent) bool {
-		return e.UserAgent == managerAgent && e.ObjectRef.Namespace == ns
-	})
+	writes, err := cluster.WritesBy(off, managerAgent, ns)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return writes
-}
-
-func describe(ws []testcluster.AuditEvent) string {
-	var parts []string
-	for _, w := range ws {
-		parts = append(parts, fmt.Sprintf("%s %s/%s %s", w.Verb, w.ObjectRef.Resource, w.ObjectRef.Subresource, w.ObjectRef.Name))
-	}
-	return strings.Join(parts, "; ")
 }
 
 func TestInstallReadyAndZeroWritesAtSteadyState(t *testing.T) {
@@ -70,7 +60,7 @@ func TestInstallReadyAndZeroWritesAtSteadyState(t *testing.T) {
 	writes := managerWrites(t, off, ns)
 	t.Logf("steady state: %d reconciles of an unchanged Widget made %d write requests (counted in the API server audit log)", n, len(writes))
 	if len(writes) != 0 {
-		t.Errorf("steady-state writes: %s", describe(writes))
+		t.Errorf("steady-state writes: %s", testcluster.Describe(writes))
 	}
 }
 
@@ -136,7 +126,7 @@ func TestSpecChangeRollsOut(t *testing.T) {
 	}
 	for _, wr := range managerWrites(t, off, ns) {
 		if wr.ObjectRef.Resource == "configmaps" {
-			t.Errorf("scaling wrote a ConfigMap: %s", describe([]testcluster.AuditEvent{wr}))
+			t.Errorf("scaling wrote a ConfigMap: %s", testcluster.Describe([]testcluster.AuditEvent{wr}))
 		}
 	}
 }

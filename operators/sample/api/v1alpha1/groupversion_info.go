@@ -1,0 +1,19 @@
+// Package v1alpha1 is the kv.opctl.dev/v1alpha1 API of the sample operator:
+// the KVStore kind, a Redis-protocol key-value store run with Valkey.
+// +kubebuilder:object:generate=true
+// +groupName=kv.opctl.dev
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the API group and version of KVStore.
+	GroupVersion = schema.GroupVersion{Group: "kv.opctl.dev", Version: "v1alpha1"}
+	// SchemeBuilder registers the types of this group version.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	// AddToScheme adds the types of this group version to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)

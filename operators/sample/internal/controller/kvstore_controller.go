@@ -1,0 +1,88 @@
+package controller
+
+import (
+	"context"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/client-go/tools/events"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	kvv1 "opctl.dev/opctl/operators/sample/api/v1alpha1"
+	"opctl.dev/opctl/pkg/operatorkit"
+)
+
+// The operator needs exactly these permissions; config/rbac/role.yaml is
+// generated from them by make generate.
+//
+// +kubebuilder:rbac:groups=kv.opctl.dev,resources=kvstores,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=kv.opctl.dev,resources=kvstores/status,verbs=get;patch
+// +kubebuilder:rbac:groups=kv.opctl.dev,resources=kvstores/finalizers,verbs=update
+// +kubebuilder:rbac:groups="",resources=configmaps;secrets;services;serviceaccounts,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=apps,resources=statefulsets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups="",resources=persistentvolumeclaims,verbs=get;list;watch;patch
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Handler reconciles KVStores; it implements operatorkit.Handler and
+// operatorkit.Repairer.
+type Handler struct {
+	// Client reads from the manager's cache and writes to the API server.
+	Client client.Client
+	// APIReader reads cluster-scoped objects (StorageClasses) uncached, so
+	// a namespace-scoped install needs no cluster-wide watch.
+	APIReader client.Reader
+	// Recorder records Events on KVStores.
+	Recorder events.EventRecorder
+	// RelatedImage is RELATED_IMAGE_KVSTORE: the default Valkey image.
+	RelatedImage string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Options configure Setup.
+type Options struct {
+	// RelatedImage is the default Valkey image (RELATED_IMAGE_KVSTORE).
+	RelatedImage string
+	// MaxCreates bounds the objects created per reconcile; zero is no bound.
+	MaxCreates int
+	// Workers is the number of concurrent reconciles.
+	Workers int
+}
+
+// Setup registers the KVStore controller with mgr and returns its
+// reconciler.
+func Setup(mgr ctrl.Manager, opts Options) (*operatorkit.Reconciler[*kvv1.KVStore], error) {
+	h := &Handler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(FieldManager), RelatedImage: opts.RelatedImage}
+	r := operatorkit.New(mgr, "kvstore", func() *kvv1.KVStore { return &kvv1.KVStore{} }, h, operatorkit.Options{
+		FieldManager:            FieldManager,
+		LegacyFieldManagers:     []string{LegacyFieldManager},
+		MaxCreates:              opts.MaxCreates,
+		MaxConcurrentReconciles: opts.Workers,
+	})
+	err := r.SetupWithManager(mgr, &corev1.ServiceAccount{}, &corev1.ConfigMap{}, &corev1.Secret{},
+		&corev1.Service{}, &appsv1.StatefulSet{}, &policyv1.PodDisruptionBudget{})
+	return r, err
+}
+
+// Check refuses specs that cannot work, before anything is touched.
+func (h *Handler) Check(_ context.Context, k *kvv1.KVStore) error {
+	if err := checkVersion(k.Spec.Version); err != nil {
+		return operatorkit.Terminal("UnsupportedVersion", err)
+	}
+	if err := checkConfig(k.Spec.Config); err != nil {
+		return operatorkit.Terminal("InvalidConfig", err)
+	}
+	return nil
+}
+
+func (h *Handler) event(k *kvv1.KVStore, related client.Object, reason, format string, args ...any) {
+	if h.Recorder != nil {
+		h.Recorder.Eventf(k, related, corev1.EventTypeNormal, reason, reason, format, args...)
+	}
+}
