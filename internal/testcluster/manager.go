@@ -5,24 +5,23 @@ import (
 	"fmt"
 	"os"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
 
 // StartManager starts a controller-runtime manager on the cluster for
-// in-process controller tests. Its requests carry userAgent, so the audit
-// log tells its writes apart. register adds the controllers before the
-// start. The returned stop function stops the manager and waits for it.
-func (c *Cluster) StartManager(scheme *runtime.Scheme, userAgent string, register func(ctrl.Manager) error) (stop func(), err error) {
+// in-process controller tests. opts needs a Scheme; a Cache that selects
+// only the suite's objects keeps test packages sharing a cluster apart.
+// The manager's requests carry userAgent, so the audit log tells its
+// writes apart. register adds the controllers before the start. The
+// returned stop function stops the manager and waits for it.
+func (c *Cluster) StartManager(opts ctrl.Options, userAgent string, register func(ctrl.Manager) error) (stop func(), err error) {
 	cfg := rest.CopyConfig(c.Config)
 	cfg.UserAgent = userAgent
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
+	opts.Metrics = metricsserver.Options{BindAddress: "0"}
+	opts.HealthProbeBindAddress = "0"
+	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}

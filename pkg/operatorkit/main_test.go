@@ -49,7 +49,7 @@ func setup(c *testcluster.Cluster) (func(), error) {
 	if kube, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
 		return nil, err
 	}
-	return c.StartManager(scheme, managerAgent, func(mgr ctrl.Manager) error {
+	return c.StartManager(ctrl.Options{Scheme: scheme}, managerAgent, func(mgr ctrl.Manager) error {
 		h := &widgetHandler{client: mgr.GetClient(), failures: map[types.UID]int32{}}
 		reconciler = operatorkit.New(mgr, "widget", func() *testv1.Widget { return &testv1.Widget{} }, h, operatorkit.Options{MaxCreates: 3})
 		return reconciler.SetupWithManager(mgr, &corev1.ConfigMap{}, &appsv1.Deployment{})

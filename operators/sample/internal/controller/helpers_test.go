@@ -24,7 +24,7 @@ const wait = 90 * time.Second
 var restricted = map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}
 
 func newKVStore(ns, name string, replicas int32) *kvv1.KVStore {
-	k := &kvv1.KVStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+	k := &kvv1.KVStore{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{suiteLabel: "controller"}}}
 	k.Spec.Replicas = ptr.To(replicas)
 	k.Spec.Config = map[string]string{"maxmemory": "64mb"}
 	return k

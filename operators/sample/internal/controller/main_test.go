@@ -5,9 +5,11 @@ import (
 	"os"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -18,6 +20,10 @@ import (
 
 // agent is the user agent of the in-process KVStore manager.
 const agent = "kvstore-operator-test"
+
+// suiteLabel marks the KVStores of this package; its manager sees no
+// others, so other packages may run KVStore operators on the same cluster.
+const suiteLabel = "kv.opctl.dev/test-suite"
 
 var (
 	cluster    *testcluster.Cluster
@@ -42,7 +48,14 @@ func setup(c *testcluster.Cluster) (func(), error) {
 	if kube, err = client.New(c.Config, client.Options{Scheme: scheme}); err != nil {
 		return nil, err
 	}
-	return c.StartManager(scheme, agent, func(mgr ctrl.Manager) error {
+	suite, err := labels.Parse(suiteLabel + "=controller")
+	if err != nil {
+		return nil, err
+	}
+	opts := ctrl.Options{Scheme: scheme, Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&kvv1.KVStore{}: {Label: suite},
+	}}}
+	return c.StartManager(opts, agent, func(mgr ctrl.Manager) error {
 		reconciler, err = controller.Setup(mgr, controller.Options{Workers: 4})
 		return err
 	})
