@@ -37,6 +37,10 @@ test: testbin ## Run all tests (unit, integration, e2e) on one shared test contr
 test-unit: ## Run the tests that need no control plane; cluster tests skip.
 	OPCTL_SKIP_CLUSTER=1 $(GO) test -count=1 $(GOTESTFLAGS) ./...
 
+.PHONY: bench-sample
+bench-sample: testbin ## Benchmark the sample operator: 1,000 KVStores on a test control plane.
+	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench KVStore1000 -benchtime 3x -timeout 30m ./operators/sample/internal/controller/
+
 .PHONY: cluster
 cluster: testbin ## Start a test control plane for interactive use (Ctrl-C stops it).
 	$(GO) run ./hack/testcluster
@@ -66,7 +70,7 @@ verify-generate: generate ## Fail when generated files are out of date.
 	@git diff --exit-code -- $(SAMPLE) $(KIT_TESTAPI) || { echo "generated files are out of date: run make generate and commit"; exit 1; }
 
 .PHONY: lint
-lint: $(STATICCHECK) ## Check formatting, go vet and staticcheck.
+lint: $(STATICCHECK) verify-generate ## Check formatting, go vet, staticcheck and generated files.
 	@out="$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*' -not -path './.git/*'))"; \
 	  if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...

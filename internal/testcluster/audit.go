@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"testing"
 )
 
 // AuditEvent is the part of an audit.k8s.io/v1 Event the tests read.
@@ -82,4 +83,20 @@ func Describe(ws []AuditEvent) string {
 		parts = append(parts, fmt.Sprintf("%s %s/%s %s", w.Verb, w.ObjectRef.Resource, w.ObjectRef.Subresource, w.ObjectRef.Name))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// WritesDuring runs do and returns the writes userAgent made in namespace
+// meanwhile, as the API server's audit log recorded them.
+func (c *Cluster) WritesDuring(t testing.TB, userAgent, namespace string, do func()) []AuditEvent {
+	t.Helper()
+	off, err := c.AuditOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	do()
+	w, err := c.WritesBy(off, userAgent, namespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
 }

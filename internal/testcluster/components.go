@@ -8,11 +8,13 @@ import (
 
 // Controllers are the kube-controller-manager controllers the test control
 // plane runs: enough for namespaces, garbage collection, quota, workloads,
-// ServiceAccounts, RBAC aggregation (the admin/edit/view roles) and PDBs.
-// node-lifecycle lifts the not-ready taint that the API server puts on new
-// nodes once kwok reports them Ready.
+// ServiceAccounts, RBAC aggregation (the admin/edit/view roles), PDBs and
+// binding claims to pre-created PersistentVolumes.
+// node-lifecycle is left out on purpose: on a loaded 2-core machine kwok's
+// heartbeats can lag, and that controller would then mark every pod
+// NotReady, which kwok never reverses. Without it, new nodes must not be
+// tainted not-ready either (see disabledAdmissionPlugins).
 var Controllers = []string{
-	"node-lifecycle-controller",
 	"namespace-controller",
 	"garbage-collector-controller",
 	"resourcequota-controller",
@@ -28,12 +30,18 @@ var Controllers = []string{
 	"clusterrole-aggregation-controller",
 	"disruption-controller",
 	"endpointslice-controller",
+	"persistentvolume-binder-controller",
 }
 
 // AdmissionPlugins are enabled on the API server.
 var AdmissionPlugins = []string{"NamespaceLifecycle", "LimitRanger", "ServiceAccount", "ResourceQuota", "PodSecurity", "DefaultStorageClass"}
 
-const serviceCIDR = "10.0.0.0/24"
+// disabledAdmissionPlugins: TaintNodesByCondition would taint new nodes
+// not-ready, a taint only node-lifecycle lifts.
+var disabledAdmissionPlugins = []string{"TaintNodesByCondition"}
+
+// serviceCIDR leaves room for thousands of Services (benchmarks).
+const serviceCIDR = "10.0.0.0/16"
 
 // ports are the loopback ports of one control plane.
 type ports struct {
@@ -81,6 +89,7 @@ func apiserverArgs(dir string, p ports) []string {
 		"--service-cluster-ip-range=" + serviceCIDR,
 		"--authorization-mode=RBAC",
 		"--enable-admission-plugins=" + strings.Join(AdmissionPlugins, ","),
+		"--disable-admission-plugins=" + strings.Join(disabledAdmissionPlugins, ","),
 		"--endpoint-reconciler-type=none",
 		"--allow-privileged=true",
 		"--audit-policy-file=" + f("audit-policy.yaml"),
@@ -90,34 +99,36 @@ func apiserverArgs(dir string, p ports) []string {
 	}
 }
 
-func controllerManagerArgs(dir string, p ports) []string {
-	kc := filepath.Join(dir, "controller-manager.kubeconfig")
+// clientFlags are the kubeconfig and serving flags the controller manager
+// and the scheduler share.
+func clientFlags(kubeconfig string, port int) []string {
 	return []string{
-		"--kubeconfig=" + kc,
-		"--authentication-kubeconfig=" + kc,
-		"--authorization-kubeconfig=" + kc,
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
 		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", p.controllerManager),
-		"--controllers=" + strings.Join(Controllers, ","),
-		"--use-service-account-credentials=true",
+		fmt.Sprintf("--secure-port=%d", port),
 		"--leader-elect=false",
-		"--root-ca-file=" + filepath.Join(dir, "ca.crt"),
-		"--service-account-private-key-file=" + filepath.Join(dir, "sa.key"),
-		"--service-cluster-ip-range=" + serviceCIDR,
-		"--concurrent-gc-syncs=5",
+		// The defaults (20 QPS) throttle status updates of a thousand
+		// workloads for minutes.
+		"--kube-api-qps=200",
+		"--kube-api-burst=400",
 	}
 }
 
+func controllerManagerArgs(dir string, p ports) []string {
+	return append(clientFlags(filepath.Join(dir, "controller-manager.kubeconfig"), p.controllerManager),
+		"--controllers="+strings.Join(Controllers, ","),
+		"--use-service-account-credentials=true",
+		"--root-ca-file="+filepath.Join(dir, "ca.crt"),
+		"--service-account-private-key-file="+filepath.Join(dir, "sa.key"),
+		"--service-cluster-ip-range="+serviceCIDR,
+		"--concurrent-gc-syncs=5",
+	)
+}
+
 func schedulerArgs(dir string, p ports) []string {
-	kc := filepath.Join(dir, "scheduler.kubeconfig")
-	return []string{
-		"--kubeconfig=" + kc,
-		"--authentication-kubeconfig=" + kc,
-		"--authorization-kubeconfig=" + kc,
-		"--bind-address=127.0.0.1",
-		fmt.Sprintf("--secure-port=%d", p.scheduler),
-		"--leader-elect=false",
-	}
+	return clientFlags(filepath.Join(dir, "scheduler.kubeconfig"), p.scheduler)
 }
 
 func kwokArgs(dir string, p ports) []string {

@@ -91,10 +91,11 @@ func (c *Cluster) createStage(ctx context.Context, stage *unstructured.Unstructu
 }
 
 func (c *Cluster) createNode(ctx context.Context, name string) error {
+	// Large enough for benchmarks with a thousand pods on two fake nodes.
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("16"),
-		corev1.ResourceMemory: resource.MustParse("64Gi"),
-		corev1.ResourcePods:   resource.MustParse("110"),
+		corev1.ResourceCPU:    resource.MustParse("128"),
+		corev1.ResourceMemory: resource.MustParse("512Gi"),
+		corev1.ResourcePods:   resource.MustParse("1000"),
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{

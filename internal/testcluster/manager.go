@@ -3,12 +3,20 @@ package testcluster
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
+	"sync"
+
+	"github.com/go-logr/logr"
 
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 )
+
+// logOnce sets controller-runtime's logger once per test binary: errors
+// only, on stderr.
+var logOnce sync.Once
 
 // StartManager starts a controller-runtime manager on the cluster for
 // in-process controller tests. opts needs a Scheme; a Cache that selects
@@ -17,6 +25,9 @@ import (
 // writes apart. register adds the controllers before the start. The
 // returned stop function stops the manager and waits for it.
 func (c *Cluster) StartManager(opts ctrl.Options, userAgent string, register func(ctrl.Manager) error) (stop func(), err error) {
+	logOnce.Do(func() {
+		ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
+	})
 	cfg := rest.CopyConfig(c.Config)
 	cfg.UserAgent = userAgent
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}

@@ -2,18 +2,16 @@ package operatorkit_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"opctl.dev/opctl/internal/testcluster"
 	testv1 "opctl.dev/opctl/pkg/operatorkit/internal/testapi/v1alpha1"
 	"opctl.dev/opctl/pkg/operatorkit/kstatustest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 const wait = 60 * time.Second
@@ -32,23 +30,28 @@ func createWidget(t *testing.T, ns, name string, mutate func(*testv1.Widget)) *t
 	return w
 }
 
+func widgetRef(ns, name string) *testv1.Widget {
+	return &testv1.Widget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
 func getWidget(ctx context.Context, ns, name string) (*testv1.Widget, error) {
-	w := &testv1.Widget{}
-	return w, kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, w)
+	w := widgetRef(ns, name)
+	return w, kube.Get(ctx, client.ObjectKeyFromObject(w), w)
 }
 
 // waitWidget polls the Widget until check passes and returns it.
 func waitWidget(t *testing.T, ns, name, what string, check func(*testv1.Widget) error) *testv1.Widget {
 	t.Helper()
-	var w *testv1.Widget
-	testcluster.Eventually(t, wait, what, func(ctx context.Context) error {
-		var err error
-		if w, err = getWidget(ctx, ns, name); err != nil {
-			return err
-		}
-		return check(w)
-	})
+	w := widgetRef(ns, name)
+	testcluster.WaitObject(t, kube, w, wait, what, check)
 	return w
+}
+
+// updateWidget changes the Widget, retrying on conflicts with the
+// reconciler's status writes.
+func updateWidget(t *testing.T, ns, name string, mutate func(*testv1.Widget)) {
+	t.Helper()
+	testcluster.UpdateObject(t, kube, widgetRef(ns, name), mutate)
 }
 
 func condition(w *testv1.Widget, typ string) *metav1.Condition {
@@ -58,45 +61,18 @@ func condition(w *testv1.Widget, typ string) *metav1.Condition {
 // hasCondition checks a condition's status and reason ("" for any).
 func hasCondition(typ string, status metav1.ConditionStatus, reason string) func(*testv1.Widget) error {
 	return func(w *testv1.Widget) error {
-		c := condition(w, typ)
-		if c == nil || c.Status != status || (reason != "" && c.Reason != reason) {
-			return fmt.Errorf("condition %s = %+v, want %s/%s", typ, c, status, reason)
-		}
-		return nil
+		return testcluster.HasCondition(w.Status.Conditions, typ, status, reason)
 	}
 }
 
 // readyAndObserved waits for Ready=True at the current generation.
 func readyAndObserved(w *testv1.Widget) error {
-	if err := hasCondition("Ready", metav1.ConditionTrue, "")(w); err != nil {
-		return err
-	}
-	if w.Status.ObservedGeneration != w.Generation {
-		return fmt.Errorf("observedGeneration %d, generation %d", w.Status.ObservedGeneration, w.Generation)
-	}
-	return nil
+	return testcluster.ReadyAt(w, w.Status.Conditions, w.Status.ObservedGeneration)
 }
 
 func assertKstatus(t *testing.T, w *testv1.Widget, want string) {
 	t.Helper()
 	if got := kstatustest.AssertConformance(t, w); string(got) != want {
 		t.Errorf("kstatus = %s, want %s", got, want)
-	}
-}
-
-// updateWidget changes the Widget's spec, retrying on conflicts with the
-// reconciler's status writes.
-func updateWidget(t *testing.T, ns, name string, mutate func(*testv1.Widget)) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		w, err := getWidget(context.Background(), ns, name)
-		if err != nil {
-			return err
-		}
-		mutate(w)
-		return kube.Update(context.Background(), w)
-	})
-	if err != nil {
-		t.Fatalf("updating Widget: %v", err)
 	}
 }

@@ -21,16 +21,6 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
 )
 
-// managerWrites returns the writes the manager made in ns since offset.
-func managerWrites(t *testing.T, off int64, ns string) []testcluster.AuditEvent {
-	t.Helper()
-	writes, err := cluster.WritesBy(off, managerAgent, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return writes
-}
-
 func TestInstallReadyAndZeroWritesAtSteadyState(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ns := c.Namespace(t, "kit-steady", nil)
@@ -46,18 +36,15 @@ func TestInstallReadyAndZeroWritesAtSteadyState(t *testing.T) {
 
 	// Let the watch events of the install settle, then reconcile N times.
 	time.Sleep(2 * time.Second)
-	off, err := c.AuditOffset()
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 25
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "w"}}
-	for range n {
-		if _, err := reconciler.Reconcile(context.Background(), req); err != nil {
-			t.Fatalf("steady-state reconcile: %v", err)
+	writes := c.WritesDuring(t, managerAgent, ns, func() {
+		for range n {
+			if _, err := reconciler.Reconcile(context.Background(), req); err != nil {
+				t.Fatalf("steady-state reconcile: %v", err)
+			}
 		}
-	}
-	writes := managerWrites(t, off, ns)
+	})
 	t.Logf("steady state: %d reconciles of an unchanged Widget made %d write requests (counted in the API server audit log)", n, len(writes))
 	if len(writes) != 0 {
 		t.Errorf("steady-state writes: %s", testcluster.Describe(writes))
@@ -109,13 +96,14 @@ func TestSpecChangeRollsOut(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmVersion := cm.ResourceVersion
-	off, _ := c.AuditOffset()
-	updateWidget(t, ns, "w", func(w *testv1.Widget) { w.Spec.Replicas = 3 })
-	w = waitWidget(t, ns, "w", "scaled Widget Ready", func(w *testv1.Widget) error {
-		if w.Status.ReadyReplicas != 3 {
-			return fmt.Errorf("readyReplicas %d", w.Status.ReadyReplicas)
-		}
-		return readyAndObserved(w)
+	writes := c.WritesDuring(t, managerAgent, ns, func() {
+		updateWidget(t, ns, "w", func(w *testv1.Widget) { w.Spec.Replicas = 3 })
+		w = waitWidget(t, ns, "w", "scaled Widget Ready", func(w *testv1.Widget) error {
+			if w.Status.ReadyReplicas != 3 {
+				return fmt.Errorf("readyReplicas %d", w.Status.ReadyReplicas)
+			}
+			return readyAndObserved(w)
+		})
 	})
 	assertKstatus(t, w, "Current")
 	if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "w-config"}, cm); err != nil {
@@ -124,7 +112,7 @@ func TestSpecChangeRollsOut(t *testing.T) {
 	if cm.ResourceVersion != cmVersion {
 		t.Errorf("scaling rewrote the unaffected ConfigMap")
 	}
-	for _, wr := range managerWrites(t, off, ns) {
+	for _, wr := range writes {
 		if wr.ObjectRef.Resource == "configmaps" {
 			t.Errorf("scaling wrote a ConfigMap: %s", testcluster.Describe([]testcluster.AuditEvent{wr}))
 		}
@@ -332,9 +320,10 @@ func TestMaxCreatesBatches(t *testing.T) {
 	ctx := context.Background()
 	ns := c.Namespace(t, "kit-batch", nil)
 	// 2 + 7 objects with MaxCreates 3: at least three reconciles create them.
-	off, _ := c.AuditOffset()
-	createWidget(t, ns, "w", func(w *testv1.Widget) { w.Spec.ExtraConfigMaps = 7 })
-	waitWidget(t, ns, "w", "Widget Ready", readyAndObserved)
+	writes := c.WritesDuring(t, managerAgent, ns, func() {
+		createWidget(t, ns, "w", func(w *testv1.Widget) { w.Spec.ExtraConfigMaps = 7 })
+		waitWidget(t, ns, "w", "Widget Ready", readyAndObserved)
+	})
 	cms := &corev1.ConfigMapList{}
 	if err := kube.List(ctx, cms, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
@@ -349,7 +338,7 @@ func TestMaxCreatesBatches(t *testing.T) {
 		t.Errorf("%d extra ConfigMaps, want 7", extra)
 	}
 	creates := 0
-	for _, wr := range managerWrites(t, off, ns) {
+	for _, wr := range writes {
 		if wr.Verb == "patch" && wr.ResponseStatus.Code == 201 {
 			creates++
 		}

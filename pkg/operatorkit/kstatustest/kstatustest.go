@@ -19,10 +19,10 @@ type TB interface {
 // Check returns the kstatus status of obj and an error when it disagrees
 // with obj's Ready, Progressing and Degraded conditions:
 //
-//   - Ready=True, observed generation current → Current;
-//   - Progressing=True → InProgress;
+//   - observedGeneration behind metadata.generation → InProgress;
 //   - Degraded=True and Stalled=True → Failed;
-//   - observedGeneration behind metadata.generation → InProgress.
+//   - Progressing=True, or Ready not True → InProgress;
+//   - Ready=True → Current.
 func Check(obj runtime.Object) (status.Status, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
@@ -56,14 +56,10 @@ func Check(obj runtime.Object) (status.Status, error) {
 		want = status.InProgressStatus
 	case is("Degraded") && is("Stalled"):
 		want = status.FailedStatus
-	case is("Progressing"):
+	case is("Progressing") || !is("Ready"):
 		want = status.InProgressStatus
-	case is("Ready"):
-		want = status.CurrentStatus
 	default:
-		// Not ready and not progressing without a stall would read as
-		// Current to kstatus: a mismatch operatorkit must never produce.
-		return res.Status, fmt.Errorf("%s: Ready is not True but neither Progressing nor Stalled is set; kstatus reads %s", u.GetName(), res.Status)
+		want = status.CurrentStatus
 	}
 	if res.Status != want {
 		return res.Status, fmt.Errorf("%s: conditions say %s but kstatus reads %s (%s)", u.GetName(), want, res.Status, res.Message)

@@ -103,12 +103,3 @@ func statefulSet(t *testing.T, k *kvv1.KVStore) *appsv1.StatefulSet {
 	get(t, k.Namespace, k.Name, s)
 	return s
 }
-
-func writes(t *testing.T, off int64, ns string) []testcluster.AuditEvent {
-	t.Helper()
-	w, err := cluster.WritesBy(off, agent, ns)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return w
-}

@@ -72,18 +72,15 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 	create(t, k)
 	waitKV(t, k, "KVStore Ready", readyWith(2, kvv1.DefaultVersion))
 	time.Sleep(2 * time.Second) // let the install's watch events settle
-	off, err := c.AuditOffset()
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 50
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "steady"}}
-	for range n {
-		if _, err := reconciler.Reconcile(context.Background(), req); err != nil {
-			t.Fatal(err)
+	w := c.WritesDuring(t, agent, ns, func() {
+		for range n {
+			if _, err := reconciler.Reconcile(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
 		}
-	}
-	w := writes(t, off, ns)
+	})
 	t.Logf("steady state: %d reconciles of an unchanged KVStore made %d write requests (API server audit log)", n, len(w))
 	if len(w) != 0 {
 		t.Errorf("steady-state writes: %s", testcluster.Describe(w))
@@ -100,13 +97,14 @@ func TestConfigChangeTouchesOnlyWhatItAffects(t *testing.T) {
 	get(t, ns, "cfg-auth", secret)
 	before := statefulSet(t, k).Spec.Template.Annotations["kv.opctl.dev/config-sha256"]
 	time.Sleep(time.Second)
-	off, _ := c.AuditOffset()
-	testcluster.UpdateObject(t, kube, k, func(k *kvv1.KVStore) { k.Spec.Config["maxmemory"] = "128mb" })
-	waitKV(t, k, "KVStore Ready after config change", func(k *kvv1.KVStore) error {
-		if statefulSet(t, k).Spec.Template.Annotations["kv.opctl.dev/config-sha256"] == before {
-			return fmt.Errorf("pod template still carries the old config checksum")
-		}
-		return readyWith(2, kvv1.DefaultVersion)(k)
+	writes := c.WritesDuring(t, agent, ns, func() {
+		testcluster.UpdateObject(t, kube, k, func(k *kvv1.KVStore) { k.Spec.Config["maxmemory"] = "128mb" })
+		waitKV(t, k, "KVStore Ready after config change", func(k *kvv1.KVStore) error {
+			if statefulSet(t, k).Spec.Template.Annotations["kv.opctl.dev/config-sha256"] == before {
+				return fmt.Errorf("pod template still carries the old config checksum")
+			}
+			return readyWith(2, kvv1.DefaultVersion)(k)
+		})
 	})
 	cm := &corev1.ConfigMap{}
 	get(t, ns, "cfg-config", cm)
@@ -118,7 +116,7 @@ func TestConfigChangeTouchesOnlyWhatItAffects(t *testing.T) {
 	if string(after.Data["password"]) != string(secret.Data["password"]) {
 		t.Errorf("the password changed")
 	}
-	for _, w := range writes(t, off, ns) {
+	for _, w := range writes {
 		switch w.ObjectRef.Resource {
 		case "configmaps", "statefulsets", "kvstores", "events":
 		default:

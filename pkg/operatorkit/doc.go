@@ -1,0 +1,48 @@
+// Package operatorkit is a reconcile toolkit that makes operator best
+// practices the default. An operator implements a Handler for its kind;
+// a Reconciler runs every reconcile through the same named steps, each
+// logged at V(1) with its name:
+//
+//	fetch → (deleting? finalize) → check → build → mutate → apply → [repair] → status → success | error
+//
+// Change detection. Desired objects are applied with server-side apply
+// under one field manager, with the custom resource as controller owner.
+// An object is written only when the desired state differs from the live
+// one: a sha256 of the desired object's canonical JSON is kept in the
+// operatorkit.opctl.dev/desired-hash annotation, and every desired field is
+// compared with the live object, so server-side defaults and fields of
+// other managers never cause a write while edits to managed fields (drift)
+// are restored. A steady-state reconcile makes no write requests.
+//
+// Status. Ready, Progressing, Degraded and Lifecycle conditions with
+// reasons, plus status.observedGeneration and status.phase, written only
+// when they change. Reconciling and Stalled mirror Progressing and stalled
+// Degraded so kstatus-based tools (kubectl wait, Helm v4, flux) read the
+// same state; package kstatustest asserts it in tests.
+//
+// Errors. Returned errors are retried through controller-runtime's rate
+// limiter with exponential backoff and reported as Degraded. Errors marked
+// with Terminal stop retrying and report Degraded and Stalled with their
+// reason. Events are recorded for every create, update, adoption, deletion,
+// orphaning and failure.
+//
+// Deletion. A finalizer applies spec.deletionPolicy: Delete removes every
+// managed object and waits until they are gone; Orphan removes the owner
+// references and leaves the workload running.
+//
+// Adoption. Objects that already exist with the expected names and no
+// controller are adopted in place when the object allows it
+// (Object.KitAdoptionAllowed); otherwise the reconcile reports an
+// OwnershipConflict. Fields written by the managers of older operator
+// builds (Options.LegacyFieldManagers) are taken over, so fields the new
+// build no longer sets are removed.
+//
+// Lifecycle. Package lifecycle declares the phases Starting, Running,
+// Servicing, Stopping, Ended and Failed as a graph with guarded
+// transitions; a Handler may request a transition, and one the graph does
+// not allow is refused with a clear reason in the Lifecycle condition.
+//
+// Metrics. operatorkit_apply_total{kind,result} and
+// operatorkit_lifecycle_transitions_total{kind,from,to,result} are
+// registered with controller-runtime's metrics registry.
+package operatorkit
