@@ -207,6 +207,9 @@ func (r *Reconciler[T]) fail(ctx context.Context, obj T, err error) {
 		setAbnormal(st, ConditionReconciling, false, "", "", gen)
 		setCondition(st, ConditionProgressing, metav1.ConditionFalse, reason, "", gen)
 		st.ObservedGeneration = gen
+		// Nothing was applied: what served before still serves.
+		serving := st.Phase == lifecycle.Running || st.Phase == lifecycle.Servicing
+		r.transition(ctx, obj, lifecycle.Facts{Stalled: true, Available: serving}, "")
 	} else {
 		setAbnormal(st, ConditionReconciling, true, ReasonRetrying, err.Error(), gen)
 	}

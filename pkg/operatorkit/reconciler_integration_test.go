@@ -254,6 +254,9 @@ func TestTerminalErrorStallsAndTouchesNothing(t *testing.T) {
 		t.Error(err)
 	}
 	assertKstatus(t, w, "Failed")
+	if w.Status.Phase != lifecycle.Failed {
+		t.Errorf("phase %q, want Failed", w.Status.Phase)
+	}
 	cms := &corev1.ConfigMapList{}
 	if err := kube.List(ctx, cms, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
@@ -265,7 +268,12 @@ func TestTerminalErrorStallsAndTouchesNothing(t *testing.T) {
 	}
 	// Fixing the spec recovers it.
 	updateWidget(t, ns, "w", func(w *testv1.Widget) { w.Spec.Invalid = false })
-	w = waitWidget(t, ns, "w", "Ready after fix", readyAndObserved)
+	w = waitWidget(t, ns, "w", "Running after fix", func(w *testv1.Widget) error {
+		if w.Status.Phase != lifecycle.Running {
+			return fmt.Errorf("phase %s", w.Status.Phase)
+		}
+		return readyAndObserved(w)
+	})
 	if condition(w, operatorkit.ConditionStalled) != nil {
 		t.Errorf("Stalled still set after the fix")
 	}

@@ -5,15 +5,22 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
 	// GroupVersion is the API group and version of KVStore.
 	GroupVersion = schema.GroupVersion{Group: "kv.opctl.dev", Version: "v1alpha1"}
 	// SchemeBuilder registers the types of this group version.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 	// AddToScheme adds the types of this group version to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion, &KVStore{}, &KVStoreList{})
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

@@ -165,8 +165,6 @@ type KVStoreList struct {
 	Items []KVStore `json:"items"`
 }
 
-func init() { SchemeBuilder.Register(&KVStore{}, &KVStoreList{}) }
-
 // KitStatus implements operatorkit.Object.
 func (k *KVStore) KitStatus() *operatorkit.Status { return &k.Status.Status }
 

@@ -222,6 +222,9 @@ func TestUnsupportedVersionTouchesNothing(t *testing.T) {
 		t.Error(msg)
 	}
 	assertKstatus(t, fresh, "Failed")
+	if fresh.Status.Phase != lifecycle.Failed {
+		t.Errorf("phase %q for a KVStore that never started, want Failed", fresh.Status.Phase)
+	}
 	s := &appsv1.StatefulSetList{}
 	if err := kube.List(context.Background(), s, client.InNamespace(ns)); err != nil {
 		t.Fatal(err)
@@ -242,8 +245,8 @@ func TestUnsupportedVersionTouchesNothing(t *testing.T) {
 	if got := statefulSet(t, running).ResourceVersion; got != rv {
 		t.Errorf("the StatefulSet was written after an unsupported version was requested")
 	}
-	if running.Status.CurrentVersion != kvv1.DefaultVersion {
-		t.Errorf("currentVersion %q, want %s still running", running.Status.CurrentVersion, kvv1.DefaultVersion)
+	if running.Status.CurrentVersion != kvv1.DefaultVersion || running.Status.Phase != lifecycle.Running {
+		t.Errorf("currentVersion %q phase %q, want %s still Running", running.Status.CurrentVersion, running.Status.Phase, kvv1.DefaultVersion)
 	}
 }
 

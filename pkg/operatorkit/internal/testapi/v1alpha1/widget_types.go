@@ -75,8 +75,6 @@ type WidgetList struct {
 	Items []Widget `json:"items"`
 }
 
-func init() { SchemeBuilder.Register(&Widget{}, &WidgetList{}) }
-
 // KitStatus implements operatorkit.Object.
 func (w *Widget) KitStatus() *operatorkit.Status { return &w.Status.Status }
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Fails when the generated files (deepcopy code, CRDs, RBAC) do not match
+# what `make generate` makes from the sources in the working tree.
+# Usage: hack/verify-generate.sh <make-command>
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${ROOT}"
+GENERATED=(
+  operators/sample/api/v1alpha1/zz_generated.deepcopy.go
+  operators/sample/config/crd/bases
+  operators/sample/config/rbac/role.yaml
+  pkg/operatorkit/internal/testapi/v1alpha1/zz_generated.deepcopy.go
+  pkg/operatorkit/internal/testapi/testdata/crd
+)
+SNAP="$(mktemp -d)"
+trap 'rm -rf "${SNAP}"' EXIT
+for p in "${GENERATED[@]}"; do
+  mkdir -p "${SNAP}/$(dirname "${p}")"
+  cp -r "${p}" "${SNAP}/${p}"
+done
+"${@:-make}" generate >/dev/null
+stale=0
+for p in "${GENERATED[@]}"; do
+  if ! diff -r "${SNAP}/${p}" "${p}" >/dev/null; then
+    echo "out of date: ${p}"
+    stale=1
+  fi
+done
+if [[ ${stale} -ne 0 ]]; then
+  echo "generated files were out of date and have been regenerated: review and commit them"
+  exit 1
+fi
