@@ -103,3 +103,14 @@ func statefulSet(t *testing.T, k *kvv1.KVStore) *appsv1.StatefulSet {
 	get(t, k.Namespace, k.Name, s)
 	return s
 }
+
+// runningStore creates a KVStore with replicas in a new restricted
+// namespace named from prefix and waits until it is Ready.
+func runningStore(t *testing.T, prefix, name string, replicas int32) (*testcluster.Cluster, *kvv1.KVStore) {
+	t.Helper()
+	c := testcluster.Require(t, cluster)
+	k := newKVStore(c.Namespace(t, prefix, restricted), name, replicas)
+	create(t, k)
+	waitKV(t, k, "KVStore Ready", readyWith(replicas, kvv1.DefaultVersion))
+	return c, k
+}

@@ -22,11 +22,8 @@ import (
 )
 
 func TestInstallReady(t *testing.T) {
-	c := testcluster.Require(t, cluster)
-	ns := c.Namespace(t, "kv-install", restricted)
-	k := newKVStore(ns, "cache", 3)
-	create(t, k)
-	waitKV(t, k, "KVStore Ready", readyWith(3, kvv1.DefaultVersion))
+	_, k := runningStore(t, "kv-install", "cache", 3)
+	ns := k.Namespace
 	assertKstatus(t, k, "Current")
 	if k.Status.Phase != lifecycle.Running {
 		t.Errorf("phase %s, want Running", k.Status.Phase)
@@ -66,11 +63,8 @@ func TestInstallReady(t *testing.T) {
 }
 
 func TestSteadyStateMakesNoWrites(t *testing.T) {
-	c := testcluster.Require(t, cluster)
-	ns := c.Namespace(t, "kv-steady", restricted)
-	k := newKVStore(ns, "steady", 2)
-	create(t, k)
-	waitKV(t, k, "KVStore Ready", readyWith(2, kvv1.DefaultVersion))
+	c, k := runningStore(t, "kv-steady", "steady", 2)
+	ns := k.Namespace
 	time.Sleep(2 * time.Second) // let the install's watch events settle
 	const n = 50
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: ns, Name: "steady"}}
@@ -88,11 +82,8 @@ func TestSteadyStateMakesNoWrites(t *testing.T) {
 }
 
 func TestConfigChangeTouchesOnlyWhatItAffects(t *testing.T) {
-	c := testcluster.Require(t, cluster)
-	ns := c.Namespace(t, "kv-config", restricted)
-	k := newKVStore(ns, "cfg", 2)
-	create(t, k)
-	waitKV(t, k, "KVStore Ready", readyWith(2, kvv1.DefaultVersion))
+	c, k := runningStore(t, "kv-config", "cfg", 2)
+	ns := k.Namespace
 	secret := &corev1.Secret{}
 	get(t, ns, "cfg-auth", secret)
 	before := statefulSet(t, k).Spec.Template.Annotations["kv.opctl.dev/config-sha256"]
@@ -126,11 +117,7 @@ func TestConfigChangeTouchesOnlyWhatItAffects(t *testing.T) {
 }
 
 func TestScaling(t *testing.T) {
-	c := testcluster.Require(t, cluster)
-	ns := c.Namespace(t, "kv-scale", restricted)
-	k := newKVStore(ns, "scale", 1)
-	create(t, k)
-	waitKV(t, k, "KVStore Ready", readyWith(1, kvv1.DefaultVersion))
+	_, k := runningStore(t, "kv-scale", "scale", 1)
 	testcluster.UpdateObject(t, kube, k, func(k *kvv1.KVStore) { k.Spec.Replicas = ptr.To[int32](3) })
 	waitKV(t, k, "scaled to 3", readyWith(3, kvv1.DefaultVersion))
 	assertKstatus(t, k, "Current")
@@ -142,11 +129,7 @@ func TestScaling(t *testing.T) {
 }
 
 func TestUpgradeSucceeds(t *testing.T) {
-	c := testcluster.Require(t, cluster)
-	ns := c.Namespace(t, "kv-upgrade", restricted)
-	k := newKVStore(ns, "up", 3)
-	create(t, k)
-	waitKV(t, k, "KVStore Ready", readyWith(3, kvv1.DefaultVersion))
+	_, k := runningStore(t, "kv-upgrade", "up", 3)
 	testcluster.UpdateObject(t, kube, k, func(k *kvv1.KVStore) { k.Spec.Version = "8.1.4" })
 	waitKV(t, k, "upgraded to 8.1.4", readyWith(3, "8.1.4"))
 	assertKstatus(t, k, "Current")
@@ -251,11 +234,7 @@ func TestUnsupportedVersionTouchesNothing(t *testing.T) {
 }
 
 func TestDriftIsCorrected(t *testing.T) {
-	c := testcluster.Require(t, cluster)
-	ns := c.Namespace(t, "kv-drift", restricted)
-	k := newKVStore(ns, "drift", 2)
-	create(t, k)
-	waitKV(t, k, "KVStore Ready", readyWith(2, kvv1.DefaultVersion))
+	_, k := runningStore(t, "kv-drift", "drift", 2)
 	s := statefulSet(t, k)
 	testcluster.UpdateObject(t, kube, s, func(s *appsv1.StatefulSet) { s.Spec.Replicas = ptr.To[int32](5) })
 	testcluster.WaitObject(t, kube, s, wait, "replicas restored", func(s *appsv1.StatefulSet) error {
