@@ -1,0 +1,365 @@
+package packaging
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// CRD placement in the chart.
+const (
+	// CRDsTemplated puts CRDs under templates/crds behind crds.install, so
+	// helm upgrade upgrades them. The default.
+	CRDsTemplated = "templated"
+	// CRDsSeparateChart emits them as their own <name>-crds chart.
+	CRDsSeparateChart = "separate-chart"
+	// CRDsDir uses Helm's crds/ directory: installed once, never upgraded.
+	CRDsDir = "crds-dir"
+)
+
+// ChartOptions tune the chart.
+type ChartOptions struct {
+	// CRDs is CRDsTemplated (default), CRDsSeparateChart or CRDsDir.
+	CRDs string
+	// RBACScope is the default of rbac.scope: namespace (default) or cluster.
+	RBACScope string
+}
+
+// Files is a generated tree: slash-separated relative path → content.
+type Files map[string][]byte
+
+// chartKinds are the kinds a chart templates besides the CRDs and the
+// manager; clusterKinds are the cluster-scoped ones among them.
+var (
+	chartKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "NetworkPolicy", "PodDisruptionBudget",
+		"PodMonitor", "PriorityClass", "PrometheusRule", "Role", "RoleBinding", "Secret", "Service", "ServiceAccount", "ServiceMonitor"}
+	clusterKinds = []string{"ClusterRole", "ClusterRoleBinding", "PriorityClass"}
+	rbacKinds    = []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+)
+
+// Chart renders the Helm chart (and, with CRDsSeparateChart, the CRD
+// chart) under charts/. Warnings say what was left out and why.
+func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
+	if opts.CRDs == "" {
+		opts.CRDs = CRDsTemplated
+	}
+	if opts.RBACScope == "" {
+		opts.RBACScope = "namespace"
+	}
+	if !slices.Contains([]string{CRDsTemplated, CRDsSeparateChart, CRDsDir}, opts.CRDs) {
+		return nil, nil, fmt.Errorf("--crds %q: use templated, separate-chart or crds-dir", opts.CRDs)
+	}
+	if opts.RBACScope != "namespace" && opts.RBACScope != "cluster" {
+		return nil, nil, fmt.Errorf("--rbac-scope %q: use namespace or cluster", opts.RBACScope)
+	}
+	grants, err := p.Grants()
+	if err != nil {
+		return nil, nil, err
+	}
+	mgr := p.ManagerGrant(grants)
+	pacs, warnings, err := p.PlatformAsCode()
+	if err != nil {
+		return nil, nil, err
+	}
+	images := p.RelatedImages()
+	t := newTemplater(p.Name, p.NamePrefix, p.Namespace)
+	for _, o := range p.Objects {
+		t.renames[o.GetName()] = t.nameFor(o.GetName(), slices.Contains(clusterKinds, o.GetKind()))
+	}
+	t.renames[mgr.ServiceAccount] = t.include("serviceAccountName")
+
+	dir := "charts/" + p.Name + "/"
+	files := Files{}
+	deploy, err := p.deploymentTemplate(t, images)
+	if err != nil {
+		return nil, nil, err
+	}
+	files[dir+"templates/deployment.yaml"] = []byte(deploy)
+	rbac, err := rbacTemplate(p.Name, mgr)
+	if err != nil {
+		return nil, nil, err
+	}
+	files[dir+"templates/rbac-manager.yaml"] = []byte(rbac)
+	for _, o := range p.Objects {
+		text, skip, err := p.objectTemplate(t, o, mgr)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !skip {
+			name := strings.ToLower(o.GetKind()) + "-" + strings.TrimPrefix(o.GetName(), p.NamePrefix) + ".yaml"
+			files[dir+"templates/"+name] = []byte(text)
+		}
+	}
+	if err := p.crdFiles(files, dir, opts.CRDs, pacs); err != nil {
+		return nil, nil, err
+	}
+	if len(pacs) > 0 {
+		files[dir+"templates/platform-as-code.yaml"] = []byte(pacTemplate(p.Name))
+	}
+	vals := p.values(opts, images, pacs)
+	if err := chartMeta(files, dir, p, vals, mgr, opts); err != nil {
+		return nil, nil, err
+	}
+	return files, warnings, nil
+}
+
+// objectTemplate renders one overlay object, or skips it when the chart
+// renders it another way (the manager's ServiceAccount and ClusterRoles).
+func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr Grant) (string, bool, error) {
+	kind := o.GetKind()
+	if !slices.Contains(chartKinds, kind) {
+		return "", false, fmt.Errorf("%s %s: kind %s is not supported by opctl package (supported: %s); remove it from the overlay or open an issue",
+			kind, o.GetName(), kind, strings.Join(chartKinds, ", "))
+	}
+	switch {
+	case kind == "ServiceAccount" && o.GetName() == mgr.ServiceAccount:
+		text, err := t.object(o, t.include("serviceAccountName"), false)
+		if err != nil {
+			return "", false, err
+		}
+		return "{{- if .Values.serviceAccount.create }}\n" + text + "{{- end }}\n", false, nil
+	case kind == "ClusterRole" && slices.Contains(mgr.ClusterRoles, o.GetName()):
+		return "", true, nil
+	case kind == "ClusterRoleBinding" && p.bindsManager(o, mgr):
+		return "", true, nil
+	}
+	if kind == "Service" && p.selectsManager(o) {
+		sel, _, _ := unstructured.NestedMap(o.Object, "spec", "selector")
+		o = o.DeepCopy()
+		sel[t.line(func(indent int) string {
+			return fmt.Sprintf(`%s{{- include "%s.selectorLabels" . | nindent %d }}`, strings.Repeat(" ", indent), t.chart, indent)
+		})] = ""
+		_ = unstructured.SetNestedMap(o.Object, sel, "spec", "selector")
+	}
+	cluster := slices.Contains(clusterKinds, kind)
+	text, err := t.object(o, t.nameFor(o.GetName(), cluster), cluster)
+	if err != nil {
+		return "", false, err
+	}
+	switch {
+	case slices.Contains(rbacKinds, kind):
+		text = "{{- if .Values.rbac.create }}\n" + text + "{{- end }}\n"
+	case kind == "Service" && strings.Contains(o.GetName(), "metrics"):
+		text = "{{- if .Values.metrics.enabled }}\n" + text + "{{- end }}\n"
+	}
+	return text, false, nil
+}
+
+func (p *Project) bindsManager(o *unstructured.Unstructured, mgr Grant) bool {
+	ref, _, _ := unstructured.NestedString(o.Object, "roleRef", "name")
+	return slices.Contains(mgr.ClusterRoles, ref)
+}
+
+// selectsManager reports a Service whose selector picks the manager pods.
+func (p *Project) selectsManager(o *unstructured.Unstructured) bool {
+	sel, found, _ := unstructured.NestedStringMap(o.Object, "spec", "selector")
+	if !found || len(sel) == 0 {
+		return false
+	}
+	labels := p.Manager.Spec.Template.Labels
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+// crdFiles places the CRDs as opts asks, with the platform-as-code
+// annotations.
+func (p *Project) crdFiles(files Files, dir, mode string, pacs []PlatformAsCode) error {
+	for _, crd := range p.CRDs {
+		c := crd.DeepCopy()
+		ann := c.GetAnnotations()
+		if ann == nil {
+			ann = map[string]string{}
+		}
+		for _, pac := range pacs {
+			if pac.CRD == c.Name {
+				for k, v := range pac.Annotations {
+					ann[k] = v
+				}
+			}
+		}
+		c.SetAnnotations(ann)
+		m, err := crdMap(c)
+		if err != nil {
+			return err
+		}
+		switch mode {
+		case CRDsDir:
+			b, err := yaml.Marshal(m)
+			if err != nil {
+				return err
+			}
+			files[dir+"crds/"+c.Name+".yaml"] = b
+		case CRDsTemplated, CRDsSeparateChart:
+			target := dir
+			if mode == CRDsSeparateChart {
+				target = "charts/" + p.Name + "-crds/"
+			}
+			text, err := crdTemplate(m)
+			if err != nil {
+				return err
+			}
+			files[target+"templates/crds/"+c.Name+".yaml"] = []byte(text)
+		}
+	}
+	if mode == CRDsSeparateChart {
+		return crdChart(files, p)
+	}
+	return nil
+}
+
+// crdMap converts a CRD for output, without status and server fields.
+func crdMap(c *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
+	c.APIVersion, c.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
+	if err != nil {
+		return nil, fmt.Errorf("CRD %s: %w", c.Name, err)
+	}
+	delete(m, "status")
+	meta := m["metadata"].(map[string]any)
+	delete(meta, "creationTimestamp")
+	return m, nil
+}
+
+// crdTemplate gates a CRD on crds.install and keeps it on uninstall with
+// crds.keep.
+func crdTemplate(m map[string]any) (string, error) {
+	t := newTemplater("", "", "")
+	meta := m["metadata"].(map[string]any)
+	ann, _ := meta["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+	}
+	ann[t.line(func(indent int) string {
+		pad := strings.Repeat(" ", indent)
+		return pad + "{{- if .Values.crds.keep }}\n" + pad + "helm.sh/resource-policy: keep\n" + pad + "{{- end }}"
+	})] = ""
+	meta["annotations"] = ann
+	text, err := t.finish(m)
+	if err != nil {
+		return "", err
+	}
+	return "{{- if .Values.crds.install }}\n" + text + "{{- end }}\n", nil
+}
+
+// pacTemplate renders one ConfigMap per CRD from .Values.platformAsCode.
+// Its name is fixed, not per release, because the CRD annotations name it.
+func pacTemplate(chart string) string {
+	return strings.ReplaceAll(`{{- range $crd, $figures := .Values.platformAsCode }}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ $crd }}-platform-as-code
+  namespace: {{ $.Release.Namespace }}
+  labels:
+    {{- include "CHART.labels" $ | nindent 4 }}
+data:
+  {{- range $k, $v := $figures }}
+  {{ $k }}: {{ $v | toString | quote }}
+  {{- end }}
+{{- end }}
+`, "CHART", chart)
+}
+
+// values builds the documented values of the chart.
+func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []PlatformAsCode) []value {
+	c := managerContainer(p.Manager)
+	repo, tag, digest := splitImage(c.Image)
+	if tag == p.Version {
+		tag = ""
+	}
+	pull := string(c.ImagePullPolicy)
+	if pull == "" {
+		pull = "IfNotPresent"
+	}
+	replicas := int64(1)
+	if p.Manager.Spec.Replicas != nil {
+		replicas = int64(*p.Manager.Spec.Replicas)
+	}
+	pod := p.Manager.Spec.Template.Spec
+	relImgs := map[string]any{}
+	for _, img := range images {
+		relImgs[img.Name] = img.Image
+	}
+	pacVals := map[string]any{}
+	for _, pac := range pacs {
+		f := map[string]any{}
+		for k, v := range pac.Figures {
+			f[k] = v
+		}
+		pacVals[pac.CRD] = f
+	}
+	vs := []value{
+		{Key: "nameOverride", Doc: "Overrides the chart name in object names.", Val: ""},
+		{Key: "fullnameOverride", Doc: "Overrides the full name prefix of objects.", Val: ""},
+		{Key: "replicas", Doc: "Operator replicas; more than one elects a leader.", Val: replicas},
+		{Key: "image", Doc: "The operator image.", Kids: []value{
+			{Key: "repository", Doc: "Image repository.", Val: repo},
+			{Key: "tag", Doc: "Image tag; empty means the chart's appVersion.", Val: tag},
+			{Key: "digest", Doc: "Image digest (sha256:...); when set it is used instead of the tag.", Val: digest},
+			{Key: "pullPolicy", Doc: "Image pull policy.", Val: pull, Enum: []string{"Always", "IfNotPresent", "Never"}},
+		}},
+		{Key: "imagePullSecrets", Doc: "Secrets for pulling the operator image.", Val: []any{}, Free: true},
+		{Key: "resources", Doc: "Requests and limits of the operator container.", Val: jsonMap(c.Resources), Free: true},
+		{Key: "nodeSelector", Doc: "Node labels the operator pod must match.", Val: jsonMap(pod.NodeSelector), Free: true},
+		{Key: "tolerations", Doc: "Tolerations of the operator pod.", Val: jsonList(pod.Tolerations), Free: true},
+		{Key: "affinity", Doc: "Affinity of the operator pod.", Val: jsonMap(pod.Affinity), Free: true},
+		{Key: "podSecurityContext", Doc: "Security context of the operator pod.", Val: jsonMap(pod.SecurityContext), Free: true},
+		{Key: "securityContext", Doc: "Security context of the operator container.", Val: jsonMap(c.SecurityContext), Free: true},
+		{Key: "serviceAccount", Doc: "The operator's ServiceAccount.", Kids: []value{
+			{Key: "create", Doc: "Create the ServiceAccount.", Val: true},
+			{Key: "name", Doc: "Name of the ServiceAccount; required when create is false.", Val: ""},
+		}},
+		{Key: "rbac", Doc: "The operator's RBAC.", Kids: []value{
+			{Key: "create", Doc: "Create Roles, ClusterRoles and their bindings.", Val: true},
+			{Key: "scope", Doc: "namespace: Roles in each watched namespace (the release namespace by default) plus a minimal ClusterRole for cluster-scoped rules; cluster: one ClusterRole.", Val: opts.RBACScope, Enum: []string{"namespace", "cluster"}},
+		}},
+		{Key: "watchNamespaces", Doc: "Namespaces the operator watches; empty means the release namespace with rbac.scope=namespace, all namespaces with rbac.scope=cluster.", Val: []any{}},
+		{Key: "crds", Doc: "The CRDs, when the chart carries them (--crds templated).", Kids: []value{
+			{Key: "install", Doc: "Install and upgrade the CRDs with the release. Set false where another release or the platform owns them.", Val: true},
+			{Key: "keep", Doc: "Keep the CRDs, and so every custom resource, when the release is uninstalled.", Val: true},
+		}},
+		{Key: "metrics", Doc: "The operator's metrics endpoint.", Kids: []value{
+			{Key: "enabled", Doc: "Create the metrics Service.", Val: true},
+		}},
+		{Key: "relatedImages", Doc: "Images the operator runs (RELATED_IMAGE_*), by name; point them at a mirror here.", Val: relImgs, Free: true},
+		{Key: "platformAsCode", Doc: "Platform-as-code figures per CRD, shipped as ConfigMaps named by the CRD annotations.", Val: pacVals, Free: true},
+	}
+	for _, k := range sortedKeys(p.Config.ExtraValues) {
+		vs = append(vs, value{Key: k, Doc: "From extraValues in " + ConfigFile + ".", Val: p.Config.ExtraValues[k], Free: true})
+	}
+	return vs
+}
+
+// jsonMap and jsonList turn typed values into plain YAML-able ones.
+func jsonMap(v any) map[string]any {
+	m := map[string]any{}
+	if b, err := json.Marshal(v); err == nil {
+		_ = json.Unmarshal(b, &m)
+	}
+	if m == nil {
+		m = map[string]any{}
+	}
+	return m
+}
+
+func jsonList(v any) []any {
+	l := []any{}
+	if b, err := json.Marshal(v); err == nil {
+		_ = json.Unmarshal(b, &l)
+	}
+	if l == nil {
+		l = []any{}
+	}
+	return l
+}

@@ -1,0 +1,139 @@
+package packaging
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// rawContainers returns the manager pod's containers as maps.
+func rawContainers(d *unstructured.Unstructured) ([]any, error) {
+	cs, found, err := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	if err != nil || !found {
+		return nil, fmt.Errorf("Deployment %s: spec.template.spec.containers: %v", d.GetName(), err)
+	}
+	return cs, nil
+}
+
+// setRawImage sets the image of container name in the raw Deployment.
+func setRawImage(d *unstructured.Unstructured, name, image string) error {
+	cs, err := rawContainers(d)
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if m := c.(map[string]any); m["name"] == name {
+			m["image"] = image
+		}
+	}
+	return unstructured.SetNestedSlice(d.Object, cs, "spec", "template", "spec", "containers")
+}
+
+// splitImage splits an image into repository, tag and digest.
+func splitImage(image string) (repo, tag, digest string) {
+	name, digest, _ := strings.Cut(image, "@")
+	repo = name
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		repo, tag = name[:i], name[i+1:]
+	}
+	return repo, tag, digest
+}
+
+// deploymentTemplate renders the manager Deployment with its image,
+// replicas, resources, scheduling, security contexts, ServiceAccount and
+// WATCH_NAMESPACE taken from the values.
+func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (string, error) {
+	d := p.managerRaw.DeepCopy()
+	t.rewriteRefs(d.Object)
+	spec := d.Object["spec"].(map[string]any)
+	spec["replicas"] = t.token("{{ .Values.replicas }}")
+	selectorLine := func() string {
+		return t.line(func(indent int) string {
+			return fmt.Sprintf(`%s{{- include "%s.selectorLabels" . | nindent %d }}`, strings.Repeat(" ", indent), t.chart, indent)
+		})
+	}
+	matchLabels, _, _ := unstructured.NestedMap(spec, "selector", "matchLabels")
+	matchLabels[selectorLine()] = ""
+	_ = unstructured.SetNestedMap(spec, matchLabels, "selector", "matchLabels")
+	tmpl := spec["template"].(map[string]any)
+	tmeta, _ := tmpl["metadata"].(map[string]any)
+	if tmeta == nil {
+		tmeta = map[string]any{}
+	}
+	tlabels, _ := tmeta["labels"].(map[string]any)
+	if tlabels == nil {
+		tlabels = map[string]any{}
+	}
+	tlabels[selectorLine()] = ""
+	tmeta["labels"] = tlabels
+	delete(tmeta, "creationTimestamp")
+	tmpl["metadata"] = tmeta
+
+	pod := tmpl["spec"].(map[string]any)
+	for _, k := range []string{"nodeSelector", "tolerations", "affinity", "imagePullSecrets"} {
+		delete(pod, k)
+	}
+	pod[t.line(func(indent int) string { return podExtras(indent) })] = ""
+	pod["securityContext"] = t.block(".Values.podSecurityContext")
+	pod["serviceAccountName"] = t.token(t.include("serviceAccountName"))
+	manager := managerContainer(p.Manager).Name
+	for _, c := range pod["containers"].([]any) {
+		cm := c.(map[string]any)
+		if cm["name"] != manager {
+			continue
+		}
+		cm["image"] = t.token(fmt.Sprintf(`"{{ include "%s.image" . }}"`, t.chart))
+		cm["imagePullPolicy"] = t.token("{{ .Values.image.pullPolicy }}")
+		cm["resources"] = t.block(".Values.resources")
+		cm["securityContext"] = t.block(".Values.securityContext")
+		cm["env"] = t.templateEnv(cm["env"], images)
+	}
+	meta := d.Object["metadata"].(map[string]any)
+	meta["name"] = t.token(t.nameFor(p.Manager.Name, false))
+	meta["namespace"] = t.token("{{ .Release.Namespace }}")
+	t.labels(meta)
+	return t.finish(d.Object)
+}
+
+// podExtras renders the optional scheduling fields of the pod spec.
+func podExtras(indent int) string {
+	pad := strings.Repeat(" ", indent)
+	var b strings.Builder
+	for i, f := range []string{"imagePullSecrets", "nodeSelector", "tolerations", "affinity"} {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "%s{{- with .Values.%s }}\n%s%s:\n%s  {{- toYaml . | nindent %d }}\n%s{{- end }}", pad, f, pad, f, pad, indent+2, pad)
+	}
+	return b.String()
+}
+
+// templateEnv sets WATCH_NAMESPACE from the values (adding it when the
+// manager lacks it) and every RELATED_IMAGE_* from .Values.relatedImages.
+func (t *templater) templateEnv(env any, images []RelatedImage) []any {
+	list, _ := env.([]any)
+	watch := false
+	for _, e := range list {
+		m := e.(map[string]any)
+		name, _ := m["name"].(string)
+		switch {
+		case name == "WATCH_NAMESPACE":
+			watch = true
+			delete(m, "valueFrom")
+			m["value"] = t.token(fmt.Sprintf(`{{ include "%s.watchNamespaces" . | quote }}`, t.chart))
+		case strings.HasPrefix(name, "RELATED_IMAGE_"):
+			key := imageName(strings.TrimPrefix(name, "RELATED_IMAGE_"))
+			for _, img := range images {
+				if img.Name == key {
+					m["value"] = t.token(fmt.Sprintf(`{{ index .Values.relatedImages %q | quote }}`, key))
+				}
+			}
+		}
+	}
+	if !watch {
+		list = append(list, map[string]any{"name": "WATCH_NAMESPACE",
+			"value": t.token(fmt.Sprintf(`{{ include "%s.watchNamespaces" . | quote }}`, t.chart))})
+	}
+	return list
+}

@@ -1,0 +1,123 @@
+package packaging
+
+import (
+	"fmt"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// rulesYAML renders rules as a YAML list indented by indent spaces.
+func rulesYAML(rules []rbacv1.PolicyRule, indent int) (string, error) {
+	if len(rules) == 0 {
+		return strings.Repeat(" ", indent) + "[]", nil
+	}
+	b, err := yaml.Marshal(rules)
+	if err != nil {
+		return "", err
+	}
+	pad := strings.Repeat(" ", indent)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	for i := range lines {
+		lines[i] = pad + lines[i]
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// rbacTemplate renders the manager's permissions. With rbac.scope
+// namespace, every namespaceable rule becomes a Role and RoleBinding in each
+// watched namespace (the release namespace by default) and the rest a
+// minimal ClusterRole; with rbac.scope cluster, one ClusterRole holds all.
+func rbacTemplate(chart string, g Grant) (string, error) {
+	ns, err := rulesYAML(g.Namespaced, 0)
+	if err != nil {
+		return "", err
+	}
+	cl, err := rulesYAML(g.Cluster, 0)
+	if err != nil {
+		return "", err
+	}
+	all, err := rulesYAML(append(append([]rbacv1.PolicyRule{}, g.Namespaced...), g.Cluster...), 0)
+	if err != nil {
+		return "", err
+	}
+	r := strings.NewReplacer("CHART", chart)
+	var b strings.Builder
+	b.WriteString(r.Replace(`{{- if .Values.rbac.create }}
+{{- if eq .Values.rbac.scope "namespace" }}
+{{- range $ns := splitList "," (include "CHART.watchNamespaces" $) }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ include "CHART.fullname" $ }}-manager
+  namespace: {{ $ns }}
+  labels:
+    {{- include "CHART.labels" $ | nindent 4 }}
+rules:
+`))
+	b.WriteString(ns)
+	b.WriteString(r.Replace(`
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ include "CHART.fullname" $ }}-manager
+  namespace: {{ $ns }}
+  labels:
+    {{- include "CHART.labels" $ | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ include "CHART.fullname" $ }}-manager
+subjects:
+- kind: ServiceAccount
+  name: {{ include "CHART.serviceAccountName" $ }}
+  namespace: {{ $.Release.Namespace }}
+{{- end }}
+`))
+	if len(g.Cluster) > 0 {
+		b.WriteString(r.Replace(clusterRoleTemplate("manager-cluster")))
+		b.WriteString(cl)
+		b.WriteString(r.Replace(clusterBindingTemplate("manager-cluster")))
+	}
+	b.WriteString("{{- else }}\n")
+	b.WriteString(r.Replace(clusterRoleTemplate("manager")))
+	b.WriteString(all)
+	b.WriteString(r.Replace(clusterBindingTemplate("manager")))
+	b.WriteString("{{- end }}\n{{- end }}\n")
+	return b.String(), nil
+}
+
+func clusterRoleTemplate(suffix string) string {
+	return fmt.Sprintf(`---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ include "CHART.fullname" . }}-{{ .Release.Namespace }}-%s
+  labels:
+    {{- include "CHART.labels" . | nindent 4 }}
+rules:
+`, suffix)
+}
+
+func clusterBindingTemplate(suffix string) string {
+	return fmt.Sprintf(`
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ include "CHART.fullname" . }}-{{ .Release.Namespace }}-%[1]s
+  labels:
+    {{- include "CHART.labels" . | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ include "CHART.fullname" . }}-{{ .Release.Namespace }}-%[1]s
+subjects:
+- kind: ServiceAccount
+  name: {{ include "CHART.serviceAccountName" . }}
+  namespace: {{ .Release.Namespace }}
+`, suffix)
+}

@@ -1,0 +1,198 @@
+package packaging
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/lint"
+	"helm.sh/helm/v3/pkg/lint/support"
+)
+
+const sampleDir = "../../operators/sample"
+
+// writeChart packages the sample's chart into a temporary directory and
+// returns the chart's directory.
+func writeChart(t testing.TB, opts ChartOptions) string {
+	t.Helper()
+	p, err := Load(sampleDir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _, err := p.Chart(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := WriteFiles(out, files); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(out, "charts", p.Name)
+}
+
+// render renders the chart with values for a release in namespace.
+func render(t *testing.T, dir, namespace string, values map[string]any) map[string]string {
+	t.Helper()
+	c, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "kv", Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
+	if err != nil {
+		t.Fatalf("values: %v", err)
+	}
+	out, err := engine.Render(c, vals)
+	if err != nil {
+		t.Fatalf("render: %v", err)
+	}
+	return out
+}
+
+func TestChartLintsStrict(t *testing.T) {
+	for _, mode := range []string{CRDsTemplated, CRDsSeparateChart, CRDsDir} {
+		t.Run(mode, func(t *testing.T) {
+			dir := writeChart(t, ChartOptions{CRDs: mode})
+			for _, scope := range []string{"namespace", "cluster"} {
+				l := lint.All(dir, map[string]any{"rbac": map[string]any{"scope": scope}}, "tenant-a", true)
+				for _, m := range l.Messages {
+					if m.Severity > support.InfoSev {
+						t.Errorf("helm lint (rbac.scope=%s): %s", scope, m)
+					}
+				}
+			}
+		})
+	}
+}
+
+// kinds lists the rendered objects as "Kind name namespace".
+func kinds(t *testing.T, rendered map[string]string) []string {
+	t.Helper()
+	var out []string
+	for _, name := range sortedKeys(rendered) {
+		if strings.HasSuffix(name, "NOTES.txt") {
+			continue
+		}
+		for _, doc := range strings.Split(rendered[name], "\n---") {
+			var o struct {
+				Kind     string
+				Metadata struct{ Name, Namespace string }
+			}
+			if err := yaml.Unmarshal([]byte(doc), &o); err != nil {
+				t.Fatalf("%s does not render to YAML: %v\n%s", name, err, doc)
+			}
+			if o.Kind != "" {
+				out = append(out, strings.TrimSpace(o.Kind+" "+o.Metadata.Name+" "+o.Metadata.Namespace))
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func TestChartRendersPerScope(t *testing.T) {
+	dir := writeChart(t, ChartOptions{})
+	common := func(ns string) []string {
+		return []string{
+			"ClusterRole kv-sample-operator-" + ns + "-editor-role",
+			"ClusterRole kv-sample-operator-" + ns + "-viewer-role",
+			"ConfigMap kvstores.kv.opctl.dev-platform-as-code " + ns,
+			"Deployment kv-sample-operator-controller-manager " + ns,
+			"Role kv-sample-operator-leader-election-role " + ns,
+			"RoleBinding kv-sample-operator-leader-election-rolebinding " + ns,
+			"Service kv-sample-operator-controller-manager-metrics " + ns,
+			"ServiceAccount kv-sample-operator-controller-manager " + ns,
+		}
+	}
+	tests := []struct {
+		name, namespace string
+		values          map[string]any
+		want            []string
+	}{
+		{"namespace scope: Role per namespace, minimal ClusterRole", "tenant-a", nil, append(common("tenant-a"),
+			"ClusterRole kv-sample-operator-tenant-a-manager-cluster",
+			"ClusterRoleBinding kv-sample-operator-tenant-a-manager-cluster",
+			"CustomResourceDefinition kvstores.kv.opctl.dev",
+			"Role kv-sample-operator-manager tenant-a",
+			"RoleBinding kv-sample-operator-manager tenant-a")},
+		{"namespace scope over two watched namespaces", "ops", map[string]any{"watchNamespaces": []any{"a", "b"}, "crds": map[string]any{"install": false}}, append(common("ops"),
+			"ClusterRole kv-sample-operator-ops-manager-cluster",
+			"ClusterRoleBinding kv-sample-operator-ops-manager-cluster",
+			"Role kv-sample-operator-manager a", "Role kv-sample-operator-manager b",
+			"RoleBinding kv-sample-operator-manager a", "RoleBinding kv-sample-operator-manager b")},
+		{"cluster scope without CRDs", "ops", map[string]any{"rbac": map[string]any{"scope": "cluster"}, "crds": map[string]any{"install": false}}, append(common("ops"),
+			"ClusterRole kv-sample-operator-ops-manager",
+			"ClusterRoleBinding kv-sample-operator-ops-manager")},
+		{"no RBAC, no metrics", "x", map[string]any{"rbac": map[string]any{"create": false}, "metrics": map[string]any{"enabled": false}, "crds": map[string]any{"install": false}}, []string{
+			"ConfigMap kvstores.kv.opctl.dev-platform-as-code x",
+			"Deployment kv-sample-operator-controller-manager x",
+			"ServiceAccount kv-sample-operator-controller-manager x"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := kinds(t, render(t, dir, tt.namespace, tt.values))
+			slices.Sort(tt.want)
+			if strings.Join(got, "\n") != strings.Join(tt.want, "\n") {
+				t.Errorf("rendered:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestChartWatchNamespaceAndImage(t *testing.T) {
+	dir := writeChart(t, ChartOptions{})
+	tests := []struct {
+		name   string
+		values map[string]any
+		want   []string
+	}{
+		{"defaults", nil, []string{`value: "tenant-a"`, `image: "opctl/kvstore-operator:0.1.0"`, `value: "valkey/valkey:8.1.3"`}},
+		{"cluster scope watches all", map[string]any{"rbac": map[string]any{"scope": "cluster"}}, []string{`value: ""`}},
+		{"digest and mirror", map[string]any{"image": map[string]any{"digest": "sha256:abc"}, "relatedImages": map[string]any{"kvstore": "mirror.example/valkey:8.1.3"}},
+			[]string{`image: "opctl/kvstore-operator@sha256:abc"`, `value: "mirror.example/valkey:8.1.3"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := render(t, dir, "tenant-a", tt.values)["sample-operator/templates/deployment.yaml"]
+			for _, w := range tt.want {
+				if !strings.Contains(d, w) {
+					t.Errorf("deployment lacks %s:\n%s", w, d)
+				}
+			}
+		})
+	}
+}
+
+func TestChartValuesSchemaRejectsBadValues(t *testing.T) {
+	dir := writeChart(t, ChartOptions{})
+	c, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		values map[string]any
+		want   string
+	}{
+		{map[string]any{"rbac": map[string]any{"scope": "everywhere"}}, "/rbac/scope"},
+		{map[string]any{"replicas": "two"}, "/replicas"},
+		{map[string]any{"imge": map[string]any{}}, "imge"},
+	} {
+		_, err := chartutil.ToRenderValues(c, tt.values, chartutil.ReleaseOptions{Name: "kv", Namespace: "x"}, chartutil.DefaultCapabilities)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("values %v: err %v, want a schema error naming %s", tt.values, err, tt.want)
+		}
+	}
+}
+
+func mapValues(m map[string]string) []string {
+	var out []string
+	for _, k := range sortedKeys(m) {
+		out = append(out, "# "+k+"\n"+m[k])
+	}
+	return out
+}

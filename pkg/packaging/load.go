@@ -1,0 +1,375 @@
+package packaging
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	appsv1 "k8s.io/api/apps/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+	"sigs.k8s.io/yaml"
+)
+
+// MaxObjectBytes is the largest object opctl accepts: etcd's default
+// request limit, and what OLM can carry in a bundle.
+const MaxObjectBytes = 1 << 20
+
+// Options select and override what Load reads.
+type Options struct {
+	// Overlay is the kustomize directory, relative to the project;
+	// default config/default.
+	Overlay string
+	// Name, Version and Image override opctl.yaml and the overlay.
+	Name, Version, Image string
+	// Manager names the manager Deployment when there are several.
+	Manager string
+}
+
+// Project is an operator project, built and sorted.
+type Project struct {
+	// Dir is the project directory; Overlay the kustomize directory in it.
+	Dir, Overlay string
+	// Name and Version of the package.
+	Name, Version string
+	// Config is opctl.yaml.
+	Config Config
+	// Namespace the overlay installs into, and the name prefix it adds.
+	Namespace, NamePrefix string
+	// CRDs, sorted by name.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// Manager is the operator Deployment; managerRaw the same as built.
+	Manager    *appsv1.Deployment
+	managerRaw *unstructured.Unstructured
+	// Objects are all other objects, sorted by kind, namespace and name.
+	Objects []*unstructured.Unstructured
+	// Samples are the custom resources in config/samples.
+	Samples []*unstructured.Unstructured
+}
+
+// Load builds the project's overlay and sorts its objects.
+func Load(dir string, opts Options) (*Project, error) {
+	if opts.Overlay == "" {
+		opts.Overlay = filepath.Join("config", "default")
+	}
+	cfg, err := LoadConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	p := &Project{Dir: dir, Overlay: opts.Overlay, Config: cfg}
+	if p.Name, err = projectName(dir, opts.Name, cfg.Name); err != nil {
+		return nil, err
+	}
+	if p.Version, err = projectVersion(opts.Version, cfg.Version); err != nil {
+		return nil, err
+	}
+	objs, err := buildOverlay(filepath.Join(dir, opts.Overlay))
+	if err != nil {
+		return nil, err
+	}
+	if err := p.sort(objs, firstNonEmpty(opts.Manager, cfg.Manager)); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, opts.Overlay), err)
+	}
+	if opts.Image != "" {
+		managerContainer(p.Manager).Image = opts.Image
+		if err := setRawImage(p.managerRaw, managerContainer(p.Manager).Name, opts.Image); err != nil {
+			return nil, err
+		}
+	}
+	if p.Samples, err = loadSamples(filepath.Join(dir, "config", "samples"), p.CRDs); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// projectName is --name, else opctl.yaml's name, else the PROJECT file's
+// projectName, else the directory name.
+func projectName(dir, flag, cfg string) (string, error) {
+	name := firstNonEmpty(flag, cfg)
+	if name == "" {
+		if b, err := os.ReadFile(filepath.Join(dir, "PROJECT")); err == nil {
+			var pf struct {
+				ProjectName string `json:"projectName"`
+			}
+			if err := yaml.Unmarshal(b, &pf); err == nil {
+				name = pf.ProjectName
+			}
+		}
+	}
+	if name == "" {
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return "", err
+		}
+		name = filepath.Base(abs)
+	}
+	if !dnsLabel(name) {
+		return "", fmt.Errorf("package name %q is not a DNS label (lower-case letters, digits and '-', at most 53 characters): set --name or name in %s", name, ConfigFile)
+	}
+	return name, nil
+}
+
+func dnsLabel(s string) bool {
+	if s == "" || len(s) > 53 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+func projectVersion(flag, cfg string) (string, error) {
+	v := firstNonEmpty(flag, cfg, "0.1.0")
+	if _, err := semver.Parse(v); err != nil {
+		return "", fmt.Errorf("version %q is not SemVer (like 1.2.3): set --version or version in %s", v, ConfigFile)
+	}
+	return v, nil
+}
+
+// buildOverlay runs kustomize on dir in process.
+func buildOverlay(dir string) ([]*unstructured.Unstructured, error) {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("kustomize overlay %s not found: pass --overlay with the directory of the project's kustomization", dir)
+	}
+	opts := krusty.MakeDefaultOptions()
+	rm, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, fmt.Errorf("building kustomize overlay %s: %w", dir, err)
+	}
+	var out []*unstructured.Unstructured
+	for _, r := range rm.Resources() {
+		y, err := r.AsYAML()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", dir, r.CurId(), err)
+		}
+		j, err := yaml.YAMLToJSON(y)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", dir, r.CurId(), err)
+		}
+		u := &unstructured.Unstructured{}
+		if err := u.UnmarshalJSON(j); err != nil {
+			return nil, fmt.Errorf("%s: %s: %w", dir, r.CurId(), err)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// sort files the overlay's objects into the project.
+func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error {
+	var deployments []*unstructured.Unstructured
+	for _, o := range objs {
+		if err := checkSize(o); err != nil {
+			return err
+		}
+		switch o.GetKind() {
+		case "Namespace":
+			p.Namespace = o.GetName()
+		case "CustomResourceDefinition":
+			crd, err := toCRD(o)
+			if err != nil {
+				return err
+			}
+			p.CRDs = append(p.CRDs, crd)
+		case "Deployment":
+			deployments = append(deployments, o)
+		default:
+			p.Objects = append(p.Objects, o)
+		}
+	}
+	d, rest, err := pickManager(deployments, manager)
+	if err != nil {
+		return err
+	}
+	p.Objects = append(p.Objects, rest...)
+	p.managerRaw = d
+	p.Manager = &appsv1.Deployment{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.Object, p.Manager); err != nil {
+		return fmt.Errorf("Deployment %s: %w", d.GetName(), err)
+	}
+	if len(p.Manager.Spec.Template.Spec.Containers) == 0 {
+		return fmt.Errorf("Deployment %s: spec.template.spec.containers is empty", d.GetName())
+	}
+	if p.Namespace == "" {
+		p.Namespace = p.Manager.Namespace
+	}
+	if len(p.CRDs) == 0 {
+		return errors.New("no CustomResourceDefinition in the overlay: an operator package needs the CRDs it serves (config/crd)")
+	}
+	slices.SortFunc(p.CRDs, func(a, b *apiextensionsv1.CustomResourceDefinition) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(p.Objects, compareObjects)
+	p.NamePrefix = namePrefix(p.Manager.Name, p.Objects)
+	return nil
+}
+
+func compareObjects(a, b *unstructured.Unstructured) int {
+	return strings.Compare(a.GetKind()+"/"+a.GetNamespace()+"/"+a.GetName(), b.GetKind()+"/"+b.GetNamespace()+"/"+b.GetName())
+}
+
+// pickManager finds the manager Deployment: the one named, the only one, or
+// the one labelled control-plane=controller-manager.
+func pickManager(ds []*unstructured.Unstructured, name string) (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+	var names []string
+	for _, d := range ds {
+		names = append(names, d.GetName())
+	}
+	pick := -1
+	switch {
+	case name != "":
+		pick = slices.IndexFunc(ds, func(d *unstructured.Unstructured) bool { return d.GetName() == name })
+		if pick < 0 {
+			return nil, nil, fmt.Errorf("manager Deployment %q not found; the overlay has Deployments %v", name, names)
+		}
+	case len(ds) == 1:
+		pick = 0
+	case len(ds) == 0:
+		return nil, nil, errors.New("no Deployment in the overlay: the manager Deployment (config/manager) is missing")
+	default:
+		for i, d := range ds {
+			if d.GetLabels()["control-plane"] == "controller-manager" {
+				if pick >= 0 {
+					pick = -1
+					break
+				}
+				pick = i
+			}
+		}
+		if pick < 0 {
+			return nil, nil, fmt.Errorf("several Deployments %v could be the manager: pass --manager or set manager in %s", names, ConfigFile)
+		}
+	}
+	rest := slices.Delete(slices.Clone(ds), pick, pick+1)
+	return ds[pick], rest, nil
+}
+
+func checkSize(o *unstructured.Unstructured) error {
+	b, err := json.Marshal(o.Object)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
+	}
+	if len(b) > MaxObjectBytes {
+		return fmt.Errorf("%s %s is %d bytes, over the 1 MiB object limit: split it or trim its descriptions", o.GetKind(), o.GetName(), len(b))
+	}
+	return nil
+}
+
+// toCRD converts and checks a CRD: every version needs a schema.
+func toCRD(o *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinition, error) {
+	if o.GetAPIVersion() != "apiextensions.k8s.io/v1" {
+		return nil, fmt.Errorf("CustomResourceDefinition %s: apiVersion %s is not supported: use apiextensions.k8s.io/v1", o.GetName(), o.GetAPIVersion())
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, crd); err != nil {
+		return nil, fmt.Errorf("CustomResourceDefinition %s: %w", o.GetName(), err)
+	}
+	for i, v := range crd.Spec.Versions {
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			return nil, fmt.Errorf("CustomResourceDefinition %s: spec.versions[%d] (%s) has no schema.openAPIV3Schema: generate it with controller-gen (make manifests)", crd.Name, i, v.Name)
+		}
+	}
+	return crd, nil
+}
+
+// namePrefix is the kustomize namePrefix the overlay applied: the longest
+// prefix ending in '-' that the manager and every namespaced object share.
+func namePrefix(manager string, objs []*unstructured.Unstructured) string {
+	prefix := manager
+	for _, o := range objs {
+		for !strings.HasPrefix(o.GetName(), prefix) {
+			prefix = prefix[:len(prefix)-1]
+		}
+	}
+	if i := strings.LastIndex(prefix, "-"); i >= 0 {
+		return prefix[:i+1]
+	}
+	return ""
+}
+
+// loadSamples reads the custom resources in dir: its kustomization when it
+// has one, else every YAML file. Each must be of a project CRD.
+func loadSamples(dir string, crds []*apiextensionsv1.CustomResourceDefinition) ([]*unstructured.Unstructured, error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	var objs []*unstructured.Unstructured
+	if _, err := os.Stat(filepath.Join(dir, "kustomization.yaml")); err == nil {
+		built, err := buildOverlay(dir)
+		if err != nil {
+			return nil, err
+		}
+		objs = built
+	} else {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+		slices.Sort(files)
+		for _, f := range files {
+			docs, err := readYAMLDocs(f)
+			if err != nil {
+				return nil, err
+			}
+			objs = append(objs, docs...)
+		}
+	}
+	kinds := map[string]bool{}
+	for _, c := range crds {
+		for _, v := range c.Spec.Versions {
+			kinds[c.Spec.Group+"/"+v.Name+"/"+c.Spec.Names.Kind] = true
+		}
+	}
+	for _, o := range objs {
+		if !kinds[o.GetAPIVersion()+"/"+o.GetKind()] {
+			return nil, fmt.Errorf("%s: sample %s %s is not a custom resource of the project's CRDs", dir, o.GetAPIVersion()+" "+o.GetKind(), o.GetName())
+		}
+	}
+	slices.SortFunc(objs, compareObjects)
+	return objs, nil
+}
+
+// readYAMLDocs decodes every document of a YAML file.
+func readYAMLDocs(path string) ([]*unstructured.Unstructured, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	var out []*unstructured.Unstructured
+	for i := 0; ; i++ {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, fmt.Errorf("%s: document %d: %w", path, i+1, err)
+		}
+		if len(m) == 0 {
+			continue
+		}
+		u := &unstructured.Unstructured{Object: m}
+		if u.GetKind() == "" || u.GetAPIVersion() == "" {
+			return nil, fmt.Errorf("%s: document %d has no apiVersion or kind", path, i+1)
+		}
+		out = append(out, u)
+	}
+}

@@ -1,0 +1,158 @@
+package packaging
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+)
+
+// templater turns objects into Helm templates. It puts tokens into the
+// object where template expressions go, marshals it to YAML (sorted keys,
+// so output is deterministic) and swaps the tokens for the expressions.
+type templater struct {
+	chart     string            // chart name, for the helpers' include names
+	prefix    string            // overlay namePrefix to strip
+	namespace string            // overlay namespace, replaced by the release's
+	renames   map[string]string // overlay name → template expression
+	tokens    map[string]string // token → replacement
+	lines     map[string]func(indent int) string
+	n         int
+}
+
+func newTemplater(chart, prefix, namespace string) *templater {
+	return &templater{chart: chart, prefix: prefix, namespace: namespace, renames: map[string]string{}, tokens: map[string]string{}, lines: map[string]func(int) string{}}
+}
+
+// token returns a placeholder that becomes expr in the output.
+func (t *templater) token(expr string) string {
+	t.n++
+	tok := fmt.Sprintf("OPCTLTOKEN%dX", t.n)
+	t.tokens[tok] = expr
+	return tok
+}
+
+// include renders a call of one of the chart's helpers.
+func (t *templater) include(helper string) string {
+	return fmt.Sprintf(`{{ include "%s.%s" . }}`, t.chart, helper)
+}
+
+// nameFor is the release-specific name of an overlay object. Cluster-scoped
+// objects carry the namespace too, so releases in two namespaces coexist.
+func (t *templater) nameFor(name string, clusterScoped bool) string {
+	suffix := strings.TrimPrefix(name, t.prefix)
+	if clusterScoped {
+		return t.include("fullname") + "-{{ .Release.Namespace }}-" + suffix
+	}
+	return t.include("fullname") + "-" + suffix
+}
+
+// blockPattern finds "key: BLOCKTOKEN" lines to expand into toYaml blocks.
+var (
+	blockPattern = regexp.MustCompile(`(?m)^( *)(- )?([A-Za-z0-9_.-]+): (OPCTLBLOCK\d+X)$`)
+	linePattern  = regexp.MustCompile(`(?m)^( *)(OPCTLLINE\d+X): ""$`)
+	tokenPattern = regexp.MustCompile(`OPCTLTOKEN\d+X`)
+)
+
+// block marks a field whose content is toYaml of a values path.
+func (t *templater) block(valuesPath string) string {
+	t.n++
+	tok := fmt.Sprintf("OPCTLBLOCK%dX", t.n)
+	t.tokens[tok] = valuesPath
+	return tok
+}
+
+// line marks a map key whose line becomes the template lines of expand,
+// called with the line's indentation.
+func (t *templater) line(expand func(indent int) string) string {
+	t.n++
+	tok := fmt.Sprintf("OPCTLLINE%dX", t.n)
+	t.lines[tok] = expand
+	return tok
+}
+
+// finish marshals obj and replaces its tokens.
+func (t *templater) finish(obj map[string]any) (string, error) {
+	b, err := yaml.Marshal(obj)
+	if err != nil {
+		return "", err
+	}
+	s := string(b)
+	s = blockPattern.ReplaceAllStringFunc(s, func(m string) string {
+		g := blockPattern.FindStringSubmatch(m)
+		indent, dash, key, tok := g[1], g[2], g[3], g[4]
+		inner := len(indent) + len(dash) + 2
+		return fmt.Sprintf("%s%s%s:\n%s{{- toYaml %s | nindent %d }}", indent, dash, key, strings.Repeat(" ", inner), t.tokens[tok], inner)
+	})
+	s = linePattern.ReplaceAllStringFunc(s, func(m string) string {
+		g := linePattern.FindStringSubmatch(m)
+		return t.lines[g[2]](len(g[1]))
+	})
+	s = tokenPattern.ReplaceAllStringFunc(s, func(tok string) string { return t.tokens[tok] })
+	return s, nil
+}
+
+// helmLabelKeys are set by the chart's labels helper; the overlay's values
+// for them are dropped to avoid duplicate keys.
+var helmLabelKeys = []string{"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version", "app.kubernetes.io/managed-by", "helm.sh/chart"}
+
+// labels replaces metadata.labels of m with the overlay's own labels plus
+// the chart's standard labels.
+func (t *templater) labels(meta map[string]any) {
+	labels, _ := meta["labels"].(map[string]any)
+	if labels == nil {
+		labels = map[string]any{}
+	}
+	for _, k := range helmLabelKeys {
+		delete(labels, k)
+	}
+	labels[t.line(func(indent int) string {
+		return fmt.Sprintf(`%s{{- include "%s.labels" . | nindent %d }}`, strings.Repeat(" ", indent), t.chart, indent)
+	})] = ""
+	meta["labels"] = labels
+}
+
+// referenceKeys are fields that name other objects of the overlay.
+var referenceKeys = []string{"name", "serviceAccountName", "secretName", "claimName"}
+
+// rewriteRefs replaces names of overlay objects and the overlay namespace
+// wherever v refers to them.
+func (t *templater) rewriteRefs(v any) {
+	switch m := v.(type) {
+	case map[string]any:
+		for k, e := range m {
+			if s, ok := e.(string); ok {
+				if expr, ok := t.renames[s]; ok && slices.Contains(referenceKeys, k) {
+					m[k] = t.token(expr)
+				} else if k == "namespace" && s == t.namespace {
+					m[k] = t.token("{{ .Release.Namespace }}")
+				}
+				continue
+			}
+			t.rewriteRefs(e)
+		}
+	case []any:
+		for _, e := range m {
+			t.rewriteRefs(e)
+		}
+	}
+}
+
+// object renders an overlay object named nameExpr: the release namespace,
+// the chart's labels and rewritten references.
+func (t *templater) object(o *unstructured.Unstructured, nameExpr string, clusterScoped bool) (string, error) {
+	c := o.DeepCopy()
+	t.rewriteRefs(c.Object)
+	meta := c.Object["metadata"].(map[string]any)
+	meta["name"] = t.token(nameExpr)
+	if clusterScoped {
+		delete(meta, "namespace")
+	} else {
+		meta["namespace"] = t.token("{{ .Release.Namespace }}")
+	}
+	t.labels(meta)
+	return t.finish(c.Object)
+}
