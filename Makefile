@@ -59,14 +59,15 @@ SAMPLE := operators/sample
 KIT_TESTAPI := pkg/operatorkit/internal/testapi
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the +kubebuilder markers.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the markers, and charts/ and bundle/ with opctl package.
 	$(CONTROLLER_GEN) object paths=./$(SAMPLE)/api/... paths=./$(KIT_TESTAPI)/...
 	$(CONTROLLER_GEN) crd paths=./$(SAMPLE)/api/... output:crd:artifacts:config=$(SAMPLE)/config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./$(SAMPLE)/internal/controller/... output:rbac:artifacts:config=$(SAMPLE)/config/rbac
 	$(CONTROLLER_GEN) crd paths=./$(KIT_TESTAPI)/... output:crd:artifacts:config=$(KIT_TESTAPI)/testdata/crd
+	$(GO) run ./cmd/opctl package $(SAMPLE) --out . >/dev/null
 
-.PHONY: verify-generate
-verify-generate: $(CONTROLLER_GEN) ## Fail when generated files do not match their sources.
+.PHONY: verify-generate verify-generated
+verify-generate verify-generated: $(CONTROLLER_GEN) ## Fail when generated files (code, CRDs, RBAC, charts, bundles) do not match their sources.
 	@hack/verify-generate.sh $(MAKE)
 
 .PHONY: lint

@@ -11,17 +11,19 @@ GENERATED=(
   operators/sample/config/rbac/role.yaml
   pkg/operatorkit/internal/testapi/v1alpha1/zz_generated.deepcopy.go
   pkg/operatorkit/internal/testapi/testdata/crd
+  charts/sample-operator
+  bundle/sample-operator
 )
 SNAP="$(mktemp -d)"
 trap 'rm -rf "${SNAP}"' EXIT
 for p in "${GENERATED[@]}"; do
   mkdir -p "${SNAP}/$(dirname "${p}")"
-  cp -r "${p}" "${SNAP}/${p}"
+  if [[ -e "${p}" ]]; then cp -r "${p}" "${SNAP}/${p}"; fi
 done
 "${@:-make}" generate >/dev/null
 stale=0
 for p in "${GENERATED[@]}"; do
-  if ! diff -r "${SNAP}/${p}" "${p}" >/dev/null; then
+  if [[ ! -e "${SNAP}/${p}" ]] || ! diff -r "${SNAP}/${p}" "${p}" >/dev/null; then
     echo "out of date: ${p}"
     stale=1
   fi

@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -195,4 +196,13 @@ func mapValues(m map[string]string) []string {
 		out = append(out, "# "+k+"\n"+m[k])
 	}
 	return out
+}
+
+func readFile(t testing.TB, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

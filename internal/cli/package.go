@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"opctl.dev/opctl/pkg/packaging"
+)
+
+func newPackageCommand(g *GlobalOptions) *cobra.Command {
+	var (
+		opts     packaging.PackageOptions
+		channels string
+	)
+	cmd := &cobra.Command{
+		Use:   "package [PROJECT_DIR]",
+		Short: "Turn an operator project into a Helm chart and an OLM bundle",
+		Long: `package builds the project's kustomize overlay (config/default) and writes
+charts/<name> (a Helm chart) and bundle/<name> (an OLM registry+v1 bundle)
+under --out, through a temporary directory: a failure leaves earlier output
+untouched. Overrides come from opctl.yaml in the project, which opctl never
+writes. The same input always gives byte-identical output.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(g.Output, FormatText, FormatJSON); err != nil {
+				return err
+			}
+			dir := "."
+			if len(args) == 1 {
+				dir = args[0]
+			}
+			for _, c := range strings.Split(channels, ",") {
+				if c = strings.TrimSpace(c); c != "" {
+					opts.Bundle.Channels = append(opts.Bundle.Channels, c)
+				}
+			}
+			res, err := packaging.Package(dir, opts)
+			if err != nil {
+				return err
+			}
+			if g.Output == FormatJSON {
+				return printStructured(cmd.OutOrStdout(), FormatJSON, res)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "packaged %s %s: %d files in %s\n", res.Name, res.Version, len(res.Files), strings.Join(res.Roots, ", "))
+			for _, img := range res.RelatedImages {
+				fmt.Fprintf(out, "  related image %s: %s\n", img.Name, img.Image)
+			}
+			for _, w := range res.Warnings {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Load.Overlay, "overlay", "config/default", "kustomize overlay of the project, relative to PROJECT_DIR")
+	f.StringVar(&opts.Out, "out", "", "directory that receives charts/<name> and bundle/<name> (default PROJECT_DIR)")
+	f.StringVar(&opts.Load.Name, "name", "", "package name (default: opctl.yaml name, the PROJECT file, the directory)")
+	f.StringVar(&opts.Load.Version, "version", "", "package version, SemVer (default: opctl.yaml version, else 0.1.0)")
+	f.StringVar(&opts.Load.Image, "image", "", "operator image (default: the manager Deployment's)")
+	f.StringVar(&opts.Load.Manager, "manager", "", "name of the manager Deployment when the overlay has several")
+	f.StringVar(&channels, "channels", "stable", "comma-separated OLM channels of the bundle")
+	f.StringVar(&opts.Bundle.DefaultChannel, "default-channel", "", "default OLM channel (default: the first of --channels)")
+	f.BoolVar(&opts.Bundle.MultiNamespace, "multi-namespace", false, "allow the MultiNamespace install mode")
+	f.StringVar(&opts.Chart.CRDs, "crds", packaging.CRDsTemplated, "CRDs in the chart: templated, separate-chart or crds-dir")
+	f.StringVar(&opts.Chart.RBACScope, "rbac-scope", "namespace", "default rbac.scope of the chart: namespace or cluster")
+	f.BoolVar(&opts.ChartOnly, "chart-only", false, "write only the Helm chart")
+	f.BoolVar(&opts.BundleOnly, "bundle-only", false, "write only the OLM bundle")
+	return cmd
+}

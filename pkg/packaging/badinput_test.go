@@ -1,0 +1,85 @@
+package packaging
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestBadInputGivesClearErrors(t *testing.T) {
+	big := strings.Repeat("x", MaxObjectBytes)
+	tests := []struct {
+		name   string
+		opts   Options
+		mutate func(t *testing.T, dir string)
+		want   []string
+	}{
+		{"missing overlay", Options{Overlay: "config/nope"}, nil, []string{"config/nope not found", "--overlay"}},
+		{"broken YAML", Options{}, func(t *testing.T, dir string) {
+			mustWrite(t, filepath.Join(dir, "config/manager/manager.yaml"), "apiVersion: v1\nkind: [Namespace\n")
+		}, []string{"building kustomize overlay", "config/default"}},
+		{"kustomize error", Options{}, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/rbac/kustomization.yaml"), "- missing.yaml\n")
+		}, []string{"building kustomize overlay", "missing.yaml"}},
+		{"no manager", Options{}, func(t *testing.T, dir string) {
+			mustWrite(t, filepath.Join(dir, "config/manager/manager.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: system\n")
+		}, []string{"no Deployment in the overlay", "config/manager"}},
+		{"two managers", Options{}, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\n  namespace: system\n  labels:\n    control-plane: controller-manager\nspec:\n  selector:\n    matchLabels: {a: b}\n  template:\n    metadata:\n      labels: {a: b}\n    spec:\n      containers:\n      - name: c\n        image: i\n")
+		}, []string{"several Deployments", "--manager"}},
+		{"unknown manager", Options{Manager: "ghost"}, nil, []string{`manager Deployment "ghost" not found`}},
+		{"CRD without schema", Options{}, func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "config/crd/bases/kv.opctl.dev_kvstores.yaml")
+			mustWrite(t, p, strings.Replace(string(readFile(t, p)), "openAPIV3Schema:", "openAPIV3SchemaX:", 1))
+		}, []string{"kvstores.kv.opctl.dev", "spec.versions[0] (v1alpha1) has no schema.openAPIV3Schema"}},
+		{"object over 1 MiB", Options{}, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: huge\n  namespace: system\ndata:\n  blob: "+big+"\n")
+			appendTo(t, filepath.Join(dir, "config/manager/kustomization.yaml"), "")
+		}, []string{"ConfigMap kvstore-huge", "over the 1 MiB object limit"}},
+		{"unknown opctl.yaml field", Options{}, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, ConfigFile), "colour: blue\n")
+		}, []string{"opctl.yaml", `unknown field "colour"`}},
+		{"bad operand quantity", Options{}, func(t *testing.T, dir string) {
+			p := filepath.Join(dir, ConfigFile)
+			mustWrite(t, p, strings.Replace(string(readFile(t, p)), "cpu: 100m", "cpu: lots", 1))
+		}, []string{"operands.kvstores.kv.opctl.dev.resources.requests.cpu", `"lots" is not a quantity`}},
+		{"sample of a foreign kind", Options{}, func(t *testing.T, dir string) {
+			mustWrite(t, filepath.Join(dir, "config/samples/kv_v1alpha1_kvstore.yaml"), "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n")
+		}, []string{"config/samples", "v1 Pod p is not a custom resource"}},
+		{"unsupported kind", Options{}, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n  namespace: system\nspec:\n  defaultBackend:\n    service: {name: s, port: {number: 80}}\n")
+		}, []string{"kind Ingress is not supported"}},
+		{"bad version", Options{Version: "one"}, nil, []string{`version "one" is not SemVer`}},
+		{"bad name", Options{Name: "Bad_Name"}, nil, []string{`"Bad_Name" is not a DNS label`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyProject(t, sampleDir)
+			if tt.mutate != nil {
+				tt.mutate(t, dir)
+			}
+			out := t.TempDir()
+			_, err := Package(dir, PackageOptions{Load: tt.opts, Out: out})
+			if err == nil {
+				t.Fatal("Package succeeded")
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+			if strings.Count(err.Error(), "\n") > 2 {
+				t.Errorf("error is not short: %q", err)
+			}
+			if entries, _ := os.ReadDir(out); len(entries) != 0 {
+				t.Errorf("a failed run wrote %d entries to --out", len(entries))
+			}
+		})
+	}
+}
+
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	mustWrite(t, path, string(readFile(t, path))+s)
+}

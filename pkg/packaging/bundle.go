@@ -1,0 +1,170 @@
+package packaging
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/operator-framework/operator-registry/pkg/lib/bundle"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
+)
+
+// bundleKinds are the extra objects a registry+v1 bundle may carry.
+var bundleKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "NetworkPolicy", "PodDisruptionBudget",
+	"PriorityClass", "PrometheusRule", "Role", "RoleBinding", "Secret", "Service", "ServiceAccount", "ServiceMonitor"}
+
+// Bundle renders the OLM registry+v1 bundle under bundle/<name>/.
+func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
+	if len(opts.Channels) == 0 {
+		opts.Channels = []string{"stable"}
+	}
+	if opts.DefaultChannel == "" {
+		opts.DefaultChannel = opts.Channels[0]
+	}
+	if !slices.Contains(opts.Channels, opts.DefaultChannel) {
+		return nil, nil, fmt.Errorf("--default-channel %q is not one of --channels %v", opts.DefaultChannel, opts.Channels)
+	}
+	grants, err := p.Grants()
+	if err != nil {
+		return nil, nil, err
+	}
+	pacs, warnings, err := p.PlatformAsCode()
+	if err != nil {
+		return nil, nil, err
+	}
+	csv, err := p.CSV(opts, grants, pacs)
+	if err != nil {
+		return nil, nil, err
+	}
+	dir := "bundle/" + p.Name + "/"
+	files := Files{}
+	csvMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(csv)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := put(files, dir+"manifests/"+p.Name+".clusterserviceversion.yaml", pruneServerFields(csvMap)); err != nil {
+		return nil, nil, err
+	}
+	for _, crd := range p.CRDs {
+		c := crd.DeepCopy()
+		for _, pac := range pacs {
+			if pac.CRD == c.Name {
+				ann := c.GetAnnotations()
+				if ann == nil {
+					ann = map[string]string{}
+				}
+				for k, v := range pac.Annotations {
+					ann[k] = v
+				}
+				c.SetAnnotations(ann)
+			}
+		}
+		m, err := crdMap(c)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := put(files, dir+"manifests/"+c.Spec.Group+"_"+c.Spec.Names.Plural+".yaml", m); err != nil {
+			return nil, nil, err
+		}
+	}
+	if err := p.bundleObjects(files, dir, grants, pacs); err != nil {
+		return nil, nil, err
+	}
+	channels := strings.Join(opts.Channels, ",")
+	ann, err := bundle.GenerateAnnotations(bundle.RegistryV1Type, bundle.ManifestsDir, bundle.MetadataDir, p.Name, channels, opts.DefaultChannel)
+	if err != nil {
+		return nil, nil, err
+	}
+	files[dir+"metadata/annotations.yaml"] = ann
+	df, err := bundle.GenerateDockerfile(bundle.RegistryV1Type, bundle.ManifestsDir, bundle.MetadataDir, "manifests/", "metadata/", ".", p.Name, channels, opts.DefaultChannel, "scratch")
+	if err != nil {
+		return nil, nil, err
+	}
+	files[dir+"bundle.Dockerfile"] = df
+	return files, warnings, nil
+}
+
+// bundleObjects adds the overlay's extra objects, except what OLM creates
+// itself from the CSV: the ServiceAccounts of grants and the RBAC that the
+// CSV's permissions carry. Platform-as-code ConfigMaps are added.
+func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []PlatformAsCode) error {
+	inCSV := map[string]bool{}
+	for _, g := range grants {
+		inCSV["ServiceAccount/"+g.ServiceAccount] = true
+		for _, r := range g.Roles {
+			inCSV["Role/"+r] = true
+		}
+		for _, r := range g.ClusterRoles {
+			inCSV["ClusterRole/"+r] = true
+		}
+	}
+	for _, o := range p.Objects {
+		kind := o.GetKind()
+		if !slices.Contains(bundleKinds, kind) {
+			return fmt.Errorf("%s %s: kind %s cannot be shipped in an OLM bundle (supported: %s)", kind, o.GetName(), kind, strings.Join(bundleKinds, ", "))
+		}
+		if inCSV[kind+"/"+o.GetName()] {
+			continue
+		}
+		if kind == "RoleBinding" || kind == "ClusterRoleBinding" {
+			ref, _, _ := unstructured.NestedString(o.Object, "roleRef", "name")
+			refKind, _, _ := unstructured.NestedString(o.Object, "roleRef", "kind")
+			if inCSV[refKind+"/"+ref] {
+				continue
+			}
+		}
+		c := o.DeepCopy()
+		c.SetNamespace("")
+		name := fmt.Sprintf("%s_%s_%s.yaml", c.GetName(), strings.ReplaceAll(c.GroupVersionKind().Version, "/", "_"), strings.ToLower(kind))
+		if err := put(files, dir+"manifests/"+name, c.Object); err != nil {
+			return err
+		}
+	}
+	for _, pac := range pacs {
+		data := map[string]any{}
+		for k, v := range pac.Figures {
+			data[k] = v
+		}
+		cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": pac.ConfigMap}, "data": data}
+		if err := put(files, dir+"manifests/"+pac.ConfigMap+"_v1_configmap.yaml", cm); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func put(files Files, path string, obj map[string]any) error {
+	b, err := yaml.Marshal(obj)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	files[path] = b
+	return nil
+}
+
+// pruneServerFields drops status and null creationTimestamps of a typed
+// object turned into a map.
+func pruneServerFields(m map[string]any) map[string]any {
+	delete(m, "status")
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				if e == nil && k == "creationTimestamp" {
+					delete(t, k)
+					continue
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(m)
+	return m
+}

@@ -1,0 +1,276 @@
+package packaging
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/blang/semver/v4"
+	"github.com/operator-framework/api/pkg/lib/version"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// BundleOptions tune the OLM bundle.
+type BundleOptions struct {
+	// Channels the bundle is published in; default "stable".
+	Channels []string
+	// DefaultChannel; default the first channel.
+	DefaultChannel string
+	// MultiNamespace allows the MultiNamespace install mode.
+	MultiNamespace bool
+}
+
+// CSV builds the ClusterServiceVersion of the project.
+func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode) (*operatorsv1alpha1.ClusterServiceVersion, error) {
+	v, err := semver.Parse(p.Version)
+	if err != nil {
+		return nil, fmt.Errorf("version %q: %w", p.Version, err)
+	}
+	cfg := p.Config
+	examples, err := json.MarshalIndent(sampleMaps(p), "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	c := managerContainer(p.Manager)
+	ann := map[string]string{
+		"alm-examples":                           string(examples),
+		"capabilities":                           firstNonEmpty(cfg.Capabilities, "Basic Install"),
+		"containerImage":                         c.Image,
+		"operators.operatorframework.io/builder": "opctl",
+		"operatorframework.io/suggested-namespace": p.Namespace,
+	}
+	if len(cfg.Categories) > 0 {
+		ann["categories"] = strings.Join(cfg.Categories, ", ")
+	}
+	if cfg.Summary != "" {
+		ann["description"] = cfg.Summary
+	}
+	if cfg.Provider.Name != "" {
+		ann["support"] = cfg.Provider.Name
+	}
+	for _, l := range cfg.Links {
+		if strings.EqualFold(l.Name, "source") {
+			ann["repository"] = l.URL
+		}
+	}
+	if cfg.SkipRange != "" {
+		ann["olm.skipRange"] = cfg.SkipRange
+	}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{
+		TypeMeta:   metav1.TypeMeta{APIVersion: operatorsv1alpha1.SchemeGroupVersion.String(), Kind: operatorsv1alpha1.ClusterServiceVersionKind},
+		ObjectMeta: metav1.ObjectMeta{Name: p.Name + ".v" + p.Version, Annotations: ann},
+		Spec: operatorsv1alpha1.ClusterServiceVersionSpec{
+			DisplayName:    firstNonEmpty(cfg.DisplayName, p.Name),
+			Description:    strings.TrimSpace(firstNonEmpty(cfg.Description, cfg.Summary, p.Name+" operator")),
+			Version:        version.OperatorVersion{Version: v},
+			Maturity:       maturity(v),
+			Keywords:       cfg.Keywords,
+			Provider:       operatorsv1alpha1.AppLink{Name: cfg.Provider.Name, URL: cfg.Provider.URL},
+			MinKubeVersion: cfg.MinKubeVersion,
+			Replaces:       cfg.Replaces,
+			Skips:          cfg.Skips,
+			InstallModes:   p.installModes(opts, grants),
+		},
+	}
+	for _, m := range cfg.Maintainers {
+		csv.Spec.Maintainers = append(csv.Spec.Maintainers, operatorsv1alpha1.Maintainer{Name: m.Name, Email: m.Email})
+	}
+	for _, l := range cfg.Links {
+		csv.Spec.Links = append(csv.Spec.Links, operatorsv1alpha1.AppLink{Name: l.Name, URL: l.URL})
+	}
+	if cfg.Icon != "" {
+		icon, err := loadIcon(p.Dir, cfg.Icon)
+		if err != nil {
+			return nil, err
+		}
+		csv.Spec.Icon = []operatorsv1alpha1.Icon{icon}
+	}
+	for _, crd := range p.CRDs {
+		csv.Spec.CustomResourceDefinitions.Owned = append(csv.Spec.CustomResourceDefinitions.Owned, ownedCRD(crd, cfg.Operands[crd.Name])...)
+	}
+	csv.Spec.InstallStrategy = operatorsv1alpha1.NamedInstallStrategy{
+		StrategyName: operatorsv1alpha1.InstallStrategyNameDeployment,
+		StrategySpec: operatorsv1alpha1.StrategyDetailsDeployment{DeploymentSpecs: []operatorsv1alpha1.StrategyDeploymentSpec{p.olmDeployment()}},
+	}
+	for _, g := range grants {
+		if len(g.Namespaced) > 0 {
+			csv.Spec.InstallStrategy.StrategySpec.Permissions = append(csv.Spec.InstallStrategy.StrategySpec.Permissions,
+				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: g.ServiceAccount, Rules: g.Namespaced})
+		}
+		if len(g.Cluster) > 0 {
+			csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions = append(csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions,
+				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: g.ServiceAccount, Rules: g.Cluster})
+		}
+	}
+	for _, img := range p.RelatedImages() {
+		csv.Spec.RelatedImages = append(csv.Spec.RelatedImages, operatorsv1alpha1.RelatedImage{Name: img.Name, Image: img.Image})
+	}
+	return csv, nil
+}
+
+func maturity(v semver.Version) string {
+	switch {
+	case v.Major >= 1:
+		return "stable"
+	case v.Minor >= 1:
+		return "beta"
+	}
+	return "alpha"
+}
+
+// installModes: OwnNamespace and SingleNamespace when the manager's rules
+// can be granted per namespace (no wildcard rule needs a ClusterRole);
+// AllNamespaces unless opctl.yaml says otherwise; MultiNamespace on request.
+func (p *Project) installModes(opts BundleOptions, grants []Grant) []operatorsv1alpha1.InstallMode {
+	namespaced := true
+	for _, r := range p.ManagerGrant(grants).Cluster {
+		if slices.Contains(r.APIGroups, "*") || slices.Contains(r.Resources, "*") {
+			namespaced = false
+		}
+	}
+	pick := func(override *bool, def bool) bool {
+		if override != nil {
+			return *override
+		}
+		return def
+	}
+	im := p.Config.InstallModes
+	return []operatorsv1alpha1.InstallMode{
+		{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: pick(im.OwnNamespace, namespaced)},
+		{Type: operatorsv1alpha1.InstallModeTypeSingleNamespace, Supported: pick(im.SingleNamespace, namespaced)},
+		{Type: operatorsv1alpha1.InstallModeTypeMultiNamespace, Supported: pick(im.MultiNamespace, opts.MultiNamespace && namespaced)},
+		{Type: operatorsv1alpha1.InstallModeTypeAllNamespaces, Supported: pick(im.AllNamespaces, true)},
+	}
+}
+
+// olmDeployment is the manager Deployment for OLM: WATCH_NAMESPACE comes
+// from the olm.targetNamespaces annotation, which OLM sets.
+func (p *Project) olmDeployment() operatorsv1alpha1.StrategyDeploymentSpec {
+	d := p.Manager.DeepCopy()
+	c := managerContainer(d)
+	watch := corev1.EnvVar{Name: "WATCH_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
+		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['olm.targetNamespaces']"},
+	}}
+	i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "WATCH_NAMESPACE" })
+	if i >= 0 {
+		c.Env[i] = watch
+	} else {
+		c.Env = append(c.Env, watch)
+	}
+	return operatorsv1alpha1.StrategyDeploymentSpec{Name: d.Name, Label: d.Labels, Spec: d.Spec}
+}
+
+func loadIcon(dir, name string) (operatorsv1alpha1.Icon, error) {
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		return operatorsv1alpha1.Icon{}, fmt.Errorf("%s: icon: %w", ConfigFile, err)
+	}
+	media := map[string]string{".svg": "image/svg+xml", ".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif"}[strings.ToLower(filepath.Ext(name))]
+	if media == "" {
+		return operatorsv1alpha1.Icon{}, fmt.Errorf("%s: icon %s: use an SVG, PNG, JPEG or GIF file", ConfigFile, name)
+	}
+	return operatorsv1alpha1.Icon{Data: base64.StdEncoding.EncodeToString(b), MediaType: media}, nil
+}
+
+func sampleMaps(p *Project) []map[string]any {
+	out := []map[string]any{}
+	for _, s := range p.Samples {
+		out = append(out, s.Object)
+	}
+	return out
+}
+
+// kindVersions are the API versions of kinds an operand composition names.
+var kindVersions = map[string]string{
+	"ConfigMap": "v1", "Secret": "v1", "Service": "v1", "ServiceAccount": "v1", "PersistentVolumeClaim": "v1", "Pod": "v1",
+	"StatefulSet": "v1", "Deployment": "v1", "DaemonSet": "v1", "ReplicaSet": "v1", "Job": "v1", "CronJob": "v1",
+	"PodDisruptionBudget": "v1", "NetworkPolicy": "v1", "Ingress": "v1", "Role": "v1", "RoleBinding": "v1",
+}
+
+// ownedCRD describes each served version of a CRD, with descriptors
+// derived from its schema.
+func ownedCRD(crd *apiextensionsv1.CustomResourceDefinition, op Operand) []operatorsv1alpha1.CRDDescription {
+	var out []operatorsv1alpha1.CRDDescription
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		schema := v.Schema.OpenAPIV3Schema
+		d := operatorsv1alpha1.CRDDescription{
+			Name: crd.Name, Version: v.Name, Kind: crd.Spec.Names.Kind,
+			DisplayName: displayName(crd.Spec.Names.Kind),
+			Description: firstLine(schema.Description),
+		}
+		for _, k := range op.Composition {
+			d.Resources = append(d.Resources, operatorsv1alpha1.APIResourceReference{Kind: k, Version: firstNonEmpty(kindVersions[k], "v1")})
+		}
+		if spec, ok := schema.Properties["spec"]; ok {
+			for _, name := range sortedKeys(spec.Properties) {
+				f := spec.Properties[name]
+				d.SpecDescriptors = append(d.SpecDescriptors, operatorsv1alpha1.SpecDescriptor{
+					Path: name, DisplayName: displayName(name), Description: firstLine(f.Description), XDescriptors: specXDescriptors(name, f),
+				})
+			}
+		}
+		if status, ok := schema.Properties["status"]; ok {
+			for _, name := range sortedKeys(status.Properties) {
+				f := status.Properties[name]
+				sd := operatorsv1alpha1.StatusDescriptor{Path: name, DisplayName: displayName(name), Description: firstLine(f.Description)}
+				if name == "conditions" {
+					sd.XDescriptors = []string{"urn:alm:descriptor:io.kubernetes.conditions"}
+				}
+				d.StatusDescriptors = append(d.StatusDescriptors, sd)
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+func specXDescriptors(name string, f apiextensionsv1.JSONSchemaProps) []string {
+	switch {
+	case name == "replicas" || name == "size":
+		return []string{"urn:alm:descriptor:com.tectonic.ui:podCount"}
+	case name == "resources":
+		return []string{"urn:alm:descriptor:com.tectonic.ui:resourceRequirements"}
+	case name == "nodeSelector":
+		return []string{"urn:alm:descriptor:com.tectonic.ui:nodeSelector"}
+	case f.Type == "boolean":
+		return []string{"urn:alm:descriptor:com.tectonic.ui:booleanSwitch"}
+	case f.Type == "integer" || f.Type == "number":
+		return []string{"urn:alm:descriptor:com.tectonic.ui:number"}
+	case f.Type == "string" && len(f.Enum) > 0:
+		var opts []string
+		for _, e := range f.Enum {
+			opts = append(opts, "urn:alm:descriptor:com.tectonic.ui:select:"+strings.Trim(string(e.Raw), `"`))
+		}
+		return opts
+	case f.Type == "string":
+		return []string{"urn:alm:descriptor:com.tectonic.ui:text"}
+	}
+	return nil
+}
+
+var wordBoundary = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+
+// displayName turns "progressDeadlineSeconds" into "Progress Deadline Seconds".
+func displayName(s string) string {
+	s = wordBoundary.ReplaceAllString(s, "$1 $2")
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	return s
+}

@@ -1,0 +1,142 @@
+package packaging
+
+import (
+	"bytes"
+	"flag"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// tree reads every file under dir, by slash-separated relative path.
+func tree(t testing.TB, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		b, err := os.ReadFile(path)
+		out[filepath.ToSlash(rel)] = b
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func diffTrees(t *testing.T, got, want map[string][]byte) {
+	t.Helper()
+	for name, w := range want {
+		g, ok := got[name]
+		switch {
+		case !ok:
+			t.Errorf("missing %s", name)
+		case !bytes.Equal(g, w):
+			t.Errorf("%s differs from the golden file (run go test -update to refresh)", name)
+		}
+	}
+	for name := range got {
+		if _, ok := want[name]; !ok {
+			t.Errorf("unexpected %s", name)
+		}
+	}
+}
+
+func packageTo(t testing.TB, project string, opts PackageOptions) (string, *Result) {
+	t.Helper()
+	opts.Out = t.TempDir()
+	res, err := Package(project, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opts.Out, res
+}
+
+func TestGoldenLegacyProject(t *testing.T) {
+	out, res := packageTo(t, "testdata/legacy", PackageOptions{Bundle: BundleOptions{Channels: []string{"stable", "fast"}}})
+	golden := filepath.Join("testdata", "golden", "legacy")
+	if *update {
+		if err := os.RemoveAll(golden); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.CopyFS(golden, os.DirFS(out)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diffTrees(t, tree(t, out), tree(t, golden))
+	if len(res.Warnings) != 2 || !strings.Contains(res.Warnings[0], "no platform-as-code annotations") {
+		t.Errorf("warnings %v, want the two CRDs without operands named", res.Warnings)
+	}
+}
+
+func TestPackagingIsDeterministic(t *testing.T) {
+	a, _ := packageTo(t, sampleDir, PackageOptions{})
+	b, _ := packageTo(t, sampleDir, PackageOptions{})
+	diffTrees(t, tree(t, a), tree(t, b))
+	// The committed dogfood output is the same bytes as well.
+	committed := tree(t, filepath.Join("..", "..", "charts", "sample-operator"))
+	diffTrees(t, tree(t, filepath.Join(a, "charts", "sample-operator")), committed)
+}
+
+func TestRegenerationKeepsUserFiles(t *testing.T) {
+	project := copyProject(t, sampleDir)
+	before := readFile(t, filepath.Join(project, ConfigFile))
+	out, _ := packageTo(t, project, PackageOptions{})
+	chart := filepath.Join(out, "charts", "sample-operator")
+	mustWrite(t, filepath.Join(chart, "values.local.yaml"), "replicas: 3\n")
+	mustWrite(t, filepath.Join(chart, "templates", "extra.yaml"), "# mine\n")
+	mustWrite(t, filepath.Join(chart, "values.yaml"), "tampered\n")
+	if _, err := Package(project, PackageOptions{Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(readFile(t, filepath.Join(chart, "values.local.yaml"))); got != "replicas: 3\n" {
+		t.Errorf("values.local.yaml = %q, want it kept", got)
+	}
+	if got := string(readFile(t, filepath.Join(chart, "templates", "extra.yaml"))); got != "# mine\n" {
+		t.Errorf("a user template was not kept")
+	}
+	if strings.Contains(string(readFile(t, filepath.Join(chart, "values.yaml"))), "tampered") {
+		t.Errorf("a generated file was not regenerated")
+	}
+	if !bytes.Equal(before, readFile(t, filepath.Join(project, ConfigFile))) {
+		t.Errorf("opctl.yaml was changed")
+	}
+}
+
+func TestFailureLeavesOutputUntouched(t *testing.T) {
+	project := copyProject(t, sampleDir)
+	out, _ := packageTo(t, project, PackageOptions{})
+	before := tree(t, out)
+	crd := filepath.Join(project, "config", "crd", "bases", "kv.opctl.dev_kvstores.yaml")
+	mustWrite(t, crd, strings.Replace(string(readFile(t, crd)), "openAPIV3Schema:", "openAPIV3SchemaX:", 1))
+	if _, err := Package(project, PackageOptions{Out: out}); err == nil {
+		t.Fatal("packaging a CRD without schema succeeded")
+	}
+	diffTrees(t, tree(t, out), before)
+}
+
+func copyProject(t *testing.T, dir string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "project")
+	if err := os.CopyFS(dst, os.DirFS(dir)); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func mustWrite(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

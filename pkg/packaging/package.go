@@ -1,0 +1,85 @@
+package packaging
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// PackageOptions are everything `opctl package` takes.
+type PackageOptions struct {
+	Load   Options
+	Chart  ChartOptions
+	Bundle BundleOptions
+	// Out is the directory that receives charts/ and bundle/; default the
+	// project directory.
+	Out string
+	// ChartOnly and BundleOnly limit the output.
+	ChartOnly, BundleOnly bool
+}
+
+// Result reports what Package wrote.
+type Result struct {
+	Name    string   `json:"name"`
+	Version string   `json:"version"`
+	Out     string   `json:"out"`
+	Roots   []string `json:"roots"`
+	Files   []string `json:"files"`
+	// Warnings say what was left out and why.
+	Warnings      []string       `json:"warnings,omitempty"`
+	RelatedImages []RelatedImage `json:"relatedImages"`
+}
+
+// Package loads the project in dir and writes its chart and bundle. On any
+// error nothing is written.
+func Package(dir string, opts PackageOptions) (*Result, error) {
+	if opts.ChartOnly && opts.BundleOnly {
+		return nil, errors.New("--chart-only and --bundle-only exclude each other")
+	}
+	p, err := Load(dir, opts.Load)
+	if err != nil {
+		return nil, err
+	}
+	files := Files{}
+	var warnings []string
+	if !opts.BundleOnly {
+		chart, w, err := p.Chart(opts.Chart)
+		if err != nil {
+			return nil, err
+		}
+		merge(files, chart)
+		warnings = append(warnings, w...)
+	}
+	if !opts.ChartOnly {
+		b, w, err := p.Bundle(opts.Bundle)
+		if err != nil {
+			return nil, err
+		}
+		merge(files, b)
+		warnings = append(warnings, w...)
+	}
+	out := opts.Out
+	if out == "" {
+		out = dir
+	}
+	if err := WriteFiles(out, files); err != nil {
+		return nil, fmt.Errorf("writing to %s: %w", out, err)
+	}
+	res := &Result{Name: p.Name, Version: p.Version, Out: out, Files: files.sortedPaths(), RelatedImages: p.RelatedImages()}
+	for _, f := range res.Files {
+		parts := strings.SplitN(f, "/", 3)
+		if root := parts[0] + "/" + parts[1]; !slices.Contains(res.Roots, root) {
+			res.Roots = append(res.Roots, root)
+		}
+	}
+	slices.Sort(res.Roots)
+	res.Warnings = slices.Compact(slices.Sorted(slices.Values(warnings)))
+	return res, nil
+}
+
+func merge(into, from Files) {
+	for k, v := range from {
+		into[k] = v
+	}
+}
