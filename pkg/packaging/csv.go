@@ -41,10 +41,10 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 	}
 	c := managerContainer(p.Manager)
 	ann := map[string]string{
-		"alm-examples":                           string(examples),
-		"capabilities":                           firstNonEmpty(cfg.Capabilities, "Basic Install"),
-		"containerImage":                         c.Image,
-		"operators.operatorframework.io/builder": "opctl",
+		"alm-examples":                             string(examples),
+		"capabilities":                             firstNonEmpty(cfg.Capabilities, "Basic Install"),
+		"containerImage":                           c.Image,
+		"operators.operatorframework.io/builder":   "opctl",
 		"operatorframework.io/suggested-namespace": p.Namespace,
 	}
 	if len(cfg.Categories) > 0 {

@@ -1,0 +1,128 @@
+package packaging
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func BenchmarkPackageSample(b *testing.B) {
+	out := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Package(sampleDir, PackageOptions{Out: out}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPackageLarge packages a synthetic project of 50 CRDs and a
+// ClusterRole of 5,000 rules.
+func BenchmarkPackageLarge(b *testing.B) {
+	dir := largeProject(b, 50, 5000)
+	out := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Package(dir, PackageOptions{Out: out}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// largeProject writes a project with crds CRDs and rules RBAC rules.
+func largeProject(tb testing.TB, crds, rules int) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	write := func(rel, content string) { mustWrite(tb, filepath.Join(dir, rel), content) }
+	write("opctl.yaml", "name: large-operator\nversion: 2.0.0\nprovider: {name: Example}\nminKubeVersion: 1.30.0\n")
+	var crdList, roleRules strings.Builder
+	for i := range crds {
+		name := fmt.Sprintf("thing%02ds", i)
+		crdList.WriteString("- bases/" + name + ".yaml\n")
+		write("config/crd/bases/"+name+".yaml", fmt.Sprintf(`apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: %[1]s.large.example.com
+spec:
+  group: large.example.com
+  names: {kind: Thing%02[2]d, listKind: Thing%02[2]dList, plural: %[1]s, singular: thing%02[2]d}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        description: Thing %[2]d.
+        type: object
+        properties:
+          spec:
+            description: Spec.
+            type: object
+            properties:
+              size: {description: Size., type: integer}
+              mode: {description: Mode., type: string, enum: [a, b]}
+          status:
+            description: Status.
+            type: object
+            properties:
+              conditions: {description: Conditions., type: array, items: {type: object}}
+`, name, i))
+	}
+	for i := range rules {
+		group := "large.example.com"
+		res := fmt.Sprintf("thing%02ds", i%crds)
+		if i%10 == 0 {
+			group, res = "", []string{"configmaps", "nodes", "secrets", "persistentvolumes"}[i/10%4]
+		}
+		fmt.Fprintf(&roleRules, "- apiGroups: [%q]\n  resources: [%s]\n  resourceNames: [r%d]\n  verbs: [get, list]\n", group, res, i)
+	}
+	write("config/crd/kustomization.yaml", "resources:\n"+crdList.String())
+	write("config/rbac/kustomization.yaml", "resources:\n- role.yaml\n")
+	write("config/rbac/role.yaml", `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: controller-manager, namespace: system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: manager-role}
+rules:
+`+roleRules.String()+`---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: manager-rolebinding}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: manager-role}
+subjects: [{kind: ServiceAccount, name: controller-manager, namespace: system}]
+`)
+	write("config/manager/kustomization.yaml", "resources:\n- manager.yaml\n")
+	write("config/manager/manager.yaml", `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: controller-manager, namespace: system}
+spec:
+  selector: {matchLabels: {control-plane: controller-manager}}
+  template:
+    metadata: {labels: {control-plane: controller-manager}}
+    spec:
+      serviceAccountName: controller-manager
+      containers: [{name: manager, image: example.com/large:2.0.0}]
+`)
+	write("config/default/kustomization.yaml", "namespace: large-system\nnamePrefix: large-\nresources:\n- ../crd\n- ../rbac\n- ../manager\n")
+	if _, err := os.Stat(filepath.Join(dir, "config/default")); err != nil {
+		tb.Fatal(err)
+	}
+	return dir
+}
+
+// The synthetic project packages and validates like a real one.
+func TestLargeProjectPackages(t *testing.T) {
+	dir := largeProject(t, 50, 5000)
+	out, res := packageTo(t, dir, PackageOptions{})
+	if len(res.Files) < 100 {
+		t.Errorf("%d files for 50 CRDs", len(res.Files))
+	}
+	if errs := validateBundle(t, filepath.Join(out, "bundle", "large-operator")); len(errs) > 0 {
+		t.Errorf("bundle errors: %v", errs[:min(3, len(errs))])
+	}
+}
