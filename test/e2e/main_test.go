@@ -1,35 +1,36 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"opctl.dev/opctl/internal/testcluster"
 )
 
-// opctlBin is the opctl binary built once for the whole package.
-var opctlBin string
+var (
+	cluster *testcluster.Cluster
+	// opctlBin and managerBin are built once for the package.
+	opctlBin, managerBin string
+)
 
 // stampedVersion is linked into the test binary to prove -ldflags stamping.
 const stampedVersion = "v0.0.0-e2e"
 
-func TestMain(m *testing.M) {
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster, buildBinaries)) }
+
+func buildBinaries(*testcluster.Cluster) (func(), error) {
 	dir, err := os.MkdirTemp("", "opctl-e2e-")
 	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
+		return nil, err
 	}
-	opctlBin = filepath.Join(dir, "opctl")
-	build := exec.Command("go", "build", "-o", opctlBin,
-		"-ldflags", "-X opctl.dev/opctl/internal/version.version="+stampedVersion+" -X opctl.dev/opctl/internal/version.commit=e2e0000",
-		"opctl.dev/opctl/cmd/opctl")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintf(os.Stderr, "building opctl: %v\n", err)
-		os.Exit(1)
+	opctlBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/cmd/opctl",
+		"-X opctl.dev/opctl/internal/version.version="+stampedVersion+" -X opctl.dev/opctl/internal/version.commit=e2e0000")
+	if err == nil {
+		managerBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/operators/sample/cmd", "")
 	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return func() { os.RemoveAll(dir) }, nil
 }

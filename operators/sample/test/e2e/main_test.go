@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -23,11 +20,9 @@ func buildManager(*testcluster.Cluster) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	managerBin = filepath.Join(dir, "manager")
-	out, err := exec.Command("go", "build", "-o", managerBin, "opctl.dev/opctl/operators/sample/cmd").CombinedOutput()
-	if err != nil {
+	if managerBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/operators/sample/cmd", ""); err != nil {
 		os.RemoveAll(dir)
-		return nil, fmt.Errorf("building the manager: %v\n%s", err, out)
+		return nil, err
 	}
 	return func() { os.RemoveAll(dir) }, nil
 }

@@ -1,0 +1,117 @@
+package testcluster
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// ServiceAccountKubeconfig writes a kubeconfig that authenticates as the
+// ServiceAccount namespace/name with a real token, and returns its path.
+func (c *Cluster) ServiceAccountKubeconfig(t testing.TB, namespace, name string) string {
+	t.Helper()
+	cfg, err := c.ServiceAccountTokenConfig(context.Background(), namespace, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["c"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: c.Config.CAData}
+	kc.AuthInfos["sa"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken}
+	kc.Contexts["c"] = &clientcmdapi.Context{Cluster: "c", AuthInfo: "sa"}
+	kc.CurrentContext = "c"
+	path := filepath.Join(t.TempDir(), name+".kubeconfig")
+	if err := clientcmd.WriteToFile(*kc, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// Operator is an operator manager binary running as a process.
+type Operator struct {
+	// MetricsURL serves the Prometheus metrics.
+	MetricsURL string
+	// LogPath holds the process's output.
+	LogPath string
+}
+
+// StartOperator runs a controller-runtime manager binary with
+// --kubeconfig, loopback metrics and health ports and args, waits until
+// /readyz answers, and stops it (SIGTERM) when the test ends. Its log is
+// printed when the test failed.
+func StartOperator(t testing.TB, bin, kubeconfig string, env []string, args ...string) *Operator {
+	t.Helper()
+	ports, err := freePorts(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := &Operator{
+		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[0]),
+		LogPath:    filepath.Join(t.TempDir(), "operator.log"),
+	}
+	log, err := os.Create(op.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig,
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1])}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-exited:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+		log.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(op.LogPath)
+			t.Logf("operator log (%s):\n%s", bin, b)
+		}
+	})
+	Eventually(t, 30*time.Second, "operator /readyz", func(ctx context.Context) error {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("the operator exited: %v", err)
+		default:
+		}
+		_, err := HTTPGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
+		return err
+	})
+	return op
+}
+
+// HTTPGet returns the body of a GET that answered 200.
+func HTTPGet(ctx context.Context, url string) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return string(b), fmt.Errorf("%s: %s", url, resp.Status)
+	}
+	return string(b), err
+}

@@ -1,0 +1,248 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/cli"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"opctl.dev/opctl/internal/testcluster"
+)
+
+var restricted = map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}
+
+// packageChart runs the opctl binary on project and loads the chart.
+func packageChart(t *testing.T, project string, args ...string) *chart.Chart {
+	t.Helper()
+	out := t.TempDir()
+	cmd := exec.Command(opctlBin, append([]string{"package", project, "--out", out, "--chart-only"}, args...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("opctl package: %v\n%s", err, b)
+	}
+	entries, err := os.ReadDir(filepath.Join(out, "charts"))
+	if err != nil || len(entries) != 1 {
+		t.Fatalf("charts/: %v %v", entries, err)
+	}
+	c, err := loader.Load(filepath.Join(out, "charts", entries[0].Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// helmConfig is a Helm SDK configuration for releases in namespace.
+func helmConfig(t *testing.T, namespace string) *action.Configuration {
+	t.Helper()
+	settings := cli.New()
+	settings.KubeConfig = cluster.Kubeconfig
+	cfg := new(action.Configuration)
+	if err := cfg.Init(settings.RESTClientGetter(), namespace, "secret", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func helmInstall(t *testing.T, c *chart.Chart, namespace string, wait bool, values map[string]any) {
+	t.Helper()
+	install := action.NewInstall(helmConfig(t, namespace))
+	install.ReleaseName, install.Namespace = "kv", namespace
+	install.Wait, install.Timeout = wait, 2*time.Minute
+	if _, err := install.RunWithContext(context.Background(), c, values); err != nil {
+		t.Fatalf("helm install into %s: %v", namespace, err)
+	}
+}
+
+var kvstores = schema.GroupVersionResource{Group: "kv.opctl.dev", Version: "v1alpha1", Resource: "kvstores"}
+
+func kvstore(name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "kv.opctl.dev/v1alpha1", "kind": "KVStore",
+		"metadata": map[string]any{"name": name},
+		"spec":     map[string]any{"replicas": int64(1)},
+	}}
+}
+
+// The sample's chart installs into two namespaces with rbac.scope
+// namespace; each release's operator, running as its release's
+// ServiceAccount, serves its own namespace and is denied the other.
+func TestChartInstallsIntoTwoNamespaces(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	ch := packageChart(t, "../../operators/sample")
+	// The CRDs are cluster-wide: the platform installs them once, and every
+	// tenant release runs with crds.install=false.
+	if err := c.InstallCRDs(ctx, "../../operators/sample/config/crd/bases"); err != nil {
+		t.Fatal(err)
+	}
+	nss := []string{c.Namespace(t, "tenant-a", restricted), c.Namespace(t, "tenant-b", restricted)}
+	const sa = "kv-sample-operator-controller-manager"
+	dc := dynamic.NewForConfigOrDie(c.Config)
+	for _, ns := range nss {
+		helmInstall(t, ch, ns, true, map[string]any{"crds": map[string]any{"install": false}})
+	}
+	off, err := c.AuditOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range nss {
+		testcluster.StartOperator(t, managerBin, c.ServiceAccountKubeconfig(t, ns, sa), nil,
+			"--watch-namespaces", ns, "--leader-elect", "--leader-election-namespace", ns)
+		if _, err := dc.Resource(kvstores).Namespace(ns).Create(ctx, kvstore("cache"), metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ns := range nss {
+		testcluster.Eventually(t, 90*time.Second, "KVStore Ready in "+ns, func(ctx context.Context) error {
+			u, err := dc.Resource(kvstores).Namespace(ns).Get(ctx, "cache", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, cond := range conds {
+				m := cond.(map[string]any)
+				if m["type"] == "Ready" && m["status"] == "True" {
+					return nil
+				}
+			}
+			return fmt.Errorf("not Ready: %v", conds)
+		})
+	}
+	// Each namespace was written by its own release's operator only.
+	for i, ns := range nss {
+		own, other := "system:serviceaccount:"+ns+":"+sa, "system:serviceaccount:"+nss[1-i]+":"+sa
+		writes, err := c.AuditWritesSince(off, func(e testcluster.AuditEvent) bool { return e.ObjectRef.Namespace == ns })
+		if err != nil {
+			t.Fatal(err)
+		}
+		mine := 0
+		for _, w := range writes {
+			switch w.User.Username {
+			case own:
+				mine++
+			case other:
+				t.Errorf("the operator of %s wrote %s %s in %s", nss[1-i], w.Verb, w.ObjectRef.Resource, ns)
+			}
+		}
+		if mine == 0 {
+			t.Errorf("the operator of %s made no writes in its own namespace", ns)
+		}
+	}
+	// RBAC: a release's ServiceAccount is denied the other namespace.
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.ServiceAccountKubeconfig(t, nss[0], sa))
+	if err != nil {
+		t.Fatal(err)
+	}
+	asA := dynamic.NewForConfigOrDie(cfg)
+	if _, err := asA.Resource(kvstores).Namespace(nss[0]).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("tenant-a's operator cannot list KVStores in its namespace: %v", err)
+	}
+	if _, err := asA.Resource(kvstores).Namespace(nss[1]).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("tenant-a's operator listing KVStores in tenant-b: %v, want Forbidden", err)
+	}
+}
+
+// helm upgrade to a chart whose CRD gained a field upgrades the CRD, and
+// uninstalling keeps it (crds.keep).
+func TestHelmUpgradeUpgradesCRD(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	// A copy of the sample under its own API group, so this release owns
+	// its CRD on a cluster that other tests share.
+	project := filepath.Join(t.TempDir(), "sample")
+	if err := os.CopyFS(project, os.DirFS("../../operators/sample")); err != nil {
+		t.Fatal(err)
+	}
+	const group = "kvupgrade.opctl.dev"
+	replaceIn(t, project, "kv.opctl.dev", group)
+	bases := filepath.Join(project, "config", "crd", "bases")
+	crdFile := filepath.Join(bases, group+"_kvstores.yaml")
+	if err := os.Rename(filepath.Join(bases, "kv.opctl.dev_kvstores.yaml"), crdFile); err != nil {
+		t.Fatal(err)
+	}
+	ns := c.Namespace(t, "crd-upgrade", restricted)
+	helmInstall(t, packageChart(t, project, "--version", "0.1.0"), ns, false, nil)
+	crdName := "kvstores." + group
+	ext := apiextensionsclient.NewForConfigOrDie(c.Config)
+	t.Cleanup(func() { _ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crdName, metav1.DeleteOptions{}) })
+
+	b, err := os.ReadFile(crdFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	added := strings.Replace(string(b), "            properties:\n              adoptExisting:",
+		"            properties:\n              addedInV2:\n                description: AddedInV2 is new in 0.2.0.\n                type: string\n              adoptExisting:", 1)
+	if added == string(b) {
+		t.Fatal("could not add a field to the CRD fixture")
+	}
+	if err := os.WriteFile(crdFile, []byte(added), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	upgrade := action.NewUpgrade(helmConfig(t, ns))
+	upgrade.Namespace = ns
+	if _, err := upgrade.RunWithContext(ctx, "kv", packageChart(t, project, "--version", "0.2.0"), nil); err != nil {
+		t.Fatalf("helm upgrade: %v", err)
+	}
+	crd, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crdName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["addedInV2"]; !ok {
+		t.Errorf("helm upgrade did not add spec.addedInV2 to the CRD")
+	}
+	if _, err := action.NewUninstall(helmConfig(t, ns)).Run("kv"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crdName, metav1.GetOptions{}); err != nil {
+		t.Errorf("the CRD was deleted on uninstall despite crds.keep: %v", err)
+	}
+}
+
+// replaceIn replaces old with new in every file under dir.
+func replaceIn(t *testing.T, dir, old, new string) {
+	t.Helper()
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(path, []byte(strings.ReplaceAll(string(b), old, new)), 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The helm CLI's strict lint accepts the generated chart.
+func TestHelmLintStrict(t *testing.T) {
+	bin, err := testcluster.BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if b, err := exec.Command(opctlBin, "package", "../../operators/sample", "--out", out, "--chart-only").CombinedOutput(); err != nil {
+		t.Fatalf("opctl package: %v\n%s", err, b)
+	}
+	b, err := exec.Command(filepath.Join(bin, "helm"), "lint", "--strict", filepath.Join(out, "charts", "sample-operator")).CombinedOutput()
+	if err != nil || !strings.Contains(string(b), "0 chart(s) failed") {
+		t.Errorf("helm lint --strict: %v\n%s", err, b)
+	}
+}
