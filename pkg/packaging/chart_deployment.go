@@ -11,7 +11,7 @@ import (
 func rawContainers(d *unstructured.Unstructured) ([]any, error) {
 	cs, found, err := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
 	if err != nil || !found {
-		return nil, fmt.Errorf("Deployment %s: spec.template.spec.containers: %v", d.GetName(), err)
+		return nil, fmt.Errorf("manager Deployment %s: spec.template.spec.containers: %v", d.GetName(), err)
 	}
 	return cs, nil
 }

@@ -190,14 +190,6 @@ func TestChartValuesSchemaRejectsBadValues(t *testing.T) {
 	}
 }
 
-func mapValues(m map[string]string) []string {
-	var out []string
-	for _, k := range sortedKeys(m) {
-		out = append(out, "# "+k+"\n"+m[k])
-	}
-	return out
-}
-
 func readFile(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)

@@ -208,10 +208,10 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 	p.managerRaw = d
 	p.Manager = &appsv1.Deployment{}
 	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.Object, p.Manager); err != nil {
-		return fmt.Errorf("Deployment %s: %w", d.GetName(), err)
+		return fmt.Errorf("manager Deployment %s: %w", d.GetName(), err)
 	}
 	if len(p.Manager.Spec.Template.Spec.Containers) == 0 {
-		return fmt.Errorf("Deployment %s: spec.template.spec.containers is empty", d.GetName())
+		return fmt.Errorf("manager Deployment %s: spec.template.spec.containers is empty", d.GetName())
 	}
 	if p.Namespace == "" {
 		p.Namespace = p.Manager.Namespace

@@ -179,7 +179,9 @@ func TestHelmUpgradeUpgradesCRD(t *testing.T) {
 	helmInstall(t, packageChart(t, project, "--version", "0.1.0"), ns, false, nil)
 	crdName := "kvstores." + group
 	ext := apiextensionsclient.NewForConfigOrDie(c.Config)
-	t.Cleanup(func() { _ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crdName, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crdName, metav1.DeleteOptions{})
+	})
 
 	b, err := os.ReadFile(crdFile)
 	if err != nil {
