@@ -105,8 +105,8 @@ func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []
 		if !slices.Contains(bundleKinds, kind) {
 			return fmt.Errorf("%s %s: kind %s cannot be shipped in an OLM bundle (supported: %s)", kind, o.GetName(), kind, strings.Join(bundleKinds, ", "))
 		}
-		if inCSV[kind+"/"+o.GetName()] {
-			continue
+		if inCSV[kind+"/"+o.GetName()] || (p.Webhook != nil && kind == "Service" && o.GetName() == p.Webhook.Service) {
+			continue // OLM creates these from the CSV
 		}
 		if kind == "RoleBinding" || kind == "ClusterRoleBinding" {
 			ref, _, _ := unstructured.NestedString(o.Object, "roleRef", "name")

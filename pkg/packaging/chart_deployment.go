@@ -77,6 +77,9 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	pod[t.line(func(indent int) string { return podExtras(indent) })] = ""
 	pod["securityContext"] = t.block(".Values.podSecurityContext")
 	pod["serviceAccountName"] = t.token(t.include("serviceAccountName"))
+	if p.Webhook != nil {
+		conditionalItems(t, pod, "volumes", "name", p.Webhook.Volume)
+	}
 	manager := managerContainer(p.Manager).Name
 	for _, c := range pod["containers"].([]any) {
 		cm := c.(map[string]any)
@@ -88,6 +91,9 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 		cm["resources"] = t.block(".Values.resources")
 		cm["securityContext"] = t.block(".Values.securityContext")
 		cm["env"] = t.templateEnv(cm["env"], images)
+		if p.Webhook != nil {
+			conditionalItems(t, cm, "volumeMounts", "name", p.Webhook.Volume)
+		}
 	}
 	meta := d.Object["metadata"].(map[string]any)
 	meta["name"] = t.token(t.nameFor(p.Manager.Name, false))
@@ -136,4 +142,15 @@ func (t *templater) templateEnv(env any, images []RelatedImage) []any {
 			"value": t.token(fmt.Sprintf(`{{ include "%s.watchNamespaces" . | quote }}`, t.chart))})
 	}
 	return list
+}
+
+// conditionalItems renders the items of list m[key] whose field equals
+// value only when webhooks are enabled.
+func conditionalItems(t *templater, m map[string]any, key, field, value string) {
+	list, _ := m[key].([]any)
+	for i, it := range list {
+		if item, ok := it.(map[string]any); ok && item[field] == value {
+			list[i] = t.conditionalItem(item, ".Values.webhooks.enabled")
+		}
+	}
 }

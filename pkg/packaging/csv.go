@@ -110,6 +110,11 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: g.ServiceAccount, Rules: g.Cluster})
 		}
 	}
+	if p.Webhook != nil {
+		if csv.Spec.WebhookDefinitions, err = p.webhookDefinitions(); err != nil {
+			return nil, err
+		}
+	}
 	for _, img := range p.RelatedImages() {
 		csv.Spec.RelatedImages = append(csv.Spec.RelatedImages, operatorsv1alpha1.RelatedImage{Name: img.Name, Image: img.Image})
 	}
@@ -155,6 +160,9 @@ func (p *Project) installModes(opts BundleOptions, grants []Grant) []operatorsv1
 // from the olm.targetNamespaces annotation, which OLM sets.
 func (p *Project) olmDeployment() operatorsv1alpha1.StrategyDeploymentSpec {
 	d := p.Manager.DeepCopy()
+	if p.Webhook != nil {
+		p.Webhook.withoutCertVolume(&d.Spec.Template.Spec)
+	}
 	c := managerContainer(d)
 	watch := corev1.EnvVar{Name: "WATCH_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
 		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['olm.targetNamespaces']"},

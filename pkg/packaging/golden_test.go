@@ -59,20 +59,32 @@ func packageTo(t testing.TB, project string, opts PackageOptions) (string, *Resu
 	return opts.Out, res
 }
 
-func TestGoldenLegacyProject(t *testing.T) {
-	out, res := packageTo(t, "testdata/legacy", PackageOptions{Bundle: BundleOptions{Channels: []string{"stable", "fast"}}})
-	golden := filepath.Join("testdata", "golden", "legacy")
-	if *update {
-		if err := os.RemoveAll(golden); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.CopyFS(golden, os.DirFS(out)); err != nil {
-			t.Fatal(err)
-		}
+func TestGoldenProjects(t *testing.T) {
+	tests := []struct {
+		fixture  string
+		opts     PackageOptions
+		warnings int
+	}{
+		{"legacy", PackageOptions{Bundle: BundleOptions{Channels: []string{"stable", "fast"}}}, 2},
+		{"webhook", PackageOptions{Chart: ChartOptions{CRDs: CRDsSeparateChart}}, 1},
 	}
-	diffTrees(t, tree(t, out), tree(t, golden))
-	if len(res.Warnings) != 2 || !strings.Contains(res.Warnings[0], "no platform-as-code annotations") {
-		t.Errorf("warnings %v, want the two CRDs without operands named", res.Warnings)
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			out, res := packageTo(t, filepath.Join("testdata", tt.fixture), tt.opts)
+			golden := filepath.Join("testdata", "golden", tt.fixture)
+			if *update {
+				if err := os.RemoveAll(golden); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.CopyFS(golden, os.DirFS(out)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			diffTrees(t, tree(t, out), tree(t, golden))
+			if len(res.Warnings) != tt.warnings || !strings.Contains(res.Warnings[0], "no platform-as-code annotations") {
+				t.Errorf("warnings %v, want %d naming CRDs without operands", res.Warnings, tt.warnings)
+			}
+		})
 	}
 }
 

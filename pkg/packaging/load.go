@@ -54,6 +54,11 @@ type Project struct {
 	managerRaw *unstructured.Unstructured
 	// Objects are all other objects, sorted by kind, namespace and name.
 	Objects []*unstructured.Unstructured
+	// Webhooks are the admission webhook configurations; CertManager the
+	// cert-manager objects that serve them in the overlay.
+	Webhooks, CertManager []*unstructured.Unstructured
+	// Webhook is how the manager serves the webhooks; set with Webhooks.
+	Webhook *WebhookServing
 	// Samples are the custom resources in config/samples.
 	Samples []*unstructured.Unstructured
 }
@@ -196,7 +201,13 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 			p.CRDs = append(p.CRDs, crd)
 		case "Deployment":
 			deployments = append(deployments, o)
+		case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration":
+			p.Webhooks = append(p.Webhooks, o)
 		default:
+			if o.GroupVersionKind().Group == "cert-manager.io" {
+				p.CertManager = append(p.CertManager, o)
+				continue
+			}
 			p.Objects = append(p.Objects, o)
 		}
 	}
@@ -221,7 +232,18 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 	}
 	slices.SortFunc(p.CRDs, func(a, b *apiextensionsv1.CustomResourceDefinition) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(p.Objects, compareObjects)
+	slices.SortFunc(p.Webhooks, compareObjects)
+	slices.SortFunc(p.CertManager, compareObjects)
 	p.NamePrefix = namePrefix(p.Manager.Name, p.Objects)
+	if len(p.Webhooks) > 0 {
+		w, err := p.webhookServing()
+		if err != nil {
+			return err
+		}
+		p.Webhook = w
+	} else if len(p.CertManager) > 0 {
+		return fmt.Errorf("cert-manager objects %s %s but no webhook configuration: remove config/certmanager from the overlay", p.CertManager[0].GetKind(), p.CertManager[0].GetName())
+	}
 	return nil
 }
 

@@ -53,7 +53,7 @@ func (t *templater) nameFor(name string, clusterScoped bool) string {
 // blockPattern finds "key: BLOCKTOKEN" lines to expand into toYaml blocks.
 var (
 	blockPattern = regexp.MustCompile(`(?m)^( *)(- )?([A-Za-z0-9_.-]+): (OPCTLBLOCK\d+X)$`)
-	linePattern  = regexp.MustCompile(`(?m)^( *)(OPCTLLINE\d+X): ""$`)
+	linePattern  = regexp.MustCompile(`(?m)^( *)(- )?(OPCTLLINE\d+X): ""$`)
 	tokenPattern = regexp.MustCompile(`OPCTLTOKEN\d+X`)
 )
 
@@ -89,7 +89,7 @@ func (t *templater) finish(obj map[string]any) (string, error) {
 	})
 	s = linePattern.ReplaceAllStringFunc(s, func(m string) string {
 		g := linePattern.FindStringSubmatch(m)
-		return t.lines[g[2]](len(g[1]))
+		return t.lines[g[3]](len(g[1]))
 	})
 	s = tokenPattern.ReplaceAllStringFunc(s, func(tok string) string { return t.tokens[tok] })
 	return s, nil
@@ -155,4 +155,27 @@ func (t *templater) object(o *unstructured.Unstructured, nameExpr string, cluste
 	}
 	t.labels(meta)
 	return t.finish(c.Object)
+}
+
+// conditionalItem replaces a list item with the same item rendered only
+// when cond holds. Tokens inside item are resolved as usual.
+func (t *templater) conditionalItem(item map[string]any, cond string) map[string]any {
+	b, err := yaml.Marshal(item)
+	text := strings.TrimSuffix(string(b), "\n")
+	tok := t.line(func(indent int) string {
+		pad := strings.Repeat(" ", indent)
+		if err != nil {
+			return pad + "# " + err.Error()
+		}
+		lines := strings.Split(text, "\n")
+		for i := range lines {
+			prefix := pad + "  "
+			if i == 0 {
+				prefix = pad + "- "
+			}
+			lines[i] = prefix + lines[i]
+		}
+		return pad + "{{- if " + cond + " }}\n" + strings.Join(lines, "\n") + "\n" + pad + "{{- end }}"
+	})
+	return map[string]any{tok: ""}
 }

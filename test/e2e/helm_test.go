@@ -248,3 +248,46 @@ func TestHelmLintStrict(t *testing.T) {
 		t.Errorf("helm lint --strict: %v\n%s", err, b)
 	}
 }
+
+// A chart with webhooks installs with a Helm-generated CA: the API server
+// takes the webhook configurations with that CA, and helm upgrade keeps
+// the certificate (lookup) instead of rotating it.
+func TestWebhookChartSelfSigned(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	ch := packageChart(t, "../../pkg/packaging/testdata/webhook")
+	ns := c.Namespace(t, "hooks", restricted)
+	helmInstall(t, ch, ns, false, nil)
+	ext := apiextensionsclient.NewForConfigOrDie(c.Config)
+	t.Cleanup(func() {
+		_, _ = action.NewUninstall(helmConfig(t, ns)).Run("kv")
+		_ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), "widgets.hook.example.com", metav1.DeleteOptions{})
+	})
+	secret, err := c.Client.CoreV1().Secrets(ns).Get(ctx, "kv-hook-operator-webhook-server-cert", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vwc, err := c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "kv-hook-operator-"+ns+"-validating-webhook-configuration", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook := vwc.Webhooks[0]
+	if string(hook.ClientConfig.CABundle) != string(secret.Data["ca.crt"]) {
+		t.Errorf("the webhook's caBundle is not the CA in the Secret")
+	}
+	if svc := hook.ClientConfig.Service; svc == nil || svc.Name != "kv-hook-operator-webhook-service" || svc.Namespace != ns {
+		t.Errorf("webhook calls %+v", hook.ClientConfig.Service)
+	}
+	upgrade := action.NewUpgrade(helmConfig(t, ns))
+	upgrade.Namespace = ns
+	if _, err := upgrade.RunWithContext(ctx, "kv", ch, nil); err != nil {
+		t.Fatalf("helm upgrade: %v", err)
+	}
+	after, err := c.Client.CoreV1().Secrets(ns).Get(ctx, secret.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(after.Data["tls.crt"]) != string(secret.Data["tls.crt"]) {
+		t.Errorf("helm upgrade rotated the serving certificate")
+	}
+}

@@ -1,0 +1,112 @@
+package packaging
+
+import (
+	"fmt"
+	"strings"
+)
+
+// webhookTemplate renders the webhook configurations with their serving
+// certificate: from cert-manager (certManager.enabled: an Issuer, a
+// Certificate and CA injection) or self-signed by Helm (genCA and
+// genSignedCert, kept across upgrades with lookup). Nothing renders with
+// webhooks.enabled=false.
+func (p *Project) webhookTemplate(t *templater) (string, error) {
+	fullname := fmt.Sprintf(`(include "%s.fullname" .)`, t.chart)
+	var b strings.Builder
+	fmt.Fprintf(&b, `{{- if .Values.webhooks.enabled }}
+{{- $svc := printf "%%s-%[2]s" %[1]s }}
+{{- $secret := printf "%%s-%[3]s" %[1]s }}
+{{- $crt := "" }}
+{{- $key := "" }}
+{{- $ca := "" }}
+{{- if .Values.certManager.enabled }}
+---
+apiVersion: cert-manager.io/v1
+kind: Issuer
+metadata:
+  name: {{ %[1]s }}-selfsigned-issuer
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "%[4]s.labels" . | nindent 4 }}
+spec:
+  selfSigned: {}
+---
+apiVersion: cert-manager.io/v1
+kind: Certificate
+metadata:
+  name: {{ %[1]s }}-serving-cert
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "%[4]s.labels" . | nindent 4 }}
+spec:
+  dnsNames:
+  - {{ $svc }}.{{ .Release.Namespace }}.svc
+  - {{ $svc }}.{{ .Release.Namespace }}.svc.cluster.local
+  issuerRef:
+    kind: Issuer
+    name: {{ %[1]s }}-selfsigned-issuer
+  secretName: {{ $secret }}
+{{- else }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace $secret }}
+{{- if and $existing (index (default dict $existing.data) "ca.crt") }}
+{{- $crt = index $existing.data "tls.crt" }}
+{{- $key = index $existing.data "tls.key" }}
+{{- $ca = index $existing.data "ca.crt" }}
+{{- else }}
+{{- $caCert := genCA (printf "%%s-webhook-ca" %[1]s) 3650 }}
+{{- $cert := genSignedCert $svc nil (list (printf "%%s.%%s.svc" $svc .Release.Namespace) (printf "%%s.%%s.svc.cluster.local" $svc .Release.Namespace)) 3650 $caCert }}
+{{- $crt = $cert.Cert | b64enc }}
+{{- $key = $cert.Key | b64enc }}
+{{- $ca = $caCert.Cert | b64enc }}
+{{- end }}
+---
+apiVersion: v1
+kind: Secret
+metadata:
+  name: {{ $secret }}
+  namespace: {{ .Release.Namespace }}
+  labels:
+    {{- include "%[4]s.labels" . | nindent 4 }}
+type: kubernetes.io/tls
+data:
+  tls.crt: {{ $crt }}
+  tls.key: {{ $key }}
+  ca.crt: {{ $ca }}
+{{- end }}
+`, fullname, strings.TrimPrefix(p.Webhook.Service, p.NamePrefix), strings.TrimPrefix(p.Webhook.Secret, p.NamePrefix), t.chart)
+	for _, o := range p.Webhooks {
+		c := o.DeepCopy()
+		ann := c.GetAnnotations()
+		delete(ann, "cert-manager.io/inject-ca-from")
+		c.SetAnnotations(ann)
+		meta := c.Object["metadata"].(map[string]any)
+		annotations, _ := meta["annotations"].(map[string]any)
+		if annotations == nil {
+			annotations = map[string]any{}
+		}
+		annotations[t.line(func(indent int) string {
+			pad := strings.Repeat(" ", indent)
+			return fmt.Sprintf("%s{{- if .Values.certManager.enabled }}\n%scert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ %s }}-serving-cert\n%s{{- end }}", pad, pad, fullname, pad)
+		})] = ""
+		meta["annotations"] = annotations
+		hooks, _ := c.Object["webhooks"].([]any)
+		for _, h := range hooks {
+			cc, _ := h.(map[string]any)["clientConfig"].(map[string]any)
+			if cc == nil {
+				continue
+			}
+			delete(cc, "caBundle")
+			cc[t.line(func(indent int) string {
+				pad := strings.Repeat(" ", indent)
+				return fmt.Sprintf("%s{{- if not .Values.certManager.enabled }}\n%scaBundle: {{ $ca }}\n%s{{- end }}", pad, pad, pad)
+			})] = ""
+		}
+		text, err := t.object(c, t.nameFor(o.GetName(), true), true)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("---\n" + text)
+	}
+	b.WriteString("{{- end }}\n")
+	return b.String(), nil
+}

@@ -1,0 +1,141 @@
+package packaging
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// WebhookServing is how the manager serves its admission webhooks.
+type WebhookServing struct {
+	// Service is the overlay name of the Service the webhooks call.
+	Service string
+	// Port is the Service port; TargetPort the container port behind it.
+	Port       int32
+	TargetPort intstr.IntOrString
+	// Secret holds the serving certificate; Volume mounts it.
+	Secret, Volume string
+}
+
+// webhookServing finds the Service the webhooks call and the volume that
+// mounts their serving certificate in the manager.
+func (p *Project) webhookServing() (*WebhookServing, error) {
+	w := &WebhookServing{}
+	for _, o := range p.Webhooks {
+		hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+		for _, h := range hooks {
+			name, _, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "service", "name")
+			if name == "" {
+				return nil, fmt.Errorf("%s %s: webhook %v has no clientConfig.service: opctl serves webhooks from the manager through a Service", o.GetKind(), o.GetName(), h.(map[string]any)["name"])
+			}
+			if w.Service != "" && w.Service != name {
+				return nil, fmt.Errorf("%s %s: webhooks call Services %s and %s; use one webhook Service", o.GetKind(), o.GetName(), w.Service, name)
+			}
+			w.Service = name
+		}
+	}
+	i := slices.IndexFunc(p.Objects, func(o *unstructured.Unstructured) bool { return o.GetKind() == "Service" && o.GetName() == w.Service })
+	if i < 0 {
+		return nil, fmt.Errorf("the webhooks call Service %s, which the overlay does not define (config/webhook/service.yaml)", w.Service)
+	}
+	ports, _, _ := unstructured.NestedSlice(p.Objects[i].Object, "spec", "ports")
+	if len(ports) != 1 {
+		return nil, fmt.Errorf("webhook Service %s needs exactly one port", w.Service)
+	}
+	port := ports[0].(map[string]any)
+	w.Port = int32(toInt(port["port"]))
+	w.TargetPort = intstr.FromInt32(w.Port)
+	switch tp := port["targetPort"].(type) {
+	case string:
+		w.TargetPort = intstr.FromString(tp)
+	case int64, float64:
+		w.TargetPort = intstr.FromInt32(int32(toInt(tp)))
+	}
+	for _, v := range p.Manager.Spec.Template.Spec.Volumes {
+		if v.Secret == nil {
+			continue
+		}
+		for _, m := range managerContainer(p.Manager).VolumeMounts {
+			if m.Name == v.Name && strings.Contains(m.MountPath, "serving-certs") {
+				w.Secret, w.Volume = v.Secret.SecretName, v.Name
+			}
+		}
+	}
+	if w.Secret == "" {
+		return nil, fmt.Errorf("manager Deployment %s mounts no serving certificate for the webhooks: add the cert volume of config/default/manager_webhook_patch.yaml", p.Manager.Name)
+	}
+	return w, nil
+}
+
+func toInt(v any) int64 {
+	switch n := v.(type) {
+	case int64:
+		return n
+	case float64:
+		return int64(n)
+	case int:
+		return int64(n)
+	}
+	return 0
+}
+
+// webhookDefinitions describes the webhooks for OLM, which issues and
+// injects the certificates itself.
+func (p *Project) webhookDefinitions() ([]operatorsv1alpha1.WebhookDescription, error) {
+	var out []operatorsv1alpha1.WebhookDescription
+	for _, o := range p.Webhooks {
+		typ := operatorsv1alpha1.ValidatingAdmissionWebhook
+		if o.GetKind() == "MutatingWebhookConfiguration" {
+			typ = operatorsv1alpha1.MutatingAdmissionWebhook
+			var m admissionregistrationv1.MutatingWebhookConfiguration
+			if err := fromUnstructured(o, &m); err != nil {
+				return nil, err
+			}
+			for _, h := range m.Webhooks {
+				d := description(p, typ, h.Name, h.ClientConfig, h.Rules, h.FailurePolicy, h.MatchPolicy, h.ObjectSelector, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions)
+				d.ReinvocationPolicy = h.ReinvocationPolicy
+				out = append(out, d)
+			}
+			continue
+		}
+		var v admissionregistrationv1.ValidatingWebhookConfiguration
+		if err := fromUnstructured(o, &v); err != nil {
+			return nil, err
+		}
+		for _, h := range v.Webhooks {
+			out = append(out, description(p, typ, h.Name, h.ClientConfig, h.Rules, h.FailurePolicy, h.MatchPolicy, h.ObjectSelector, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions))
+		}
+	}
+	return out, nil
+}
+
+func description(p *Project, typ operatorsv1alpha1.WebhookAdmissionType, name string, cc admissionregistrationv1.WebhookClientConfig,
+	rules []admissionregistrationv1.RuleWithOperations, fp *admissionregistrationv1.FailurePolicyType, mp *admissionregistrationv1.MatchPolicyType,
+	sel *metav1.LabelSelector, se *admissionregistrationv1.SideEffectClass, timeout *int32, versions []string) operatorsv1alpha1.WebhookDescription {
+	d := operatorsv1alpha1.WebhookDescription{
+		GenerateName: name, Type: typ, DeploymentName: p.Manager.Name,
+		ContainerPort: p.Webhook.Port, TargetPort: &p.Webhook.TargetPort,
+		Rules: rules, FailurePolicy: fp, MatchPolicy: mp, ObjectSelector: sel, SideEffects: se,
+		TimeoutSeconds: timeout, AdmissionReviewVersions: versions,
+	}
+	if cc.Service != nil {
+		d.WebhookPath = cc.Service.Path
+	}
+	return d
+}
+
+// withoutCertVolume removes the webhook certificate volume and its mounts
+// from a pod spec: OLM mounts its own.
+func (w *WebhookServing) withoutCertVolume(spec *corev1.PodSpec) {
+	spec.Volumes = slices.DeleteFunc(spec.Volumes, func(v corev1.Volume) bool { return v.Name == w.Volume })
+	for i := range spec.Containers {
+		spec.Containers[i].VolumeMounts = slices.DeleteFunc(spec.Containers[i].VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == w.Volume })
+	}
+}
