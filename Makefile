@@ -29,8 +29,12 @@ build: ## Build bin/opctl.
 testbin: ## Build the test control plane binaries into bin/k8s/<version> (cached).
 	@hack/testbin.sh
 
+.PHONY: test-deps
+test-deps: ## Install the Debian packages the tests need (docker-registry).
+	@hack/test-deps.sh
+
 .PHONY: test
-test: testbin ## Run all tests (unit, integration, e2e) on one shared test control plane.
+test: testbin test-deps ## Run all tests (unit, integration, e2e) on one shared test control plane.
 	$(GO) run ./hack/testcluster -- $(GO) test -count=1 $(GOTESTFLAGS) ./...
 
 .PHONY: test-unit
@@ -76,7 +80,7 @@ lint: $(STATICCHECK) verify-generate ## Check formatting, go vet, staticcheck an
 	  if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
-	bash -n hack/testbin.sh hack/verify-generate.sh
+	bash -n hack/testbin.sh hack/verify-generate.sh hack/test-deps.sh
 
 .PHONY: clean
 clean: ## Remove bin/ except the cached test control plane.

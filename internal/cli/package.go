@@ -36,7 +36,7 @@ writes. The same input always gives byte-identical output.`,
 					opts.Bundle.Channels = append(opts.Bundle.Channels, c)
 				}
 			}
-			res, err := packaging.Package(dir, opts)
+			res, err := packaging.Package(cmd.Context(), dir, opts)
 			if err != nil {
 				return err
 			}
@@ -66,6 +66,7 @@ writes. The same input always gives byte-identical output.`,
 	f.BoolVar(&opts.Bundle.MultiNamespace, "multi-namespace", false, "allow the MultiNamespace install mode")
 	f.StringVar(&opts.Chart.CRDs, "crds", packaging.CRDsTemplated, "CRDs in the chart: templated, separate-chart or crds-dir")
 	f.StringVar(&opts.Chart.RBACScope, "rbac-scope", "namespace", "default rbac.scope of the chart: namespace or cluster")
+	f.BoolVar(&opts.PinDigests, "pin-digests", false, "replace image tags with digests resolved from the registries (uses ~/.docker/config.json credentials)")
 	f.BoolVar(&opts.ChartOnly, "chart-only", false, "write only the Helm chart")
 	f.BoolVar(&opts.BundleOnly, "bundle-only", false, "write only the OLM bundle")
 	return cmd

@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,7 +61,7 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 				tt.mutate(t, dir)
 			}
 			out := t.TempDir()
-			_, err := Package(dir, PackageOptions{Load: tt.opts, Out: out})
+			_, err := Package(context.Background(), dir, PackageOptions{Load: tt.opts, Out: out})
 			if err == nil {
 				t.Fatal("Package succeeded")
 			}

@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,7 +13,7 @@ func BenchmarkPackageSample(b *testing.B) {
 	out := b.TempDir()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Package(sampleDir, PackageOptions{Out: out}); err != nil {
+		if _, err := Package(context.Background(), sampleDir, PackageOptions{Out: out}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -25,7 +26,7 @@ func BenchmarkPackageLarge(b *testing.B) {
 	out := b.TempDir()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Package(dir, PackageOptions{Out: out}); err != nil {
+		if _, err := Package(context.Background(), dir, PackageOptions{Out: out}); err != nil {
 			b.Fatal(err)
 		}
 	}

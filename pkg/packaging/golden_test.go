@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"io/fs"
 	"os"
@@ -52,7 +53,7 @@ func diffTrees(t *testing.T, got, want map[string][]byte) {
 func packageTo(t testing.TB, project string, opts PackageOptions) (string, *Result) {
 	t.Helper()
 	opts.Out = t.TempDir()
-	res, err := Package(project, opts)
+	res, err := Package(context.Background(), project, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestRegenerationKeepsUserFiles(t *testing.T) {
 	mustWrite(t, filepath.Join(chart, "values.local.yaml"), "replicas: 3\n")
 	mustWrite(t, filepath.Join(chart, "templates", "extra.yaml"), "# mine\n")
 	mustWrite(t, filepath.Join(chart, "values.yaml"), "tampered\n")
-	if _, err := Package(project, PackageOptions{Out: out}); err != nil {
+	if _, err := Package(context.Background(), project, PackageOptions{Out: out}); err != nil {
 		t.Fatal(err)
 	}
 	if got := string(readFile(t, filepath.Join(chart, "values.local.yaml"))); got != "replicas: 3\n" {
@@ -128,7 +129,7 @@ func TestFailureLeavesOutputUntouched(t *testing.T) {
 	before := tree(t, out)
 	crd := filepath.Join(project, "config", "crd", "bases", "kv.opctl.dev_kvstores.yaml")
 	mustWrite(t, crd, strings.Replace(string(readFile(t, crd)), "openAPIV3Schema:", "openAPIV3SchemaX:", 1))
-	if _, err := Package(project, PackageOptions{Out: out}); err == nil {
+	if _, err := Package(context.Background(), project, PackageOptions{Out: out}); err == nil {
 		t.Fatal("packaging a CRD without schema succeeded")
 	}
 	diffTrees(t, tree(t, out), before)

@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -17,6 +18,10 @@ type PackageOptions struct {
 	Out string
 	// ChartOnly and BundleOnly limit the output.
 	ChartOnly, BundleOnly bool
+	// PinDigests replaces image tags with digests from the registries,
+	// through Resolver (default RegistryResolver).
+	PinDigests bool
+	Resolver   DigestResolver
 }
 
 // Result reports what Package wrote.
@@ -33,13 +38,22 @@ type Result struct {
 
 // Package loads the project in dir and writes its chart and bundle. On any
 // error nothing is written.
-func Package(dir string, opts PackageOptions) (*Result, error) {
+func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, error) {
 	if opts.ChartOnly && opts.BundleOnly {
 		return nil, errors.New("--chart-only and --bundle-only exclude each other")
 	}
 	p, err := Load(dir, opts.Load)
 	if err != nil {
 		return nil, err
+	}
+	if opts.PinDigests {
+		r := opts.Resolver
+		if r == nil {
+			r = RegistryResolver{}
+		}
+		if err := p.PinDigests(ctx, r); err != nil {
+			return nil, err
+		}
 	}
 	files := Files{}
 	var warnings []string

@@ -1,0 +1,5 @@
+// Package testregistry runs a real OCI registry for tests: Debian's
+// docker-registry (CNCF distribution) as a process on 127.0.0.1 with a
+// temporary storage directory. A missing binary fails the test with the
+// command that installs it; it never skips.
+package testregistry

@@ -1,0 +1,86 @@
+package packaging
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// DigestResolver resolves an image reference to the digest it points at.
+type DigestResolver interface {
+	Digest(ctx context.Context, image string) (string, error)
+}
+
+// RegistryResolver asks the image's registry, with the credentials of the
+// local Docker config. Registries on localhost speak plain HTTP.
+type RegistryResolver struct{}
+
+// Digest returns the digest of image's manifest (or index).
+func (RegistryResolver) Digest(ctx context.Context, image string) (string, error) {
+	ref, err := name.ParseReference(image)
+	if err != nil {
+		return "", err
+	}
+	desc, err := remote.Head(ref, remote.WithContext(ctx), remote.WithAuthFromKeychain(authn.DefaultKeychain))
+	if err != nil {
+		return "", err
+	}
+	return desc.Digest.String(), nil
+}
+
+// PinDigests replaces every image of the project (the manager's, the
+// RELATED_IMAGE_* values, those of extra objects and samples) with
+// repository@digest. An image that cannot be resolved is an error.
+func (p *Project) PinDigests(ctx context.Context, r DigestResolver) error {
+	pinned := map[string]string{}
+	for _, img := range p.RelatedImages() {
+		if strings.Contains(img.Image, "@") {
+			continue
+		}
+		d, err := r.Digest(ctx, img.Image)
+		if err != nil {
+			return fmt.Errorf("--pin-digests: cannot resolve image %s (%s) to a digest: %w; check that it exists and the registry is reachable, or drop --pin-digests", img.Image, img.Name, err)
+		}
+		repo, _, _ := splitImage(img.Image)
+		pinned[img.Image] = repo + "@" + d
+	}
+	replaceStrings(p.managerRaw.Object, pinned)
+	for _, o := range p.Objects {
+		replaceStrings(o.Object, pinned)
+	}
+	for _, s := range p.Samples {
+		replaceStrings(s.Object, pinned)
+	}
+	return runtime.DefaultUnstructuredConverter.FromUnstructured(p.managerRaw.Object, p.Manager)
+}
+
+// replaceStrings replaces every string value of v found in m.
+func replaceStrings(v any, m map[string]string) {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if s, ok := e.(string); ok {
+				if r, ok := m[s]; ok {
+					t[k] = r
+				}
+				continue
+			}
+			replaceStrings(e, m)
+		}
+	case []any:
+		for i, e := range t {
+			if s, ok := e.(string); ok {
+				if r, ok := m[s]; ok {
+					t[i] = r
+				}
+				continue
+			}
+			replaceStrings(e, m)
+		}
+	}
+}
