@@ -70,12 +70,14 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the 
 	$(CONTROLLER_GEN) crd paths=./$(KIT_TESTAPI)/... output:crd:artifacts:config=$(KIT_TESTAPI)/testdata/crd
 	$(GO) run ./cmd/opctl package $(SAMPLE) --out . >/dev/null
 
-.PHONY: verify-generate verify-generated
-verify-generate verify-generated: $(CONTROLLER_GEN) ## Fail when generated files (code, CRDs, RBAC, charts, bundles) do not match their sources.
+.PHONY: verify-generated verify-generate
+verify-generated: $(CONTROLLER_GEN) ## Fail when generated files (code, CRDs, RBAC, charts, bundles) do not match their sources.
 	@hack/verify-generate.sh $(MAKE)
 
+verify-generate: verify-generated
+
 .PHONY: lint
-lint: $(STATICCHECK) verify-generate ## Check formatting, go vet, staticcheck and generated files.
+lint: $(STATICCHECK) verify-generated ## Check formatting, go vet, staticcheck and generated files.
 	@out="$$(gofmt -l $$(find . -name '*.go' -not -path './bin/*' -not -path './.git/*'))"; \
 	  if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
