@@ -115,3 +115,17 @@ func TestCSV(t *testing.T) {
 		t.Errorf("alm-examples lacks the sample: %s", csv.Annotations["alm-examples"])
 	}
 }
+
+func TestCSVUpgradeGraphFromOptions(t *testing.T) {
+	dir := writeBundle(t, BundleOptions{Replaces: "sample-operator.v0.0.9", Skips: []string{"sample-operator.v0.0.8"}, SkipRange: "<0.1.0"})
+	var csv operatorsv1alpha1.ClusterServiceVersion
+	if err := yaml.Unmarshal(readFile(t, filepath.Join(dir, "manifests", "sample-operator.clusterserviceversion.yaml")), &csv); err != nil {
+		t.Fatal(err)
+	}
+	if csv.Spec.Replaces != "sample-operator.v0.0.9" || len(csv.Spec.Skips) != 1 || csv.Annotations["olm.skipRange"] != "<0.1.0" {
+		t.Errorf("replaces %q skips %v skipRange %q", csv.Spec.Replaces, csv.Spec.Skips, csv.Annotations["olm.skipRange"])
+	}
+	if errs := validateBundle(t, dir); len(errs) > 0 {
+		t.Errorf("bundle with an upgrade graph: %v", errs)
+	}
+}

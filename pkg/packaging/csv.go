@@ -26,6 +26,10 @@ type BundleOptions struct {
 	DefaultChannel string
 	// MultiNamespace allows the MultiNamespace install mode.
 	MultiNamespace bool
+	// Replaces, Skips and SkipRange override opctl.yaml's upgrade graph.
+	Replaces  string
+	Skips     []string
+	SkipRange string
 }
 
 // CSV builds the ClusterServiceVersion of the project.
@@ -35,6 +39,11 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 		return nil, fmt.Errorf("version %q: %w", p.Version, err)
 	}
 	cfg := p.Config
+	cfg.Replaces = firstNonEmpty(opts.Replaces, cfg.Replaces)
+	cfg.SkipRange = firstNonEmpty(opts.SkipRange, cfg.SkipRange)
+	if len(opts.Skips) > 0 {
+		cfg.Skips = opts.Skips
+	}
 	examples, err := json.MarshalIndent(sampleMaps(p), "", "  ")
 	if err != nil {
 		return nil, err
