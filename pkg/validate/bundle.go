@@ -1,0 +1,250 @@
+package validate
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/operator-framework/api/pkg/manifests"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/operator-framework/api/pkg/validation"
+	interfaces "github.com/operator-framework/api/pkg/validation/interfaces"
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	apivalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Options tune the checks.
+type Options struct {
+	// K8sVersion is the Kubernetes version to check deprecated APIs against.
+	K8sVersion string
+}
+
+// namedValidator is an operator-framework validator and its name.
+type namedValidator struct {
+	name string
+	v    interfaces.Validator
+}
+
+// frameworkValidators are the operator-framework validators opctl runs on
+// bundles. MultipleArchitectures is left out: it shells out to docker.
+var frameworkValidators = []namedValidator{
+	{"ClusterServiceVersionValidator", validation.ClusterServiceVersionValidator},
+	{"CustomResourceDefinitionValidator", validation.CustomResourceDefinitionValidator},
+	{"BundleValidator", validation.BundleValidator},
+	{"OperatorHubV2Validator", validation.OperatorHubV2Validator},
+	{"StandardCapabilitiesValidator", validation.StandardCapabilitiesValidator},
+	{"StandardCategoriesValidator", validation.StandardCategoriesValidator},
+	{"GoodPracticesValidator", validation.GoodPracticesValidator},
+	{"AlphaDeprecatedAPIsValidator", validation.AlphaDeprecatedAPIsValidator},
+	{"ObjectValidator", validation.ObjectValidator},
+}
+
+// MaxBundleBytes is where OPC-B005 starts warning: 80% of the 1 MiB limit.
+const MaxBundleBytes = 1 << 20 * 8 / 10
+
+// ValidateBundle checks the registry+v1 bundle in dir. An error means dir
+// is not a usable bundle.
+func ValidateBundle(dir string, opts Options) (*Report, error) {
+	b, err := manifests.GetBundleFromDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a loadable OLM bundle: %w", dir, err)
+	}
+	if b.CSV == nil {
+		return nil, fmt.Errorf("%s: no ClusterServiceVersion in manifests/", dir)
+	}
+	files, err := kindFiles(filepath.Join(dir, "manifests"))
+	if err != nil {
+		return nil, err
+	}
+	r := &Report{Path: dir, Kind: "bundle", Findings: []Finding{}}
+	csvFile := files["ClusterServiceVersion/"+b.CSV.Name]
+	k8s := opts.K8sVersion
+	if k8s == "" {
+		k8s = "1.36"
+	}
+	objs := append(b.ObjectsToValidate(), map[string]string{"k8s-version": k8s})
+	for _, nv := range frameworkValidators {
+		for _, res := range nv.v.Validate(objs...) {
+			for _, e := range res.Errors {
+				r.Findings = append(r.Findings, Finding{Check: "OPC-B000", Severity: SeverityError, Message: e.Error(), File: csvFile, Source: "operator-framework/" + nv.name})
+			}
+			for _, w := range res.Warnings {
+				r.Findings = append(r.Findings, Finding{Check: "OPC-B000", Severity: SeverityWarning, Message: w.Error(), File: csvFile, Source: "operator-framework/" + nv.name})
+			}
+		}
+	}
+	crds := map[string]*apiextensionsv1.CustomResourceDefinition{}
+	for _, crd := range b.V1CRDs {
+		crds[crd.Name] = crd
+		checkCRDSchema(r, crd, files["CustomResourceDefinition/"+crd.Name])
+	}
+	checkOwned(r, b.CSV, csvFile)
+	checkExamples(r, b.CSV, crds, csvFile)
+	checkRelatedImages(r, b.CSV, csvFile)
+	if size := treeSize(dir); size > MaxBundleBytes {
+		r.add("OPC-B005", fmt.Sprintf("bundle is %d bytes, over %d (80%% of 1 MiB)", size, MaxBundleBytes), "", "")
+	}
+	locate(r, dir)
+	return r, nil
+}
+
+// kindFiles maps "Kind/name" to the file in dir that holds it.
+func kindFiles(dir string) (map[string]string, error) {
+	out := map[string]string{}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		kind, name := headerOf(b)
+		out[kind+"/"+name] = filepath.ToSlash(filepath.Join("manifests", e.Name()))
+	}
+	return out, nil
+}
+
+// checkCRDSchema wants a schema on every version and a description on
+// every field of spec and status (one level down).
+func checkCRDSchema(r *Report, crd *apiextensionsv1.CustomResourceDefinition, file string) {
+	obj := "CustomResourceDefinition/" + crd.Name
+	for _, v := range crd.Spec.Versions {
+		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
+			r.add("OPC-B001", fmt.Sprintf("version %s has no openAPIV3Schema", v.Name), file, obj)
+			continue
+		}
+		internal := &apiextensions.CustomResourceValidation{}
+		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v.Schema, internal, nil); err == nil {
+			if s, err := schema.NewStructural(internal.OpenAPIV3Schema); err != nil {
+				r.add("OPC-B001", fmt.Sprintf("version %s: schema is not structural: %v", v.Name, err), file, obj)
+			} else if errs := schema.ValidateStructural(field.NewPath("openAPIV3Schema"), s); len(errs) > 0 {
+				r.add("OPC-B001", fmt.Sprintf("version %s: schema is not structural: %v", v.Name, errs.ToAggregate()), file, obj)
+			}
+		}
+		var missing []string
+		for _, top := range []string{"spec", "status"} {
+			p, ok := v.Schema.OpenAPIV3Schema.Properties[top]
+			if !ok {
+				continue
+			}
+			if p.Description == "" {
+				missing = append(missing, top)
+			}
+			for name, f := range p.Properties {
+				if f.Description == "" {
+					missing = append(missing, top+"."+name)
+				}
+			}
+		}
+		if len(missing) > 0 {
+			slices.Sort(missing)
+			r.add("OPC-B001", fmt.Sprintf("version %s: fields without description: %s", v.Name, strings.Join(missing, ", ")), file, obj)
+		}
+	}
+}
+
+func checkOwned(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, file string) {
+	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
+		var missing []string
+		if len(o.Resources) == 0 {
+			missing = append(missing, "resources")
+		}
+		if len(o.SpecDescriptors) == 0 {
+			missing = append(missing, "specDescriptors")
+		}
+		if len(o.StatusDescriptors) == 0 {
+			missing = append(missing, "statusDescriptors")
+		}
+		if len(missing) > 0 {
+			r.add("OPC-B002", fmt.Sprintf("owned CRD %s %s has no %s", o.Name, o.Version, strings.Join(missing, ", ")), file, "ClusterServiceVersion/"+csv.Name)
+		}
+	}
+}
+
+// checkExamples validates every alm-examples entry against its CRD's
+// schema with the API server's own validation.
+func checkExamples(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, crds map[string]*apiextensionsv1.CustomResourceDefinition, file string) {
+	raw := csv.Annotations["alm-examples"]
+	if raw == "" {
+		return
+	}
+	obj := "ClusterServiceVersion/" + csv.Name
+	var examples []map[string]any
+	if err := json.Unmarshal([]byte(raw), &examples); err != nil {
+		r.add("OPC-B003", "alm-examples is not a JSON list of objects: "+err.Error(), file, obj)
+		return
+	}
+	for i, ex := range examples {
+		apiVersion, _ := ex["apiVersion"].(string)
+		kind, _ := ex["kind"].(string)
+		group, version, _ := strings.Cut(apiVersion, "/")
+		crd := findCRD(crds, group, kind)
+		if crd == nil {
+			r.add("OPC-B003", fmt.Sprintf("alm-examples[%d] is a %s %s, but the bundle has no CRD for it", i, apiVersion, kind), file, obj)
+			continue
+		}
+		for _, v := range crd.Spec.Versions {
+			if v.Name != version || v.Schema == nil {
+				continue
+			}
+			internal := &apiextensions.CustomResourceValidation{}
+			if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v.Schema, internal, nil); err != nil {
+				continue
+			}
+			validator, _, err := apivalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
+			if err != nil {
+				continue
+			}
+			if errs := apivalidation.ValidateCustomResource(field.NewPath(""), ex, validator); len(errs) > 0 {
+				r.add("OPC-B003", fmt.Sprintf("alm-examples[%d] (%s) is invalid: %v", i, kind, errs.ToAggregate()), file, obj)
+			}
+		}
+	}
+}
+
+func findCRD(crds map[string]*apiextensionsv1.CustomResourceDefinition, group, kind string) *apiextensionsv1.CustomResourceDefinition {
+	for _, c := range crds {
+		if c.Spec.Group == group && c.Spec.Names.Kind == kind {
+			return c
+		}
+	}
+	return nil
+}
+
+// checkRelatedImages wants every deployment image in spec.relatedImages.
+func checkRelatedImages(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, file string) {
+	listed := map[string]bool{}
+	for _, ri := range csv.Spec.RelatedImages {
+		listed[ri.Image] = true
+	}
+	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		spec := d.Spec.Template.Spec
+		for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
+			if !listed[c.Image] {
+				r.add("OPC-B004", fmt.Sprintf("deployment %s container %s runs %s, which spec.relatedImages does not list", d.Name, c.Name, c.Image), file, "ClusterServiceVersion/"+csv.Name)
+			}
+		}
+	}
+}
+
+func treeSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
