@@ -69,6 +69,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the 
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./$(SAMPLE)/internal/controller/... output:rbac:artifacts:config=$(SAMPLE)/config/rbac
 	$(CONTROLLER_GEN) crd paths=./$(KIT_TESTAPI)/... output:crd:artifacts:config=$(KIT_TESTAPI)/testdata/crd
 	$(GO) run ./cmd/opctl package $(SAMPLE) --out . >/dev/null
+	$(GO) run ./hack/checksdoc
 
 .PHONY: verify-generated verify-generate
 verify-generated: $(CONTROLLER_GEN) ## Fail when generated files (code, CRDs, RBAC, charts, bundles) do not match their sources.

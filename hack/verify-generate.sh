@@ -13,6 +13,7 @@ GENERATED=(
   pkg/operatorkit/internal/testapi/testdata/crd
   charts/sample-operator
   bundle/sample-operator
+  docs/checks.md
 )
 SNAP="$(mktemp -d)"
 trap 'rm -rf "${SNAP}"' EXIT

@@ -88,3 +88,50 @@ func TestCompletionBash(t *testing.T) {
 		t.Errorf("bash completion lacks the __start_opctl function")
 	}
 }
+
+func TestValidateExitCodes(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"clean bundle", []string{"validate", "../../bundle/sample-operator"}, 0, "0 errors, 0 warnings", ""},
+		{"chart with a warning passes by default", []string{"validate", "../../charts/sample-operator"}, 0, "OPC-C008", ""},
+		{"warnings fail with --fail-on warning", []string{"validate", "--fail-on", "warning", "../../charts/sample-operator"}, 1, "0 errors, 1 warnings", ""},
+		{"errors fail", []string{"validate", "../../pkg/validate/testdata/badchart"}, 1, "OPC-C007", ""},
+		{"project packaged in memory", []string{"validate", "../../operators/sample"}, 0, "(packaged)", ""},
+		{"unusable path", []string{"validate", "/nonexistent/opctl"}, 2, "", "cannot read /nonexistent/opctl"},
+		{"not a bundle or chart", []string{"validate", "."}, 2, "", "is neither an OLM bundle"},
+		{"bad --fail-on", []string{"validate", "--fail-on", "info", "."}, 2, "", `--fail-on "info"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := opctl(t, tt.args...)
+			if code != tt.code || !strings.Contains(out, tt.stdout) || !strings.Contains(errOut, tt.stderr) {
+				t.Errorf("exit %d (want %d)\nstdout: %s\nstderr: %s", code, tt.code, out, errOut)
+			}
+		})
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	code, out, _ := opctl(t, "validate", "-o", "json", "../../pkg/validate/testdata/badchart")
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	var doc struct {
+		Reports []struct {
+			Kind     string
+			Findings []struct{ Check, Severity, File string }
+		}
+		Summary struct{ Errors, Warnings int }
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("not JSON: %v", err)
+	}
+	if len(doc.Reports) != 1 || doc.Reports[0].Kind != "chart" || doc.Summary.Errors == 0 || len(doc.Reports[0].Findings) != doc.Summary.Errors+doc.Summary.Warnings {
+		t.Errorf("unexpected report: %+v", doc)
+	}
+}

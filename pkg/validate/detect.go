@@ -1,0 +1,85 @@
+package validate
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"opctl.dev/opctl/pkg/packaging"
+)
+
+// Kinds of input.
+const (
+	KindAuto    = "auto"
+	KindBundle  = "bundle"
+	KindChart   = "chart"
+	KindProject = "project"
+)
+
+// Detect tells what path holds: a bundle (manifests/ and metadata/), a
+// chart (Chart.yaml) or an operator project (config/default).
+func Detect(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("cannot read %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("%s is a file: give the directory of a bundle, a chart or an operator project", path)
+	}
+	exists := func(p string) bool { _, err := os.Stat(filepath.Join(path, p)); return err == nil }
+	switch {
+	case exists("Chart.yaml"):
+		return KindChart, nil
+	case exists("manifests") && exists("metadata"):
+		return KindBundle, nil
+	case exists(filepath.Join("config", "default")):
+		return KindProject, nil
+	}
+	return "", fmt.Errorf("%s is neither an OLM bundle (manifests/, metadata/), a Helm chart (Chart.yaml) nor an operator project (config/default): pass --kind", path)
+}
+
+// Validate checks path as kind (KindAuto detects it). A project is packaged
+// in memory first and its chart and bundle are checked. An error means the
+// input is unusable.
+func Validate(ctx context.Context, path, kind string, opts Options) ([]*Report, error) {
+	if kind == "" || kind == KindAuto {
+		var err error
+		if kind, err = Detect(path); err != nil {
+			return nil, err
+		}
+	}
+	switch kind {
+	case KindBundle:
+		r, err := ValidateBundle(path, opts)
+		return []*Report{r}, err
+	case KindChart:
+		r, err := ValidateChart(path, opts)
+		return []*Report{r}, err
+	case KindProject:
+		return validateProject(ctx, path, opts)
+	}
+	return nil, fmt.Errorf("--kind %q: use auto, bundle, chart or project", kind)
+}
+
+func validateProject(ctx context.Context, path string, opts Options) ([]*Report, error) {
+	out, err := os.MkdirTemp("", "opctl-validate-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(out)
+	res, err := packaging.Package(ctx, path, packaging.PackageOptions{Out: out})
+	if err != nil {
+		return nil, fmt.Errorf("packaging %s: %w", path, err)
+	}
+	chart, err := ValidateChart(filepath.Join(out, "charts", res.Name), opts)
+	if err != nil {
+		return nil, err
+	}
+	bundle, err := ValidateBundle(filepath.Join(out, "bundle", res.Name), opts)
+	if err != nil {
+		return nil, err
+	}
+	chart.Path, bundle.Path = filepath.Join(path, "charts", res.Name)+" (packaged)", filepath.Join(path, "bundle", res.Name)+" (packaged)"
+	return []*Report{chart, bundle}, nil
+}
