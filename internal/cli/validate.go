@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"opctl.dev/opctl/internal/version"
 	"opctl.dev/opctl/pkg/validate"
 )
 
@@ -26,7 +27,7 @@ docs/checks.md). Exit codes: 0 clean, 1 findings at or above --fail-on,
 2 unusable input.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkFormat(g.Output, FormatText, FormatJSON); err != nil {
+			if err := checkFormat(g.Output, FormatText, FormatJSON, formatSARIF, formatJUnit); err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
 			min := validate.Severity(failOn)
@@ -69,12 +70,22 @@ docs/checks.md). Exit codes: 0 clean, 1 findings at or above --fail-on,
 	return cmd
 }
 
+// Report formats only validate speaks.
+const (
+	formatSARIF = "sarif"
+	formatJUnit = "junit"
+)
+
 func write(w io.Writer, format string, reports []*validate.Report) error {
 	switch format {
 	case FormatJSON:
 		return validate.WriteJSON(w, reports)
 	case FormatText:
 		return validate.WriteText(w, reports, isTerminal(w))
+	case formatSARIF:
+		return validate.WriteSARIF(w, reports, version.Get().Version)
+	case formatJUnit:
+		return validate.WriteJUnit(w, reports)
 	}
 	return errors.New("unreachable output format " + format)
 }

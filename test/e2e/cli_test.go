@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -133,5 +135,19 @@ func TestValidateJSON(t *testing.T) {
 	}
 	if len(doc.Reports) != 1 || doc.Reports[0].Kind != "chart" || doc.Summary.Errors == 0 || len(doc.Reports[0].Findings) != doc.Summary.Errors+doc.Summary.Warnings {
 		t.Errorf("unexpected report: %+v", doc)
+	}
+}
+
+func TestValidateFormats(t *testing.T) {
+	for _, f := range []struct{ format, prefix string }{{"sarif", `{`}, {"junit", `<?xml`}} {
+		file := filepath.Join(t.TempDir(), "report")
+		code, out, errOut := opctl(t, "validate", "-o", f.format, "--output-file", file, "../../pkg/validate/testdata/badchart")
+		if code != 1 || out != "" {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", f.format, code, out, errOut)
+		}
+		b, err := os.ReadFile(file)
+		if err != nil || !strings.HasPrefix(string(b), f.prefix) || !strings.Contains(string(b), "OPC-C007") {
+			t.Errorf("%s report: %v\n%.200s", f.format, err, b)
+		}
 	}
 }
