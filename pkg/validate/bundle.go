@@ -88,6 +88,17 @@ func ValidateBundle(dir string, opts Options) (*Report, error) {
 	checkOwned(r, b.CSV, csvFile)
 	checkExamples(r, b.CSV, crds, csvFile)
 	checkRelatedImages(r, b.CSV, csvFile)
+	r.Grade = gradeBundle(b, files)
+	if g := r.Grade; g.DeclaredLevel > g.Level {
+		var missing []string
+		for _, c := range g.Criteria {
+			if c.Level > g.Level && c.Level <= g.DeclaredLevel && c.Required && c.Status != Met {
+				missing = append(missing, c.ID)
+			}
+		}
+		r.add("OPC-G001", fmt.Sprintf("capabilities claims Level %d (%s) but the evidence supports Level %d (%s); missing: %s",
+			g.DeclaredLevel, g.Declared, g.Level, g.Name, strings.Join(missing, ", ")), csvFile, "ClusterServiceVersion/"+b.CSV.Name)
+	}
 	if size := treeSize(dir); size > MaxBundleBytes {
 		r.add("OPC-B005", fmt.Sprintf("bundle is %d bytes, over %d (80%% of 1 MiB)", size, MaxBundleBytes), "", "")
 	}
@@ -139,8 +150,8 @@ func checkCRDSchema(r *Report, crd *apiextensionsv1.CustomResourceDefinition, fi
 			if p.Description == "" {
 				missing = append(missing, top)
 			}
-			for name, f := range p.Properties {
-				if f.Description == "" {
+			for _, name := range sortedKeys(p.Properties) {
+				if p.Properties[name].Description == "" {
 					missing = append(missing, top+"."+name)
 				}
 			}

@@ -43,6 +43,7 @@ var Checks = []Check{
 	{"OPC-B003", SeverityError, "Every alm-examples entry must be valid against its CRD schema; users copy them.", "Fix the sample in config/samples or the schema."},
 	{"OPC-B004", SeverityError, "spec.relatedImages must list every image the deployments run, or disconnected installs break.", "Add the image to relatedImages (opctl package does it) or to a RELATED_IMAGE_* variable."},
 	{"OPC-B005", SeverityWarning, "A bundle must stay under 1 MiB (with margin) to fit in a ConfigMap and in etcd.", "Trim CRD descriptions or move large objects out of the bundle."},
+	{"OPC-G001", SeverityWarning, "The capabilities annotation claims more than the bundle shows evidence for.", "Lower the claim, or add what the missing criteria of the claimed level ask for."},
 	{"OPC-C000", SeverityError, "helm lint --strict reported a problem.", "Follow the lint message."},
 	{"OPC-C001", SeverityWarning, "Workloads need liveness and readiness probes so Kubernetes can restart and route around unhealthy pods.", "Add livenessProbe and readinessProbe to every container."},
 	{"OPC-C002", SeverityWarning, "Containers need CPU and memory requests and limits, so quotas and scheduling work and one tenant cannot starve another.", "Set resources.requests and resources.limits for cpu and memory."},
@@ -86,6 +87,8 @@ type Report struct {
 	Path     string    `json:"path"`
 	Kind     string    `json:"kind"`
 	Findings []Finding `json:"findings"`
+	// Grade is the Capability Level of a bundle.
+	Grade *Grade `json:"grade,omitempty"`
 }
 
 // Count returns how many findings have exactly severity s.

@@ -78,6 +78,33 @@ func WriteText(w io.Writer, reports []*Report, color bool) error {
 		}
 	}
 	s := Summarize(reports)
-	_, err := fmt.Fprintf(w, "%d errors, %d warnings\n", s.Errors, s.Warnings)
+	level := ""
+	for _, r := range reports {
+		if g := r.Grade; g != nil {
+			writeGrade(w, g)
+			level = fmt.Sprintf(", level %d/5", g.Level)
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d errors, %d warnings%s\n", s.Errors, s.Warnings, level)
 	return err
+}
+
+// writeGrade lists the capability criteria by level with their evidence.
+func writeGrade(w io.Writer, g *Grade) {
+	declared := ""
+	if g.Declared != "" {
+		declared = fmt.Sprintf(" (declared: %s)", g.Declared)
+	}
+	fmt.Fprintf(w, "  capability level %d/5 %s%s\n", g.Level, g.Name, declared)
+	for _, c := range g.Criteria {
+		req := ""
+		if c.Required {
+			req = " (required)"
+		}
+		ev := ""
+		if len(c.Evidence) > 0 {
+			ev = ": " + c.Evidence[0]
+		}
+		fmt.Fprintf(w, "    L%d %-7s %s %s%s%s\n", c.Level, c.Status, c.ID, c.Text, req, ev)
+	}
 }

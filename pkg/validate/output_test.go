@@ -102,3 +102,19 @@ func TestJUnit(t *testing.T) {
 		t.Errorf("total failures %d do not add up", doc.Failures)
 	}
 }
+
+// Reports are the same bytes on every run.
+func TestReportsAreDeterministic(t *testing.T) {
+	var first string
+	for i := range 5 {
+		var buf bytes.Buffer
+		if err := WriteJSON(&buf, reportsOf(t, sampleBundle, "testdata/badchart")); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = buf.String()
+		} else if buf.String() != first {
+			t.Fatal("JSON report differs between runs")
+		}
+	}
+}
