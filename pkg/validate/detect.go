@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/chartutil"
 
 	"opctl.dev/opctl/pkg/packaging"
 )
@@ -25,7 +28,10 @@ func Detect(path string) (string, error) {
 		return "", fmt.Errorf("cannot read %s: %w", path, err)
 	}
 	if !fi.IsDir() {
-		return "", fmt.Errorf("%s is a file: give the directory of a bundle, a chart or an operator project", path)
+		if strings.HasSuffix(path, ".tgz") || strings.HasSuffix(path, ".tar.gz") {
+			return KindChart, nil
+		}
+		return "", fmt.Errorf("%s is a file: give a bundle, chart or project directory, or a chart .tgz", path)
 	}
 	exists := func(p string) bool { _, err := os.Stat(filepath.Join(path, p)); return err == nil }
 	switch {
@@ -49,11 +55,23 @@ func Validate(ctx context.Context, path, kind string, opts Options) ([]*Report, 
 			return nil, err
 		}
 	}
+	if fi, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	} else if fi.IsDir() {
+		if err := checkTree(path); err != nil {
+			return nil, err
+		}
+	} else if err := checkArchive(path); err != nil {
+		return nil, err
+	}
 	switch kind {
 	case KindBundle:
 		r, err := ValidateBundle(path, opts)
 		return []*Report{r}, err
 	case KindChart:
+		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+			return validateChartArchive(path, opts)
+		}
 		r, err := ValidateChart(path, opts)
 		return []*Report{r}, err
 	case KindProject:
@@ -82,4 +100,26 @@ func validateProject(ctx context.Context, path string, opts Options) ([]*Report,
 	}
 	chart.Path, bundle.Path = filepath.Join(path, "charts", res.Name)+" (packaged)", filepath.Join(path, "bundle", res.Name)+" (packaged)"
 	return []*Report{chart, bundle}, nil
+}
+
+// validateChartArchive expands a checked chart archive and validates it.
+func validateChartArchive(file string, opts Options) ([]*Report, error) {
+	dir, err := os.MkdirTemp("", "opctl-validate-chart-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	if err := chartutil.ExpandFile(dir, file); err != nil {
+		return nil, fmt.Errorf("expanding %s: %w", file, err)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil || len(entries) != 1 || !entries[0].IsDir() {
+		return nil, fmt.Errorf("%s does not hold one chart directory", file)
+	}
+	r, err := ValidateChart(filepath.Join(dir, entries[0].Name()), opts)
+	if err != nil {
+		return nil, err
+	}
+	r.Path = file
+	return []*Report{r}, nil
 }
