@@ -18,6 +18,7 @@ const (
 	KindBundle  = "bundle"
 	KindChart   = "chart"
 	KindProject = "project"
+	KindCatalog = "catalog"
 )
 
 // Detect tells what path holds: a bundle (manifests/ and metadata/), a
@@ -41,8 +42,29 @@ func Detect(path string) (string, error) {
 		return KindBundle, nil
 	case exists(filepath.Join("config", "default")):
 		return KindProject, nil
+	case isCatalog(path):
+		return KindCatalog, nil
 	}
-	return "", fmt.Errorf("%s is neither an OLM bundle (manifests/, metadata/), a Helm chart (Chart.yaml) nor an operator project (config/default): pass --kind", path)
+	return "", fmt.Errorf("%s is neither an OLM bundle (manifests/, metadata/), a Helm chart (Chart.yaml), a file-based catalog (olm.package documents) nor an operator project (config/default): pass --kind", path)
+}
+
+// isCatalog reports a directory whose YAML or JSON files declare an
+// olm.package.
+func isCatalog(dir string) bool {
+	found := false
+	_ = filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || found || d.IsDir() {
+			return nil
+		}
+		if ext := filepath.Ext(p); ext != ".yaml" && ext != ".yml" && ext != ".json" {
+			return nil
+		}
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), "olm.package") {
+			found = true
+		}
+		return nil
+	})
+	return found
 }
 
 // Validate checks path as kind (KindAuto detects it). A project is packaged
@@ -76,8 +98,11 @@ func Validate(ctx context.Context, path, kind string, opts Options) ([]*Report, 
 		return []*Report{r}, err
 	case KindProject:
 		return validateProject(ctx, path, opts)
+	case KindCatalog:
+		r, err := ValidateCatalog(ctx, path)
+		return []*Report{r}, err
 	}
-	return nil, fmt.Errorf("--kind %q: use auto, bundle, chart or project", kind)
+	return nil, fmt.Errorf("--kind %q: use auto, bundle, chart, catalog or project", kind)
 }
 
 func validateProject(ctx context.Context, path string, opts Options) ([]*Report, error) {
