@@ -89,6 +89,7 @@ func ValidateBundle(dir string, opts Options) (*Report, error) {
 	checkExamples(r, b.CSV, crds, csvFile)
 	checkRelatedImages(r, b.CSV, csvFile)
 	r.Grade = gradeBundle(b, files)
+	r.Maturity = maturityOf(b, files, !slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Check == "OPC-B001" }))
 	if g := r.Grade; g.DeclaredLevel > g.Level {
 		var missing []string
 		for _, c := range g.Criteria {

@@ -93,6 +93,8 @@ type Report struct {
 	Findings []Finding `json:"findings"`
 	// Grade is the Capability Level of a bundle.
 	Grade *Grade `json:"grade,omitempty"`
+	// Maturity grades the maturity-model guidelines a bundle can show.
+	Maturity []Guideline `json:"maturity,omitempty"`
 }
 
 // Count returns how many findings have exactly severity s.

@@ -124,6 +124,8 @@ func validateProject(ctx context.Context, path string, opts Options) ([]*Report,
 		return nil, err
 	}
 	chart.Path, bundle.Path = filepath.Join(path, "charts", res.Name)+" (packaged)", filepath.Join(path, "bundle", res.Name)+" (packaged)"
+	crds, _ := filepath.Glob(filepath.Join(out, "charts", res.Name, "templates", "crds", "*.yaml"))
+	judgeChart(bundle.Maturity, "charts/"+res.Name, len(crds) > 0)
 	return []*Report{chart, bundle}, nil
 }
 

@@ -82,6 +82,7 @@ func WriteText(w io.Writer, reports []*Report, color bool) error {
 	for _, r := range reports {
 		if g := r.Grade; g != nil {
 			writeGrade(w, g)
+			writeMaturity(w, r.Maturity)
 			level = fmt.Sprintf(", level %d/5", g.Level)
 		}
 	}
@@ -106,5 +107,21 @@ func writeGrade(w io.Writer, g *Grade) {
 			ev = ": " + c.Evidence[0]
 		}
 		fmt.Fprintf(w, "    L%d %-7s %s %s%s%s\n", c.Level, c.Status, c.ID, c.Text, req, ev)
+	}
+}
+
+// writeMaturity lists the maturity guidelines by dimension.
+func writeMaturity(w io.Writer, gs []Guideline) {
+	dim := ""
+	for _, g := range gs {
+		if g.Dimension != dim {
+			dim = g.Dimension
+			fmt.Fprintf(w, "  maturity: %s\n", dim)
+		}
+		ev := ""
+		if len(g.Evidence) > 0 {
+			ev = ": " + g.Evidence[0]
+		}
+		fmt.Fprintf(w, "    %-14s %s%s\n", g.Status, g.Name, ev)
 	}
 }
