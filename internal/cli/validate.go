@@ -65,6 +65,7 @@ docs/checks.md). Exit codes: 0 clean, 1 findings at or above --fail-on,
 	f := cmd.Flags()
 	f.StringVar(&kind, "kind", validate.KindAuto, "what PATH is: auto, bundle, chart, catalog or project")
 	f.StringVar(&opts.K8sVersion, "k8s-version", "1.36", "Kubernetes version to check deprecated APIs against")
+	f.StringVar(&opts.Suite, "suite", validate.SuiteDefault, "checks to run: default, operatorhub (adds OperatorHubV2, StandardCapabilities, StandardCategories), maturity (grades only) or all")
 	f.StringVar(&failOn, "fail-on", "error", "lowest severity that fails the run: error or warning")
 	f.StringVar(&outputFile, "output-file", "", "write the report to this file instead of stdout")
 	return cmd

@@ -20,30 +20,50 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
+// Suites select which checks run.
+const (
+	// SuiteDefault: opctl's checks and the operator-framework default
+	// validators (CSV, CRD, Bundle, GoodPractices, AlphaDeprecatedAPIs,
+	// Object), plus the grades.
+	SuiteDefault = "default"
+	// SuiteOperatorHub adds OperatorHubV2, StandardCapabilities and
+	// StandardCategories.
+	SuiteOperatorHub = "operatorhub"
+	// SuiteMaturity reports only the Capability Level and maturity grades.
+	SuiteMaturity = "maturity"
+	// SuiteAll runs everything.
+	SuiteAll = "all"
+)
+
 // Options tune the checks.
 type Options struct {
 	// K8sVersion is the Kubernetes version to check deprecated APIs against.
 	K8sVersion string
+	// Suite is SuiteDefault (when empty), SuiteOperatorHub, SuiteMaturity
+	// or SuiteAll.
+	Suite string
 }
 
-// namedValidator is an operator-framework validator and its name.
+// namedValidator is an operator-framework validator and its name;
+// operatorHub ones run in the operatorhub and all suites only.
 type namedValidator struct {
-	name string
-	v    interfaces.Validator
+	name        string
+	v           interfaces.Validator
+	operatorHub bool
 }
 
 // frameworkValidators are the operator-framework validators opctl runs on
 // bundles. MultipleArchitectures is left out: it shells out to docker.
 var frameworkValidators = []namedValidator{
-	{"ClusterServiceVersionValidator", validation.ClusterServiceVersionValidator},
-	{"CustomResourceDefinitionValidator", validation.CustomResourceDefinitionValidator},
-	{"BundleValidator", validation.BundleValidator},
-	{"OperatorHubV2Validator", validation.OperatorHubV2Validator},
-	{"StandardCapabilitiesValidator", validation.StandardCapabilitiesValidator},
-	{"StandardCategoriesValidator", validation.StandardCategoriesValidator},
-	{"GoodPracticesValidator", validation.GoodPracticesValidator},
-	{"AlphaDeprecatedAPIsValidator", validation.AlphaDeprecatedAPIsValidator},
-	{"ObjectValidator", validation.ObjectValidator},
+	{"ClusterServiceVersionValidator", validation.ClusterServiceVersionValidator, false},
+	{"CustomResourceDefinitionValidator", validation.CustomResourceDefinitionValidator, false},
+	{"BundleValidator", validation.BundleValidator, false},
+	{"OperatorHubV2Validator", validation.OperatorHubV2Validator, true},
+	{"StandardCapabilitiesValidator", validation.StandardCapabilitiesValidator, true},
+	{"StandardCategoriesValidator", validation.StandardCategoriesValidator, true},
+	{"GoodPracticesValidator", validation.GoodPracticesValidator, false},
+	{"AlphaDeprecatedAPIsValidator", validation.AlphaDeprecatedAPIsValidator, false},
+	{"ObjectValidator", validation.ObjectValidator, false},
 }
 
 // MaxBundleBytes is where OPC-B005 starts warning: 80% of the 1 MiB limit.
@@ -70,7 +90,11 @@ func ValidateBundle(dir string, opts Options) (*Report, error) {
 		k8s = "1.36"
 	}
 	objs := append(b.ObjectsToValidate(), map[string]string{"k8s-version": k8s})
+	suite := opts.Suite
 	for _, nv := range frameworkValidators {
+		if suite == SuiteMaturity || (nv.operatorHub && suite != SuiteOperatorHub && suite != SuiteAll) {
+			continue
+		}
 		for _, res := range nv.v.Validate(objs...) {
 			for _, e := range res.Errors {
 				r.Findings = append(r.Findings, Finding{Check: "OPC-B000", Severity: SeverityError, Message: e.Error(), File: csvFile, Source: "operator-framework/" + nv.name})
@@ -79,6 +103,10 @@ func ValidateBundle(dir string, opts Options) (*Report, error) {
 				r.Findings = append(r.Findings, Finding{Check: "OPC-B000", Severity: SeverityWarning, Message: w.Error(), File: csvFile, Source: "operator-framework/" + nv.name})
 			}
 		}
+	}
+	if suite != SuiteMaturity {
+		r.Findings = append(r.Findings, Finding{Check: "OPC-B000", Severity: SeverityInfo, File: csvFile, Source: "operator-framework/MultipleArchitecturesValidator",
+			Message: "MultipleArchitecturesValidator skipped: it inspects images with a container engine, which opctl validate does not need offline"})
 	}
 	crds := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, crd := range b.V1CRDs {
@@ -102,6 +130,9 @@ func ValidateBundle(dir string, opts Options) (*Report, error) {
 	}
 	if size := treeSize(dir); size > MaxBundleBytes {
 		r.add("OPC-B005", fmt.Sprintf("bundle is %d bytes, over %d (80%% of 1 MiB)", size, MaxBundleBytes), "", "")
+	}
+	if suite == SuiteMaturity {
+		r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool { return !strings.HasPrefix(f.Check, "OPC-G") })
 	}
 	locate(r, dir)
 	return r, nil

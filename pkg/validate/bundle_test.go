@@ -92,7 +92,7 @@ func TestSampleBundleHasNoErrors(t *testing.T) {
 }
 
 func TestBrokenBundleFindings(t *testing.T) {
-	r, err := ValidateBundle(brokenBundle(t), Options{})
+	r, err := ValidateBundle(brokenBundle(t), Options{Suite: SuiteOperatorHub})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestAgreementWithOperatorFramework(t *testing.T) {
 					want = append(want, e.Error())
 				}
 			}
-			r, err := ValidateBundle(dir, Options{})
+			r, err := ValidateBundle(dir, Options{Suite: SuiteAll})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,5 +148,35 @@ func TestAgreementWithOperatorFramework(t *testing.T) {
 				t.Errorf("opctl errors:\n%s\noperator-framework errors:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
 		})
+	}
+}
+
+func TestSuites(t *testing.T) {
+	dir := brokenBundle(t)
+	count := func(suite, check string, sev Severity) int {
+		r, err := ValidateBundle(dir, Options{Suite: suite})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, f := range r.Findings {
+			if f.Check == check && f.Severity == sev {
+				n++
+			}
+		}
+		return n
+	}
+	// The invalid capability level is an OperatorHub finding.
+	if count(SuiteDefault, "OPC-B000", SeverityError) != 0 || count(SuiteOperatorHub, "OPC-B000", SeverityError) == 0 {
+		t.Error("StandardCapabilities should run only in the operatorhub and all suites")
+	}
+	if count(SuiteMaturity, "OPC-B003", SeverityError) != 0 {
+		t.Error("the maturity suite reported a non-grade finding")
+	}
+	if count(SuiteDefault, "OPC-B000", SeverityInfo) != 1 {
+		t.Error("no note that MultipleArchitectures was skipped")
+	}
+	if _, err := Validate(t.Context(), dir, KindAuto, Options{Suite: "everything"}); err == nil {
+		t.Error("an unknown suite was accepted")
 	}
 }

@@ -71,6 +71,13 @@ func isCatalog(dir string) bool {
 // in memory first and its chart and bundle are checked. An error means the
 // input is unusable.
 func Validate(ctx context.Context, path, kind string, opts Options) ([]*Report, error) {
+	switch opts.Suite {
+	case "":
+		opts.Suite = SuiteDefault
+	case SuiteDefault, SuiteOperatorHub, SuiteMaturity, SuiteAll:
+	default:
+		return nil, fmt.Errorf("--suite %q: use default, operatorhub, maturity or all", opts.Suite)
+	}
 	if kind == "" || kind == KindAuto {
 		var err error
 		if kind, err = Detect(path); err != nil {
