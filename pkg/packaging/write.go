@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 )
 
@@ -164,8 +163,4 @@ func swap(target, tmp string) error {
 }
 
 // sortedPaths lists files' paths in order.
-func (f Files) sortedPaths() []string {
-	out := sortedKeys(f)
-	slices.Sort(out)
-	return out
-}
+func (f Files) sortedPaths() []string { return sortedKeys(f) }
