@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -100,18 +101,24 @@ func StartOperator(t testing.TB, bin, kubeconfig string, env []string, args ...s
 
 // HTTPGet returns the body of a GET that answered 200.
 func HTTPGet(ctx context.Context, url string) (string, error) {
+	return get(ctx, http.DefaultClient, url)
+}
+
+// get returns the body of a GET with client, or an error naming the
+// status when it is not 200.
+func get(ctx context.Context, client *http.Client, url string) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return "", err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return "", err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
 	if resp.StatusCode != http.StatusOK {
-		return string(b), fmt.Errorf("%s: %s", url, resp.Status)
+		return string(b), fmt.Errorf("%w: %s answered %d: %s", errNotReady, url, resp.StatusCode, strings.TrimSpace(string(b)))
 	}
 	return string(b), err
 }

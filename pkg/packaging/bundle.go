@@ -26,14 +26,11 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 	if !slices.Contains(opts.Channels, opts.DefaultChannel) {
 		return nil, nil, fmt.Errorf("--default-channel %q is not one of --channels %v", opts.DefaultChannel, opts.Channels)
 	}
-	grants, err := p.Grants()
+	a, err := p.analyze()
 	if err != nil {
 		return nil, nil, err
 	}
-	pacs, warnings, err := p.PlatformAsCode()
-	if err != nil {
-		return nil, nil, err
-	}
+	grants, pacs, warnings := a.grants, a.pacs, a.warnings
 	csv, err := p.CSV(opts, grants, pacs)
 	if err != nil {
 		return nil, nil, err

@@ -14,19 +14,7 @@ import (
 
 func writeBundle(t testing.TB, opts BundleOptions) string {
 	t.Helper()
-	p, err := Load(sampleDir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, _, err := p.Bundle(opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	if err := WriteFiles(out, files); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(out, "bundle", p.Name)
+	return writeSample(t, "bundle", func(p *Project) (Files, []string, error) { return p.Bundle(opts) })
 }
 
 // validateBundle runs the operator-framework validators the issue names

@@ -58,15 +58,11 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 	if opts.RBACScope != "namespace" && opts.RBACScope != "cluster" {
 		return nil, nil, fmt.Errorf("--rbac-scope %q: use namespace or cluster", opts.RBACScope)
 	}
-	grants, err := p.Grants()
+	a, err := p.analyze()
 	if err != nil {
 		return nil, nil, err
 	}
-	mgr := p.ManagerGrant(grants)
-	pacs, warnings, err := p.PlatformAsCode()
-	if err != nil {
-		return nil, nil, err
-	}
+	mgr, pacs, warnings := p.ManagerGrant(a.grants), a.pacs, a.warnings
 	images := p.RelatedImages()
 	t := newTemplater(p.Name, p.NamePrefix, p.Namespace)
 	for _, o := range p.Objects {

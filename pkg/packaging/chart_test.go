@@ -18,15 +18,15 @@ import (
 
 const sampleDir = "../../operators/sample"
 
-// writeChart packages the sample's chart into a temporary directory and
-// returns the chart's directory.
-func writeChart(t testing.TB, opts ChartOptions) string {
+// writeSample renders one output of the sample with gen into a temporary
+// directory and returns its root (root/<name>).
+func writeSample(t testing.TB, root string, gen func(*Project) (Files, []string, error)) string {
 	t.Helper()
 	p, err := Load(sampleDir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _, err := p.Chart(opts)
+	files, _, err := gen(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,13 @@ func writeChart(t testing.TB, opts ChartOptions) string {
 	if err := WriteFiles(out, files); err != nil {
 		t.Fatal(err)
 	}
-	return filepath.Join(out, "charts", p.Name)
+	return filepath.Join(out, root, p.Name)
+}
+
+// writeChart packages the sample's chart and returns its directory.
+func writeChart(t testing.TB, opts ChartOptions) string {
+	t.Helper()
+	return writeSample(t, "charts", func(p *Project) (Files, []string, error) { return p.Chart(opts) })
 }
 
 // render renders the chart with values for a release in namespace.

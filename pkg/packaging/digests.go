@@ -61,26 +61,23 @@ func (p *Project) PinDigests(ctx context.Context, r DigestResolver) error {
 
 // replaceStrings replaces every string value of v found in m.
 func replaceStrings(v any, m map[string]string) {
+	replace := func(e any, set func(string)) {
+		if s, ok := e.(string); ok {
+			if r, ok := m[s]; ok {
+				set(r)
+			}
+			return
+		}
+		replaceStrings(e, m)
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
-			if s, ok := e.(string); ok {
-				if r, ok := m[s]; ok {
-					t[k] = r
-				}
-				continue
-			}
-			replaceStrings(e, m)
+			replace(e, func(r string) { t[k] = r })
 		}
 	case []any:
 		for i, e := range t {
-			if s, ok := e.(string); ok {
-				if r, ok := m[s]; ok {
-					t[i] = r
-				}
-				continue
-			}
-			replaceStrings(e, m)
+			replace(e, func(r string) { t[i] = r })
 		}
 	}
 }

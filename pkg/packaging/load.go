@@ -61,6 +61,33 @@ type Project struct {
 	Webhook *WebhookServing
 	// Samples are the custom resources in config/samples.
 	Samples []*unstructured.Unstructured
+
+	// analysis caches Grants and PlatformAsCode, which the chart and the
+	// bundle both need; neither depends on images, so pinning keeps it valid.
+	analysis *analysis
+}
+
+type analysis struct {
+	grants   []Grant
+	pacs     []PlatformAsCode
+	warnings []string
+}
+
+// analyze computes the grants and platform-as-code figures once.
+func (p *Project) analyze() (*analysis, error) {
+	if p.analysis != nil {
+		return p.analysis, nil
+	}
+	grants, err := p.Grants()
+	if err != nil {
+		return nil, err
+	}
+	pacs, warnings, err := p.PlatformAsCode()
+	if err != nil {
+		return nil, err
+	}
+	p.analysis = &analysis{grants: grants, pacs: pacs, warnings: warnings}
+	return p.analysis, nil
 }
 
 // Load builds the project's overlay and sorts its objects.

@@ -263,8 +263,10 @@ func findCRD(crds map[string]*apiextensionsv1.CustomResourceDefinition, group, k
 	return nil
 }
 
-// checkRelatedImages wants every deployment image in spec.relatedImages.
-func checkRelatedImages(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, file string) {
+// unlistedImages returns what the CSV's deployments run without listing
+// it in spec.relatedImages: container images (as "deployment/container
+// image") and RELATED_IMAGE_* values.
+func unlistedImages(csv *operatorsv1alpha1.ClusterServiceVersion) (containers, env []string) {
 	listed := map[string]bool{}
 	for _, ri := range csv.Spec.RelatedImages {
 		listed[ri.Image] = true
@@ -273,9 +275,23 @@ func checkRelatedImages(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion,
 		spec := d.Spec.Template.Spec
 		for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
 			if !listed[c.Image] {
-				r.add("OPC-B004", fmt.Sprintf("deployment %s container %s runs %s, which spec.relatedImages does not list", d.Name, c.Name, c.Image), file, "ClusterServiceVersion/"+csv.Name)
+				containers = append(containers, fmt.Sprintf("deployment %s container %s runs %s", d.Name, c.Name, c.Image))
+			}
+			for _, e := range c.Env {
+				if strings.HasPrefix(e.Name, "RELATED_IMAGE_") && e.Value != "" && !listed[e.Value] {
+					env = append(env, e.Name+"="+e.Value)
+				}
 			}
 		}
+	}
+	return containers, env
+}
+
+// checkRelatedImages wants every deployment image in spec.relatedImages.
+func checkRelatedImages(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, file string) {
+	containers, _ := unlistedImages(csv)
+	for _, c := range containers {
+		r.add("OPC-B004", c+", which spec.relatedImages does not list", file, "ClusterServiceVersion/"+csv.Name)
 	}
 }
 

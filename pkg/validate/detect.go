@@ -78,19 +78,21 @@ func Validate(ctx context.Context, path, kind string, opts Options) ([]*Report, 
 	default:
 		return nil, fmt.Errorf("--suite %q: use default, operatorhub, maturity or all", opts.Suite)
 	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", path, err)
+	}
 	if kind == "" || kind == KindAuto {
-		var err error
 		if kind, err = Detect(path); err != nil {
 			return nil, err
 		}
 	}
-	if fi, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("cannot read %s: %w", path, err)
-	} else if fi.IsDir() {
-		if err := checkTree(path); err != nil {
-			return nil, err
-		}
-	} else if err := checkArchive(path); err != nil {
+	// Refuse what must not be read before anything parses it.
+	bounded := checkTree
+	if !fi.IsDir() {
+		bounded = checkArchive
+	}
+	if err := bounded(path); err != nil {
 		return nil, err
 	}
 	switch kind {
@@ -98,7 +100,7 @@ func Validate(ctx context.Context, path, kind string, opts Options) ([]*Report, 
 		r, err := ValidateBundle(path, opts)
 		return []*Report{r}, err
 	case KindChart:
-		if fi, err := os.Stat(path); err == nil && !fi.IsDir() {
+		if !fi.IsDir() {
 			return validateChartArchive(path, opts)
 		}
 		r, err := ValidateChart(path, opts)

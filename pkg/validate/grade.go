@@ -66,21 +66,8 @@ func gradeBundle(b *manifests.Bundle, files map[string]string) *Grade {
 			limits = limits && len(c.Resources.Limits) > 0 && len(c.Resources.Requests) > 0
 		}
 	}
-	relatedImages := true
-	listed := map[string]bool{}
-	for _, ri := range spec.RelatedImages {
-		listed[ri.Image] = true
-	}
-	for _, d := range deployments {
-		for _, c := range d.Spec.Template.Spec.Containers {
-			relatedImages = relatedImages && listed[c.Image]
-			for _, env := range c.Env {
-				if strings.HasPrefix(env.Name, "RELATED_IMAGE_") && env.Value != "" {
-					relatedImages = relatedImages && listed[env.Value]
-				}
-			}
-		}
-	}
+	unlistedContainers, unlistedEnv := unlistedImages(b.CSV)
+	relatedImages := len(unlistedContainers)+len(unlistedEnv) == 0
 	graph := spec.Replaces != "" || len(spec.Skips) > 0 || b.CSV.Annotations["olm.skipRange"] != ""
 	c := []Criterion{
 		e.field(1, "L1-spec", true, "custom resources configure the operand through spec", "spec", "*"),
