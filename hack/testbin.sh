@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the real test control plane binaries from the Go module proxy into
 # bin/k8s/<version>/: kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, etcd, kwok (plus its Stage CRD and default stages) and helm. Cached by version: a
-# second run only checks a stamp file.
+# kubectl, etcd, kwok (plus its Stage CRD and default stages), helm and opm.
+# Each component is cached by version in its own stamp file, so bumping one
+# version rebuilds only that component.
 #
 # Usage: hack/testbin.sh [--print-dir]
 set -euo pipefail
@@ -11,24 +12,10 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # shellcheck source=versions.env
 source "${ROOT}/hack/versions.env"
 DEST="${ROOT}/bin/k8s/${K8S_VERSION}"
-STAMP="${DEST}/.stamp"
-WANT="k8s=${K8S_VERSION} etcd=${ETCD_VERSION} kwok=${KWOK_VERSION} helm=${HELM_VERSION} go=$(go env GOVERSION)"
-BINARIES=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd kwok helm)
+GOVERSION="$(go env GOVERSION)"
 
 if [[ "${1:-}" == "--print-dir" ]]; then
   echo "${DEST}"
-  exit 0
-fi
-
-cached() {
-  [[ -f "${STAMP}" && "$(cat "${STAMP}")" == "${WANT}" ]] || return 1
-  local b
-  for b in "${BINARIES[@]}"; do [[ -x "${DEST}/${b}" ]] || return 1; done
-  [[ -f "${DEST}/kwok-data/crd-stages.yaml" ]]
-}
-
-if cached; then
-  echo "testbin: cached in bin/k8s/${K8S_VERSION}"
   exit 0
 fi
 
@@ -113,10 +100,44 @@ build_helm() {
   GOBIN="${DEST}" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
 }
 
-rm -f "${STAMP}"
-build_kubernetes
-build_etcd
-build_kwok
-build_helm
-echo "${WANT}" >"${STAMP}"
-log "done in $((SECONDS - start))s: $(ls "${DEST}" | tr '\n' ' ')"
+build_opm() {
+  local dir="${WORK}/opm"
+  log "building opm ${OPM_VERSION}"
+  # operator-framework modules cannot be installed with `go install mod@v`
+  # (the proxy refuses their version listing); containers_image_openpgp
+  # avoids the gpgme C library.
+  wrapper_module "${dir}" "github.com/operator-framework/operator-registry@${OPM_VERSION}"
+  printf '//go:build tools\n\npackage tools\n\nimport _ "github.com/operator-framework/operator-registry/cmd/opm"\n' >"${dir}/tools.go"
+  (cd "${dir}" && go mod tidy >/dev/null && go build -trimpath -tags containers_image_openpgp -ldflags "-s -w" \
+    -o "${DEST}/opm" github.com/operator-framework/operator-registry/cmd/opm)
+}
+
+# component NAME VERSION FILE... builds NAME unless its stamp matches and
+# its files exist.
+built=()
+component() {
+  local name="$1" want="$1=$2 go=${GOVERSION}" f
+  shift 2
+  local stamp="${DEST}/.stamp-${name}"
+  if [[ -f "${stamp}" && "$(cat "${stamp}")" == "${want}" ]]; then
+    local ok=1
+    for f in "$@"; do [[ -e "${DEST}/${f}" ]] || ok=0; done
+    [[ ${ok} -eq 1 ]] && return 0
+  fi
+  rm -f "${stamp}"
+  "build_${name}"
+  echo "${want}" >"${stamp}"
+  built+=("${name}")
+}
+
+component kubernetes "${K8S_VERSION}" kube-apiserver kube-controller-manager kube-scheduler kubectl
+component etcd "${ETCD_VERSION}" etcd
+component kwok "${KWOK_VERSION}" kwok kwok-data/crd-stages.yaml
+component helm "${HELM_VERSION}" helm
+component opm "${OPM_VERSION}" opm
+rm -f "${DEST}/.stamp"
+if [[ ${#built[@]} -eq 0 ]]; then
+  echo "testbin: cached in bin/k8s/${K8S_VERSION}"
+else
+  log "built ${built[*]} in $((SECONDS - start))s"
+fi
