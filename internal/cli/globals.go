@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/go-logr/logr"
+	"github.com/sirupsen/logrus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"k8s.io/client-go/rest"
@@ -41,6 +42,8 @@ func (g *GlobalOptions) complete(_ *cobra.Command) error {
 	level := slog.LevelWarn - slog.Level(4*g.Verbosity)
 	g.log = logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	klog.SetLogger(g.log.WithName("client-go"))
+	// operator-registry logs through logrus; follow -v there too.
+	logrus.SetLevel(logrus.Level(min(int(logrus.WarnLevel)+g.Verbosity, int(logrus.TraceLevel))))
 	return nil
 }
 
