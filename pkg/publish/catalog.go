@@ -272,8 +272,8 @@ func newEntry(ch declcfg.Channel, cfg *declcfg.DeclarativeConfig, in *input, edi
 		}
 	case ReplacesNone:
 	default:
-		if !hasBundle(cfg, edit.Replaces) {
-			return e, fmt.Errorf("--replaces %s: the catalog has no bundle %s in package %s (it has %s)", edit.Replaces, edit.Replaces, in.Package, bundleNames(cfg))
+		if edit.Replaces == in.CSVName || !hasBundle(cfg, edit.Replaces) {
+			return e, fmt.Errorf("--replaces %s: the catalog has no earlier bundle %s in package %s (it has %s)", edit.Replaces, edit.Replaces, in.Package, bundleNames(cfg, in.CSVName))
 		}
 		if !hasEntry(ch, edit.Replaces) {
 			return e, fmt.Errorf("--replaces %s: %s is not in channel %s", edit.Replaces, edit.Replaces, ch.Name)
@@ -391,10 +391,13 @@ func hasBundle(cfg *declcfg.DeclarativeConfig, name string) bool {
 	return false
 }
 
-func bundleNames(cfg *declcfg.DeclarativeConfig) string {
+// bundleNames lists the catalog's bundles but skip.
+func bundleNames(cfg *declcfg.DeclarativeConfig, skip string) string {
 	var names []string
 	for _, b := range cfg.Bundles {
-		names = append(names, b.Name)
+		if b.Name != skip {
+			names = append(names, b.Name)
+		}
 	}
 	sort.Strings(names)
 	if len(names) == 0 {

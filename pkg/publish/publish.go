@@ -14,10 +14,10 @@ import (
 
 // Actions reported for artifacts and the catalog.
 const (
-	ActionPushed    = "pushed"
-	ActionUnchanged = "unchanged"
-	ActionWouldPush = "would push"
-	ActionForced    = "overwritten"
+	ActionPushed     = "pushed"
+	ActionUnchanged  = "unchanged"
+	ActionWouldPush  = "would push"
+	ActionForced     = "overwritten"
 	ActionWouldForce = "would overwrite"
 )
 
