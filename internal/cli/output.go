@@ -43,3 +43,11 @@ func printStructured(w io.Writer, format string, v any) error {
 	}
 	return fmt.Errorf("printStructured: format %q is not structured", format)
 }
+
+// dirArg returns the optional directory argument, default ".".
+func dirArg(args []string) string {
+	if len(args) == 1 {
+		return args[0]
+	}
+	return "."
+}

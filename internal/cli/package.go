@@ -27,10 +27,7 @@ writes. The same input always gives byte-identical output.`,
 			if err := checkFormat(g.Output, FormatText, FormatJSON); err != nil {
 				return err
 			}
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
+			dir := dirArg(args)
 			for _, c := range strings.Split(channels, ",") {
 				if c = strings.TrimSpace(c); c != "" {
 					opts.Bundle.Channels = append(opts.Bundle.Channels, c)

@@ -40,10 +40,7 @@ is tagged and the catalog is not written until every check has passed.`,
 			if err := checkFormat(g.Output, FormatText, FormatJSON); err != nil {
 				return err
 			}
-			dir := "."
-			if len(args) == 1 {
-				dir = args[0]
-			}
+			dir := dirArg(args)
 			if passwordStdin {
 				pw, err := readPassword(cmd.InOrStdin())
 				if err != nil {

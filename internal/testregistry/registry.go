@@ -74,7 +74,7 @@ http:
 	client := http.DefaultClient
 	scheme := "http"
 	if secure {
-		pool := x509.NewCertPool()
+		var pool *x509.CertPool
 		reg.CAFile, pool = writeTLS(t, dir)
 		reg.Username, reg.Password = "publisher", "s3cret-"+filepath.Base(dir)
 		hash, err := bcrypt.GenerateFromPassword([]byte(reg.Password), bcrypt.MinCost)

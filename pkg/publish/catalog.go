@@ -20,6 +20,8 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/property"
 	"github.com/operator-framework/operator-registry/pkg/lib/config"
 	"github.com/operator-framework/operator-registry/pkg/registry"
+
+	"opctl.dev/opctl/pkg/fbc"
 )
 
 // Replaces values with a special meaning.
@@ -201,7 +203,6 @@ func addBundle(cfg *declcfg.DeclarativeConfig, in *input, edit catalogEdit, plan
 	}
 	plan.DefaultChannel = cfg.Packages[0].DefaultChannel
 
-	versions := map[string]semver.Version{}
 	plan.Bundle = "added"
 	for i, old := range cfg.Bundles {
 		if old.Name == b.Name {
@@ -222,11 +223,7 @@ func addBundle(cfg *declcfg.DeclarativeConfig, in *input, edit catalogEdit, plan
 		}
 	}
 	cfg.Bundles = append(cfg.Bundles, b)
-	for _, x := range cfg.Bundles {
-		if v, err := bundleVersion(x); err == nil {
-			versions[x.Name] = v
-		}
-	}
+	versions := fbc.Versions(cfg.Bundles)
 
 	for _, name := range edit.Channels {
 		ch := findChannel(cfg, name)
@@ -250,7 +247,14 @@ func addBundle(cfg *declcfg.DeclarativeConfig, in *input, edit catalogEdit, plan
 	if plan.Bundle == "added" && len(plan.Changes) == 0 {
 		return fmt.Errorf("%s would be in no channel: pass --channel", b.Name)
 	}
-	return checkGraph(cfg.Packages[0], cfg.Channels, versions)
+	if problems := fbc.CheckPackage(cfg.Packages[0], cfg.Channels, versions); len(problems) > 0 {
+		msgs := make([]string, len(problems))
+		for i, p := range problems {
+			msgs[i] = p.Message
+		}
+		return fmt.Errorf("the upgrade graph of package %s would be invalid:\n  %s\nevery new bundle must replace or skip the channel head (--replaces auto does)", in.Package, strings.Join(msgs, "\n  "))
+	}
+	return nil
 }
 
 // newEntry makes the channel entry for the new bundle.
@@ -258,7 +262,7 @@ func newEntry(ch declcfg.Channel, cfg *declcfg.DeclarativeConfig, in *input, edi
 	e := declcfg.ChannelEntry{Name: in.CSVName, Skips: edit.Skips, SkipRange: edit.SkipRange}
 	switch edit.Replaces {
 	case "", ReplacesAuto:
-		heads := channelHeads(ch)
+		heads := fbc.Heads(ch)
 		if len(heads) > 1 {
 			return e, fmt.Errorf("channel %s already has %d heads (%s): fix the catalog first", ch.Name, len(heads), strings.Join(heads, ", "))
 		}
@@ -349,19 +353,6 @@ func canonicalJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return json.Marshal(generic)
-}
-
-func bundleVersion(b declcfg.Bundle) (semver.Version, error) {
-	for _, p := range b.Properties {
-		if p.Type == property.TypePackage {
-			var pkg property.Package
-			if err := json.Unmarshal(p.Value, &pkg); err != nil {
-				return semver.Version{}, err
-			}
-			return semver.Parse(pkg.Version)
-		}
-	}
-	return semver.Version{}, fmt.Errorf("bundle %s has no olm.package property", b.Name)
 }
 
 func findChannel(cfg *declcfg.DeclarativeConfig, name string) *declcfg.Channel {

@@ -8,9 +8,11 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/sirupsen/logrus"
 
 	"opctl.dev/opctl/internal/testregistry"
 	"opctl.dev/opctl/pkg/packaging"
@@ -91,7 +93,7 @@ func TestPublishRefusesAndChangesNothing(t *testing.T) {
 	}{
 		{"same version, other content", v1changed, opts(nil), "already published with different content"},
 		{"replaces a missing bundle", v2, opts(func(o *Options) { o.Replaces = "sample-operator.v9.9.9" }), "the catalog has no earlier bundle sample-operator.v9.9.9 in package sample-operator (it has sample-operator.v0.1.0)"},
-		{"a second channel head", v2, opts(func(o *Options) { o.Replaces = ReplacesNone }), "channel stable would have 2 heads"},
+		{"a second channel head", v2, opts(func(o *Options) { o.Replaces = ReplacesNone }), "channel stable has 2 heads (sample-operator.v0.1.0, sample-operator.v0.2.0)"},
 		{"older than the head", older, opts(nil), "is not newer than the channel head sample-operator.v0.1.0"},
 		{"unreachable registry", v2, opts(func(o *Options) { o.Registry = closedPort(t) + "/ops" }), "is unreachable"},
 		{"registry URL instead of host", v2, opts(func(o *Options) { o.Registry = "https://" + reg.Host }), "without a URL scheme"},
@@ -231,4 +233,61 @@ func keys(m map[string]string) []string {
 		}
 	}
 	return ks
+}
+
+// operator-registry's bundle parser logs at info level through logrus; the
+// CLI maps -v onto it, tests keep it at warnings.
+func init() { logrus.SetLevel(logrus.WarnLevel) }
+
+func TestArtifactsAreReproducible(t *testing.T) {
+	out := packageSample(t, "0.1.0", "opctl/kvstore-operator:0.1.0")
+	in, err := loadInput(out, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	digests := func(created time.Time) (bundle, chart string) {
+		o := Options{Created: created}
+		if err := o.defaults(); err != nil {
+			t.Fatal(err)
+		}
+		img, err := buildBundleImage(in, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := img.Digest()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := packChart(in.ChartDir, o.Created)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d.String(), ch.Digest
+	}
+	b1, c1 := digests(time.Time{})
+	b2, c2 := digests(time.Time{})
+	if b1 != b2 || c1 != c2 {
+		t.Errorf("two builds differ: bundle %s vs %s, chart %s vs %s", b1, b2, c1, c2)
+	}
+	b3, c3 := digests(time.Unix(1700000000, 0))
+	if b3 == b1 || c3 == c1 {
+		t.Errorf("a different creation time left the digests unchanged")
+	}
+}
+
+func TestPublishImageLess(t *testing.T) {
+	reg := testregistry.Start(t)
+	out := packageSample(t, "0.1.0", "opctl/kvstore-operator:0.1.0")
+	catalog := t.TempDir()
+	res, err := Publish(context.Background(), out, Options{Registry: reg.Host + "/ops", CatalogDir: catalog, ImageLess: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(catalog, res.Catalog.File))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), "image: \"\"\n") || !strings.Contains(string(b), "type: olm.bundle.object") {
+		t.Errorf("image-less catalog lacks an empty image or the bundle objects:\n%.600s", b)
+	}
 }

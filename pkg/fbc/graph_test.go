@@ -1,4 +1,4 @@
-package publish
+package fbc
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 )
 
-func TestCheckGraph(t *testing.T) {
+func TestCheckPackage(t *testing.T) {
 	versions := map[string]semver.Version{
 		"op.v0.1.0": semver.MustParse("0.1.0"), "op.v0.2.0": semver.MustParse("0.2.0"),
 		"op.v0.3.0": semver.MustParse("0.3.0"), "op.v0.4.0": semver.MustParse("0.4.0"),
@@ -35,26 +35,31 @@ func TestCheckGraph(t *testing.T) {
 		}, ""},
 		{"skips cycle off the chain is unreachable", "stable", []declcfg.ChannelEntry{
 			e("op.v0.1.0", "", "op.v0.2.0"), e("op.v0.2.0", "", "op.v0.1.0"), e("op.v0.3.0", ""),
-		}, "op.v0.1.0, op.v0.2.0 cannot be upgraded to the head op.v0.3.0"},
+		}, "op.v0.1.0, op.v0.2.0 cannot be reached from the head op.v0.3.0"},
 		{"skipped bundle's predecessors stay reachable", "stable", []declcfg.ChannelEntry{
 			e("op.v0.1.0", ""), e("op.v0.2.0", "op.v0.1.0"), e("op.v0.3.0", "", "op.v0.2.0"),
 		}, ""},
 		{"two heads", "stable", []declcfg.ChannelEntry{e("op.v0.1.0", ""), e("op.v0.2.0", "")}, "2 heads (op.v0.1.0, op.v0.2.0)"},
-		{"cycle", "stable", []declcfg.ChannelEntry{e("op.v0.1.0", "op.v0.2.0"), e("op.v0.2.0", "op.v0.1.0")}, "no head"},
-		{"cycle below the head", "stable", []declcfg.ChannelEntry{e("op.v0.1.0", "op.v0.2.0"), e("op.v0.2.0", "op.v0.1.0"), e("op.v0.3.0", "op.v0.2.0")}, "replaces cycle"},
+		{"cycle", "stable", []declcfg.ChannelEntry{e("op.v0.1.0", "op.v0.2.0"), e("op.v0.2.0", "op.v0.1.0")}, "has 0 heads"},
+		{"cycle below the head", "stable", []declcfg.ChannelEntry{e("op.v0.1.0", "op.v0.2.0"), e("op.v0.2.0", "op.v0.1.0"), e("op.v0.3.0", "op.v0.2.0")}, "replaces cycle op.v0.1.0 -> op.v0.2.0 -> op.v0.1.0"},
 		{"duplicate entry", "stable", []declcfg.ChannelEntry{e("op.v0.1.0", ""), e("op.v0.1.0", "")}, "twice"},
-		{"missing default channel", "fast", []declcfg.ChannelEntry{e("op.v0.1.0", "")}, `default channel "fast" does not exist`},
+		{"missing default channel", "fast", []declcfg.ChannelEntry{e("op.v0.1.0", "")}, `default channel "fast" is not one of its channels`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			pkg := declcfg.Package{Name: "op", DefaultChannel: tt.def}
 			ch := declcfg.Channel{Name: "stable", Package: "op", Entries: tt.entries}
-			err := checkGraph(pkg, []declcfg.Channel{ch}, versions)
+			problems := CheckPackage(pkg, []declcfg.Channel{ch}, versions)
+			var msgs []string
+			for _, p := range problems {
+				msgs = append(msgs, p.Message)
+			}
+			got := strings.Join(msgs, "\n")
 			switch {
-			case tt.want == "" && err != nil:
-				t.Fatalf("unexpected error: %v", err)
-			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
-				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			case tt.want == "" && len(problems) > 0:
+				t.Fatalf("unexpected problems: %s", got)
+			case tt.want != "" && !strings.Contains(got, tt.want):
+				t.Fatalf("problems %q, want one containing %q", got, tt.want)
 			}
 		})
 	}
