@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/sirupsen/logrus"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/repo"
 
 	"opctl.dev/opctl/internal/testregistry"
 	"opctl.dev/opctl/pkg/packaging"
@@ -289,5 +291,45 @@ func TestPublishImageLess(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "image: \"\"\n") || !strings.Contains(string(b), "type: olm.bundle.object") {
 		t.Errorf("image-less catalog lacks an empty image or the bundle objects:\n%.600s", b)
+	}
+}
+
+func TestPublishChartRepoDir(t *testing.T) {
+	reg := testregistry.Start(t)
+	repoDir := t.TempDir()
+	for _, v := range []string{"0.1.0", "0.2.0"} {
+		out := packageSample(t, v, "opctl/kvstore-operator:"+v)
+		res, err := Publish(context.Background(), out, Options{Registry: reg.Host + "/ops", ChartRepoDir: repoDir, ChartRepoURL: "https://charts.example.com"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.ChartIndex != filepath.Join(repoDir, "index.yaml") {
+			t.Errorf("chart index %q", res.ChartIndex)
+		}
+	}
+	idx, err := repo.LoadIndexFile(filepath.Join(repoDir, "index.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"0.1.0", "0.2.0"} {
+		cv, err := idx.Get("sample-operator", v)
+		if err != nil {
+			t.Fatalf("index has no %s: %v", v, err)
+		}
+		if len(cv.URLs) != 1 || cv.URLs[0] != "https://charts.example.com/sample-operator-"+v+".tgz" {
+			t.Errorf("%s URLs %v", v, cv.URLs)
+		}
+		if _, err := loader.Load(filepath.Join(repoDir, "sample-operator-"+v+".tgz")); err != nil {
+			t.Errorf("archive %s: %v", v, err)
+		}
+	}
+	// Republishing leaves the index byte for byte the same.
+	before, _ := os.ReadFile(filepath.Join(repoDir, "index.yaml"))
+	out := packageSample(t, "0.2.0", "opctl/kvstore-operator:0.2.0")
+	if _, err := Publish(context.Background(), out, Options{Registry: reg.Host + "/ops", ChartRepoDir: repoDir, ChartRepoURL: "https://charts.example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(filepath.Join(repoDir, "index.yaml")); string(after) != string(before) {
+		t.Errorf("republishing changed index.yaml:\n%s\n---\n%s", before, after)
 	}
 }

@@ -247,3 +247,32 @@ func keysOf(m map[string]string) []string {
 	}
 	return ks
 }
+
+// The CLI reads the password from stdin and trusts --ca-file; without the
+// CA it explains the certificate problem and exits non-zero.
+func TestPublishSecureRegistryCLI(t *testing.T) {
+	reg := testregistry.StartSecure(t)
+	out := t.TempDir()
+	if code, _, errOut := opctl(t, "package", "../../operators/sample", "--out", out); code != 0 {
+		t.Fatalf("opctl package: exit %d: %s", code, errOut)
+	}
+	run := func(args ...string) (int, string, string) {
+		var stdout, stderr bytes.Buffer
+		cmd := exec.Command(opctlBin, append([]string{"publish", out, "--registry", reg.Host + "/ops", "--username", reg.Username, "--password-stdin"}, args...)...)
+		cmd.Stdin = strings.NewReader(reg.Password + "\n")
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var exit *exec.ExitError
+		if err != nil && !errors.As(err, &exit) {
+			t.Fatal(err)
+		}
+		return cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()
+	}
+	if code, _, errOut := run(); code == 0 || !strings.Contains(errOut, "pass --ca-file") {
+		t.Errorf("without --ca-file: exit %d, stderr %q", code, errOut)
+	}
+	code, stdout, errOut := run("--ca-file", reg.CAFile)
+	if code != 0 || !strings.Contains(stdout, "published sample-operator.v0.1.0") {
+		t.Fatalf("with --ca-file: exit %d\n%s\n%s", code, stdout, errOut)
+	}
+}
