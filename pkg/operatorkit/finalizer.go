@@ -30,6 +30,17 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error
 	}
 	logger.V(1).Info("step", "step", "finalize", "policy", policy)
 	r.transition(ctx, obj, lifecycle.Facts{Deleting: true}, "")
+	st, gen := obj.KitStatus(), obj.GetGeneration()
+	if f, ok := r.handler.(Finalizing[T]); ok {
+		done, err := f.Finalize(ctx, obj, policy)
+		if err != nil {
+			return ctrl.Result{}, fmt.Errorf("finalize: %w", err)
+		}
+		if !done {
+			setCondition(st, ConditionReady, metav1.ConditionFalse, ReasonDeleting, "waiting for the handler's deletion step", gen)
+			return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
+		}
+	}
 	objs, err := r.handler.Build(ctx, obj)
 	if err != nil {
 		return ctrl.Result{}, fmt.Errorf("finalize: build: %w", err)
@@ -44,7 +55,6 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error
 			remaining++
 		}
 	}
-	st, gen := obj.KitStatus(), obj.GetGeneration()
 	if remaining > 0 {
 		setCondition(st, ConditionReady, metav1.ConditionFalse, ReasonDeleting,
 			fmt.Sprintf("waiting for %d managed objects to be deleted", remaining), gen)

@@ -35,6 +35,20 @@ type Repairer[T Object] interface {
 	Repair(ctx context.Context, obj T, applied []ApplyResult) error
 }
 
+// Finalizing is an optional Handler step for deletion: it runs before the
+// managed objects are deleted or disconnected, for things that are not
+// objects the Reconciler manages (a Helm release, say). It returns done
+// once it has finished; until then the deletion waits and retries.
+type Finalizing[T Object] interface {
+	Finalize(ctx context.Context, obj T, policy DeletionPolicy) (done bool, err error)
+}
+
+// Pausable is an optional Object interface: a paused object is not
+// reconciled, as with the PausedAnnotation.
+type Pausable interface {
+	KitPaused() bool
+}
+
 // Observation is what Handler.Status observed. The Reconciler turns it
 // into conditions and a lifecycle transition.
 type Observation struct {

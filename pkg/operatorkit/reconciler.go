@@ -104,7 +104,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if obj.GetAnnotations()[PausedAnnotation] == "true" {
+	if p, ok := any(obj).(Pausable); obj.GetAnnotations()[PausedAnnotation] == "true" || (ok && p.KitPaused()) {
 		logger.V(1).Info("paused")
 		return ctrl.Result{}, nil
 	}

@@ -1,0 +1,45 @@
+package v1alpha1
+
+import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+// TenantProfileSpec holds defaults many Tenants share.
+type TenantProfileSpec struct {
+	// HeadroomPercent is added on top of every computed quota figure.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=1000
+	// +kubebuilder:default=20
+	// +optional
+	HeadroomPercent *int32 `json:"headroomPercent,omitempty"`
+	// PodSecurity is the Pod Security Admission level enforced in tenant
+	// namespaces.
+	// +kubebuilder:validation:Enum=restricted;baseline;privileged
+	// +kubebuilder:default=restricted
+	// +optional
+	PodSecurity string `json:"podSecurity,omitempty"`
+	// Isolation defaults for Tenants that set none.
+	// +optional
+	Isolation *IsolationSpec `json:"isolation,omitempty"`
+	// AllowedSources are prefixes of chart paths or repositories Tenants of
+	// this profile may install from; empty allows any.
+	// +listType=set
+	// +optional
+	AllowedSources []string `json:"allowedSources,omitempty"`
+}
+
+// TenantProfile holds defaults many Tenants share.
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,categories=opctl
+type TenantProfile struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec TenantProfileSpec `json:"spec,omitempty"`
+}
+
+// TenantProfileList is a list of TenantProfiles.
+// +kubebuilder:object:root=true
+type TenantProfileList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []TenantProfile `json:"items"`
+}

@@ -1,0 +1,224 @@
+package v1alpha1
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"opctl.dev/opctl/pkg/operatorkit"
+)
+
+// TenantSpec is what a tenant gets.
+type TenantSpec struct {
+	// Namespaces of the tenant, created with the tenant's labels. The
+	// first one hosts the operator releases.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
+	Namespaces []string `json:"namespaces"`
+	// AdoptNamespaces lets the tenant take over namespaces that already
+	// exist and have no controller.
+	// +optional
+	AdoptNamespaces bool `json:"adoptNamespaces,omitempty"`
+	// Owners are bound to the admin ClusterRole in every tenant namespace.
+	// +optional
+	Owners []rbacv1.Subject `json:"owners,omitempty"`
+	// Operators are the operator instances the tenant runs.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Operators []OperatorSpec `json:"operators,omitempty"`
+	// Quota overrides computed quota figures, by resource name.
+	// +optional
+	Quota *QuotaSpec `json:"quota,omitempty"`
+	// Isolation configures the tenant's NetworkPolicies.
+	// +optional
+	Isolation *IsolationSpec `json:"isolation,omitempty"`
+	// Profile names a TenantProfile whose defaults apply.
+	// +optional
+	Profile string `json:"profile,omitempty"`
+	// DeletionPolicy: Delete uninstalls the releases and deletes the
+	// namespaces; Orphan disconnects and leaves everything running.
+	// +kubebuilder:default=Delete
+	// +optional
+	DeletionPolicy operatorkit.DeletionPolicy `json:"deletionPolicy,omitempty"`
+	// Paused stops reconciling the tenant; nothing is changed.
+	// +optional
+	Paused bool `json:"paused,omitempty"`
+}
+
+// OperatorSpec is one operator instance of the tenant.
+// +kubebuilder:validation:XValidation:rule="has(self.chart) != has(self.olm)",message="set exactly one of chart and olm"
+type OperatorSpec struct {
+	// Name of the instance; the Helm release name.
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +kubebuilder:validation:MaxLength=40
+	Name string `json:"name"`
+	// Chart installs the operator with Helm.
+	// +optional
+	Chart *ChartSource `json:"chart,omitempty"`
+	// OLM installs the operator from a catalog.
+	// +optional
+	OLM *OLMSource `json:"olm,omitempty"`
+	// Values for the chart. rbac.scope, watchNamespaces and crds.install
+	// are set by the controller.
+	// +kubebuilder:pruning:PreserveUnknownFields
+	// +optional
+	Values *apiextensionsv1.JSON `json:"values,omitempty"`
+	// Instances is the most custom resources of each of the operator's
+	// kinds the tenant may create in each namespace; it sizes the quota.
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:default=1
+	// +optional
+	Instances int32 `json:"instances,omitempty"`
+}
+
+// ChartSource locates a Helm chart.
+type ChartSource struct {
+	// Path is a chart directory or .tgz on the controller's file system.
+	// +optional
+	Path string `json:"path,omitempty"`
+	// Repository is oci://host/path/<chart> or an https chart repository.
+	// +optional
+	Repository string `json:"repository,omitempty"`
+	// Name of the chart in an https repository.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Version of the chart; required for repositories.
+	// +optional
+	Version string `json:"version,omitempty"`
+}
+
+// OLMSource asks for an operator from an OLM catalog.
+type OLMSource struct {
+	// Catalog is a CatalogSource name or a catalog address.
+	Catalog string `json:"catalog"`
+	// Package in the catalog.
+	Package string `json:"package"`
+	// Channel to follow.
+	Channel string `json:"channel"`
+	// StartingCSV pins the first version.
+	// +optional
+	StartingCSV string `json:"startingCSV,omitempty"`
+	// Approval of InstallPlans.
+	// +kubebuilder:validation:Enum=Automatic;Manual
+	// +kubebuilder:default=Automatic
+	// +optional
+	Approval string `json:"approval,omitempty"`
+}
+
+// QuotaSpec overrides quota figures.
+type QuotaSpec struct {
+	// Hard figures that replace the computed ones.
+	// +optional
+	Hard corev1.ResourceList `json:"hard,omitempty"`
+}
+
+// IsolationSpec configures network isolation.
+type IsolationSpec struct {
+	// NetworkPolicy turns the default-deny policy and its allow rules on.
+	// +kubebuilder:default=true
+	// +optional
+	NetworkPolicy *bool `json:"networkPolicy,omitempty"`
+	// IngressNamespaces may reach the tenant's pods.
+	// +listType=set
+	// +optional
+	IngressNamespaces []string `json:"ingressNamespaces,omitempty"`
+}
+
+// TenantStatus is the observed state of a Tenant.
+type TenantStatus struct {
+	operatorkit.Status `json:",inline"`
+	// Namespaces report the quota of each namespace.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Namespaces []NamespaceStatus `json:"namespaces,omitempty"`
+	// Operators report each operator instance.
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Operators []OperatorStatus `json:"operators,omitempty"`
+}
+
+// NamespaceStatus is the quota of one tenant namespace.
+type NamespaceStatus struct {
+	Name string `json:"name"`
+	// Hard is the quota's limit, Used what is in use.
+	// +optional
+	Hard corev1.ResourceList `json:"hard,omitempty"`
+	// +optional
+	Used corev1.ResourceList `json:"used,omitempty"`
+	// Derivation explains each figure of Hard.
+	// +optional
+	Derivation []string `json:"derivation,omitempty"`
+}
+
+// OperatorStatus is the state of one operator instance.
+type OperatorStatus struct {
+	Name string `json:"name"`
+	// Chart and ChartVersion actually deployed.
+	// +optional
+	Chart string `json:"chart,omitempty"`
+	// +optional
+	ChartVersion string `json:"chartVersion,omitempty"`
+	// +optional
+	AppVersion string `json:"appVersion,omitempty"`
+	// Revision is the Helm release revision deployed.
+	// +optional
+	Revision int `json:"revision,omitempty"`
+	// Health is Ready, Progressing or Failed.
+	// +optional
+	Health string `json:"health,omitempty"`
+	// TargetVersion is the chart version being rolled out, if any.
+	// +optional
+	TargetVersion string `json:"targetVersion,omitempty"`
+	// UpgradeStartTime is when the rollout of TargetVersion began.
+	// +optional
+	UpgradeStartTime *metav1.Time `json:"upgradeStartTime,omitempty"`
+	// FailedVersion was rolled back; it is not retried until the spec
+	// names another version.
+	// +optional
+	FailedVersion string `json:"failedVersion,omitempty"`
+	// LastError is the last install, upgrade or CRD error.
+	// +optional
+	LastError string `json:"lastError,omitempty"`
+}
+
+// Tenant gives a team namespaces, quota, isolation and operator instances.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:scope=Cluster,categories=opctl
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Namespaces",type=string,JSONPath=`.spec.namespaces`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Tenant struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   TenantSpec   `json:"spec,omitempty"`
+	Status TenantStatus `json:"status,omitempty"`
+}
+
+// TenantList is a list of Tenants.
+// +kubebuilder:object:root=true
+type TenantList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Tenant `json:"items"`
+}
+
+// KitStatus implements operatorkit.Object.
+func (t *Tenant) KitStatus() *operatorkit.Status { return &t.Status.Status }
+
+// KitDeletionPolicy implements operatorkit.Object.
+func (t *Tenant) KitDeletionPolicy() operatorkit.DeletionPolicy { return t.Spec.DeletionPolicy }
+
+// KitAdoptionAllowed implements operatorkit.Object.
+func (t *Tenant) KitAdoptionAllowed() bool { return t.Spec.AdoptNamespaces }
+
+// KitPaused implements operatorkit.Pausable.
+func (t *Tenant) KitPaused() bool { return t.Spec.Paused }
