@@ -124,6 +124,10 @@ func controllerManagerArgs(dir string, p ports) []string {
 		"--service-account-private-key-file="+filepath.Join(dir, "sa.key"),
 		"--service-cluster-ip-range="+serviceCIDR,
 		"--concurrent-gc-syncs=5",
+		// A quota that counts a custom resource is only counted once the
+		// quota controller has discovered it (every 30 s) and then resynced
+		// the quota: every 5 min by default, too slow for tests.
+		"--resource-quota-sync-period=10s",
 	)
 }
 

@@ -55,6 +55,10 @@ type Applier struct {
 	// MaxCreates bounds the objects created in one Apply; the rest are
 	// Deferred to the next reconcile. Zero means no bound.
 	MaxCreates int
+	// LiveReader, when set, is asked before creating an object the cache
+	// does not have: with label-filtered informers, an object that exists
+	// without the labels must be adopted (or refused), not overwritten.
+	LiveReader client.Reader
 }
 
 // Apply applies desired, owned by owner. Objects that exist without a
@@ -98,7 +102,12 @@ func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object,
 	}
 	liveObj := live.(client.Object)
 	outcome := Updated
-	switch err := a.Client.Get(ctx, key, liveObj); {
+	err = a.Client.Get(ctx, key, liveObj)
+	if apierrors.IsNotFound(err) && a.LiveReader != nil {
+		// A label-filtered cache does not see objects we do not own yet.
+		err = a.LiveReader.Get(ctx, key, liveObj)
+	}
+	switch {
 	case apierrors.IsNotFound(err):
 		if a.MaxCreates > 0 && *creates >= a.MaxCreates {
 			return ApplyResult{Object: obj, Outcome: Deferred}, nil

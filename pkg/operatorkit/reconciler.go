@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
@@ -54,6 +55,8 @@ type Options struct {
 	Lifecycle *lifecycle.Machine
 	// MaxConcurrentReconciles; default 1.
 	MaxConcurrentReconciles int
+	// LiveReader reads objects the cache cannot see (see Applier).
+	LiveReader client.Reader
 }
 
 // New returns a Reconciler named name for the objects newObject makes.
@@ -75,6 +78,7 @@ func New[T Object](mgr ctrl.Manager, name string, newObject func() T, h Handler[
 		applier: &Applier{
 			Client: mgr.GetClient(), Scheme: mgr.GetScheme(), FieldManager: opts.FieldManager,
 			Recorder: rec, LegacyFieldManagers: opts.LegacyFieldManagers, MaxCreates: opts.MaxCreates,
+			LiveReader: opts.LiveReader,
 		},
 	}
 	r.kind = kindOf(r.scheme, newObject())
@@ -84,12 +88,18 @@ func New[T Object](mgr ctrl.Manager, name string, newObject func() T, h Handler[
 
 // SetupWithManager watches T and the owned types.
 func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager, owns ...client.Object) error {
+	return r.Builder(mgr, owns...).Complete(r)
+}
+
+// Builder returns the controller builder SetupWithManager completes, for
+// callers that add watches of their own before calling Complete(r).
+func (r *Reconciler[T]) Builder(mgr ctrl.Manager, owns ...client.Object) *builder.Builder {
 	b := ctrl.NewControllerManagedBy(mgr).For(r.newObject()).Named(r.applier.FieldManager).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers})
 	for _, o := range owns {
 		b = b.Owns(o)
 	}
-	return b.Complete(r)
+	return b
 }
 
 // Reconcile fetches the object, branches to deletion, and otherwise runs

@@ -182,6 +182,13 @@ type OperatorStatus struct {
 	// names another version.
 	// +optional
 	FailedVersion string `json:"failedVersion,omitempty"`
+	// CRDs are the shared CRDs this operator uses.
+	// +listType=set
+	// +optional
+	CRDs []string `json:"crds,omitempty"`
+	// Reason classifies LastError: InstallFailed, UpgradeFailed or CRDSkew.
+	// +optional
+	Reason string `json:"reason,omitempty"`
 	// LastError is the last install, upgrade or CRD error.
 	// +optional
 	LastError string `json:"lastError,omitempty"`

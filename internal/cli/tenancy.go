@@ -1,0 +1,84 @@
+package cli
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"opctl.dev/opctl/pkg/tenancy"
+)
+
+func newTenancyCommand(g *GlobalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "tenancy",
+		Short: "The tenancy controller: per-tenant namespaces, quota, isolation and operator instances",
+	}
+	cmd.AddCommand(newTenancyRunCommand(g))
+	return cmd
+}
+
+func newTenancyRunCommand(g *GlobalOptions) *cobra.Command {
+	var (
+		opts                         tenancy.Options
+		metricsAddr, probeAddr, leNS string
+		leaderElect                  bool
+		qps                          float32
+		burst                        int
+	)
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run the tenancy controller against the cluster of --kubeconfig",
+		Long: `run starts the Tenant controller (a controller-runtime manager) and blocks
+until it is stopped. It needs the Tenant and TenantProfile CRDs (config/crd)
+and the permissions in config/rbac; docs in README.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := g.RESTConfig()
+			if err != nil {
+				return err
+			}
+			cfg.QPS, cfg.Burst = qps, burst
+			cfg.UserAgent = "opctl-tenancy"
+			ctrl.SetLogger(g.Logger())
+			mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+				Scheme:                  tenancy.Scheme(),
+				Cache:                   tenancy.CacheOptions(),
+				Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+				HealthProbeBindAddress:  probeAddr,
+				LeaderElection:          leaderElect,
+				LeaderElectionID:        "tenancy.opctl.dev",
+				LeaderElectionNamespace: leNS,
+			})
+			if err != nil {
+				return fmt.Errorf("creating the manager: %w", err)
+			}
+			if err := tenancy.Setup(mgr, opts); err != nil {
+				return fmt.Errorf("setting up the tenancy controller: %w", err)
+			}
+			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+				return err
+			}
+			if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+				return err
+			}
+			return mgr.Start(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
+	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one replica reconciles")
+	f.StringVar(&leNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
+	f.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 16, "Tenants reconciled in parallel")
+	f.DurationVar(&opts.UpgradeTimeout, "upgrade-timeout", 5*time.Minute, "time a release has to become ready before an upgrade is rolled back")
+	f.IntVar(&opts.MaxHistory, "max-history", 5, "Helm revisions kept per release")
+	f.BoolVar(&opts.DeleteUnusedCRDs, "delete-unused-crds", false, "delete a shared CRD, and all its objects, when the last Tenant using it is deleted")
+	f.BoolVar(&opts.PlainHTTPRegistries, "plain-http-registries", false, "pull oci:// charts over plain HTTP")
+	f.Float32Var(&qps, "kube-api-qps", 100, "queries per second to the API server")
+	f.IntVar(&burst, "kube-api-burst", 200, "burst of queries to the API server")
+	return cmd
+}

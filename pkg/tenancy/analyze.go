@@ -1,0 +1,171 @@
+package tenancy
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Platform-as-code annotations on a CRD name the ConfigMap that holds
+// each figure (see the operator maturity guidelines).
+const (
+	pacPrefix = "platform-as-code/"
+	// pacStorage is opctl's extension: one pod's volume size.
+	pacStorage = "storage-requests"
+)
+
+// analysis is what the controller needs from a rendered chart.
+type analysis struct {
+	CRDs      []*apiextensionsv1.CustomResourceDefinition
+	Workloads []Workload
+	// Operands per CRD, with Instances left zero.
+	Operands []Operand
+	// Others are the rendered objects that are neither CRDs nor needed
+	// here, kept for completeness.
+	Objects int
+}
+
+// analyze reads CRDs, workloads and platform-as-code figures.
+func analyze(objs []*unstructured.Unstructured) (*analysis, error) {
+	a := &analysis{Objects: len(objs)}
+	configMaps := map[string]map[string]string{}
+	for _, u := range objs {
+		switch u.GetKind() {
+		case "CustomResourceDefinition":
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, crd); err != nil {
+				return nil, fmt.Errorf("CRD %s: %w", u.GetName(), err)
+			}
+			a.CRDs = append(a.CRDs, crd)
+		case "ConfigMap":
+			data, _, _ := unstructured.NestedStringMap(u.Object, "data")
+			configMaps[u.GetName()] = data
+		case "Deployment", "StatefulSet":
+			w, err := workload(u)
+			if err != nil {
+				return nil, err
+			}
+			a.Workloads = append(a.Workloads, w)
+		}
+	}
+	sort.Slice(a.CRDs, func(i, j int) bool { return a.CRDs[i].Name < a.CRDs[j].Name })
+	sort.Slice(a.Workloads, func(i, j int) bool { return a.Workloads[i].Name < a.Workloads[j].Name })
+	for _, crd := range a.CRDs {
+		op, ok, err := operand(crd, configMaps)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			a.Operands = append(a.Operands, op)
+		}
+	}
+	return a, nil
+}
+
+func workload(u *unstructured.Unstructured) (Workload, error) {
+	var (
+		replicas *int32
+		spec     corev1.PodSpec
+	)
+	switch u.GetKind() {
+	case "Deployment":
+		d := &appsv1.Deployment{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
+			return Workload{}, fmt.Errorf("Deployment %s: %w", u.GetName(), err)
+		}
+		replicas, spec = d.Spec.Replicas, d.Spec.Template.Spec
+	default:
+		s := &appsv1.StatefulSet{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
+			return Workload{}, fmt.Errorf("StatefulSet %s: %w", u.GetName(), err)
+		}
+		replicas, spec = s.Spec.Replicas, s.Spec.Template.Spec
+	}
+	w := Workload{Name: u.GetKind() + "/" + u.GetName(), Replicas: 1, Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+	if replicas != nil {
+		w.Replicas = int64(*replicas)
+	}
+	for _, c := range spec.Containers {
+		addAll(w.Requests, c.Resources.Requests)
+		addAll(w.Limits, c.Resources.Limits)
+	}
+	return w, nil
+}
+
+func addAll(dst, src corev1.ResourceList) {
+	for k, v := range src {
+		cur := dst[k]
+		cur.Add(v)
+		dst[k] = cur
+	}
+}
+
+// operand reads a CRD's platform-as-code figures; ok is false when the
+// CRD carries none.
+func operand(crd *apiextensionsv1.CustomResourceDefinition, configMaps map[string]map[string]string) (Operand, bool, error) {
+	op := Operand{CRD: crd.Name, Replicas: 1, Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+	found := false
+	figure := func(key string) (string, bool, error) {
+		cm, ok := crd.Annotations[pacPrefix+key]
+		if !ok {
+			return "", false, nil
+		}
+		data, ok := configMaps[cm]
+		if !ok {
+			return "", false, fmt.Errorf("CRD %s: annotation %s%s names ConfigMap %s, which the chart does not ship", crd.Name, pacPrefix, key, cm)
+		}
+		v, ok := data[key]
+		return v, ok, nil
+	}
+	set := func(key string, dst corev1.ResourceList, name corev1.ResourceName) error {
+		v, ok, err := figure(key)
+		if err != nil || !ok {
+			return err
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return fmt.Errorf("CRD %s: platform-as-code %s %q: %w", crd.Name, key, v, err)
+		}
+		dst[name] = q
+		found = true
+		return nil
+	}
+	for _, f := range []struct {
+		key  string
+		dst  corev1.ResourceList
+		name corev1.ResourceName
+	}{
+		{"cpu-requests", op.Requests, corev1.ResourceCPU},
+		{"mem-requests", op.Requests, corev1.ResourceMemory},
+		{"cpu-limits", op.Limits, corev1.ResourceCPU},
+		{"mem-limits", op.Limits, corev1.ResourceMemory},
+	} {
+		if err := set(f.key, f.dst, f.name); err != nil {
+			return op, false, err
+		}
+	}
+	// replicas and storage live in the same ConfigMap as the CPU figures.
+	data := configMaps[crd.Annotations[pacPrefix+"cpu-requests"]]
+	if v, ok := data["replicas"]; ok {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n < 0 {
+			return op, false, fmt.Errorf("CRD %s: platform-as-code replicas %q is not a count", crd.Name, v)
+		}
+		op.Replicas = n
+	}
+	if v, ok := data[pacStorage]; ok {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return op, false, fmt.Errorf("CRD %s: platform-as-code %s %q: %w", crd.Name, pacStorage, v, err)
+		}
+		op.Storage = &q
+	}
+	return op, found, nil
+}

@@ -1,0 +1,162 @@
+package tenancy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"helm.sh/helm/v3/pkg/cli"
+	"helm.sh/helm/v3/pkg/engine"
+	"helm.sh/helm/v3/pkg/registry"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/yaml"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// chartCache loads each chart once. Charts from registries and
+// repositories are immutable per version; a path is reloaded when its
+// modification time changes.
+type chartCache struct {
+	mu        sync.Mutex
+	charts    map[string]*loadedChart
+	plainHTTP bool
+}
+
+type loadedChart struct {
+	key   string
+	chart *chart.Chart
+	mu    sync.Mutex // rendering processes dependencies in place
+}
+
+func newChartCache(plainHTTP bool) *chartCache {
+	return &chartCache{charts: map[string]*loadedChart{}, plainHTTP: plainHTTP}
+}
+
+// Load returns the chart src names.
+func (c *chartCache) Load(ctx context.Context, src *tenancyv1.ChartSource) (*loadedChart, error) {
+	key, err := c.key(src)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	lc, ok := c.charts[key]
+	c.mu.Unlock()
+	if ok {
+		return lc, nil
+	}
+	ch, err := c.fetch(ctx, src)
+	if err != nil {
+		return nil, err
+	}
+	lc = &loadedChart{key: key, chart: ch}
+	c.mu.Lock()
+	c.charts[key] = lc
+	c.mu.Unlock()
+	return lc, nil
+}
+
+func (c *chartCache) key(src *tenancyv1.ChartSource) (string, error) {
+	switch {
+	case src.Path != "":
+		fi, err := os.Stat(src.Path)
+		if err != nil {
+			return "", fmt.Errorf("chart path %s: %w", src.Path, err)
+		}
+		return fmt.Sprintf("path:%s@%d", src.Path, fi.ModTime().UnixNano()), nil
+	case src.Repository != "" && src.Version != "":
+		return "repo:" + src.Repository + "|" + src.Name + "@" + src.Version, nil
+	}
+	return "", fmt.Errorf("chart source needs a path, or a repository and a version")
+}
+
+func (c *chartCache) fetch(_ context.Context, src *tenancyv1.ChartSource) (*chart.Chart, error) {
+	if src.Path != "" {
+		ch, err := loader.Load(src.Path)
+		if err != nil {
+			return nil, fmt.Errorf("loading chart %s: %w", src.Path, err)
+		}
+		return ch, nil
+	}
+	if strings.HasPrefix(src.Repository, "oci://") {
+		opts := []registry.ClientOption{}
+		if c.plainHTTP {
+			opts = append(opts, registry.ClientOptPlainHTTP())
+		}
+		rc, err := registry.NewClient(opts...)
+		if err != nil {
+			return nil, err
+		}
+		ref := strings.TrimPrefix(src.Repository, "oci://") + ":" + strings.ReplaceAll(src.Version, "+", "_")
+		res, err := rc.Pull(ref, registry.PullOptWithChart(true))
+		if err != nil {
+			return nil, fmt.Errorf("pulling chart %s: %w", src.Repository, err)
+		}
+		ch, err := loader.LoadArchive(bytes.NewReader(res.Chart.Data))
+		if err != nil {
+			return nil, fmt.Errorf("loading chart %s: %w", src.Repository, err)
+		}
+		return ch, nil
+	}
+	settings := cli.New()
+	opts := action.ChartPathOptions{RepoURL: src.Repository, Version: src.Version}
+	path, err := opts.LocateChart(src.Name, settings)
+	if err != nil {
+		return nil, fmt.Errorf("fetching chart %s from %s: %w", src.Name, src.Repository, err)
+	}
+	ch, err := loader.Load(path)
+	if err != nil {
+		return nil, fmt.Errorf("loading chart %s: %w", path, err)
+	}
+	return ch, nil
+}
+
+// Render renders the chart like `helm template`, CRDs included, and
+// returns its objects.
+func (lc *loadedChart) Render(release, namespace string, values map[string]any, kube chartutil.KubeVersion) ([]*unstructured.Unstructured, error) {
+	lc.mu.Lock()
+	defer lc.mu.Unlock()
+	if err := chartutil.ProcessDependenciesWithMerge(lc.chart, values); err != nil {
+		return nil, err
+	}
+	caps := chartutil.DefaultCapabilities.Copy()
+	caps.KubeVersion = kube
+	vals, err := chartutil.ToRenderValues(lc.chart, values, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, caps)
+	if err != nil {
+		return nil, err
+	}
+	files, err := engine.Render(lc.chart, vals)
+	if err != nil {
+		return nil, fmt.Errorf("rendering chart %s: %w", lc.chart.Name(), err)
+	}
+	var docs []string
+	for name, content := range files {
+		if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+			docs = append(docs, content)
+		}
+	}
+	for _, crd := range lc.chart.CRDObjects() {
+		docs = append(docs, string(crd.File.Data))
+	}
+	var objs []*unstructured.Unstructured
+	for _, doc := range docs {
+		for _, m := range releaseutil.SplitManifests(doc) {
+			u := &unstructured.Unstructured{}
+			if err := yaml.Unmarshal([]byte(m), &u.Object); err != nil {
+				return nil, fmt.Errorf("chart %s: %w", lc.chart.Name(), err)
+			}
+			if len(u.Object) > 0 {
+				objs = append(objs, u)
+			}
+		}
+	}
+	return objs, nil
+}

@@ -1,0 +1,187 @@
+package tenancy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Labels and annotations the controller sets.
+const (
+	// LabelTenant marks objects of a tenant with its name.
+	LabelTenant = "tenancy.opctl.dev/tenant"
+	// LabelSharedCRD marks CRDs the controller installed for tenants.
+	LabelSharedCRD = "tenancy.opctl.dev/shared-crd"
+	// annotationCRDHash is the sha256 of the applied CRD spec.
+	annotationCRDHash = "tenancy.opctl.dev/crd-hash"
+)
+
+// SkewError is a CRD change refused because it would break tenants that
+// use the CRD as it is.
+type SkewError struct {
+	CRD    string
+	Reason string
+}
+
+func (e *SkewError) Error() string { return fmt.Sprintf("CRD %s: %s", e.CRD, e.Reason) }
+
+// crdDecision is what to do with a chart's CRD given the live one.
+type crdDecision int
+
+const (
+	crdApply crdDecision = iota // new, or a compatible newer definition
+	crdKeep                     // identical, or older and covered by the live one
+)
+
+// compareCRD decides between applying want over live, keeping live, or
+// refusing: a change may not stop serving a version that is stored, nor
+// remove fields from the storage version, unless want is simply older
+// (everything it has, live has too), in which case live serves it.
+func compareCRD(live, want *apiextensionsv1.CustomResourceDefinition) (crdDecision, error) {
+	if live == nil {
+		return crdApply, nil
+	}
+	if live.Annotations[annotationCRDHash] == crdHash(want) {
+		return crdKeep, nil
+	}
+	liveFields, wantFields := servedFields(live), servedFields(want)
+	if subset(wantFields, liveFields) {
+		return crdKeep, nil // older or equal: live serves it
+	}
+	wantServed := map[string]bool{}
+	for _, v := range want.Spec.Versions {
+		wantServed[v.Name] = v.Served
+	}
+	for _, v := range live.Spec.Versions {
+		if v.Served && !wantServed[v.Name] && contains(live.Status.StoredVersions, v.Name) {
+			return 0, &SkewError{CRD: want.Name, Reason: fmt.Sprintf("the new definition stops serving version %s, which objects are still stored in", v.Name)}
+		}
+	}
+	for _, v := range live.Spec.Versions {
+		if !v.Storage {
+			continue
+		}
+		var lost []string
+		for f := range liveFields {
+			if strings.HasPrefix(f, v.Name+":") && !wantFields[f] && wantServed[v.Name] {
+				lost = append(lost, strings.TrimPrefix(f, v.Name+":"))
+			}
+		}
+		if len(lost) > 0 {
+			sort.Strings(lost)
+			return 0, &SkewError{CRD: want.Name, Reason: fmt.Sprintf("the new definition removes fields from storage version %s that tenants' objects may use: %s", v.Name, strings.Join(lost, ", "))}
+		}
+	}
+	return crdApply, nil
+}
+
+// servedFields lists "<version>:<field path>" of every served version.
+func servedFields(crd *apiextensionsv1.CustomResourceDefinition) map[string]bool {
+	fields := map[string]bool{}
+	for _, v := range crd.Spec.Versions {
+		if !v.Served {
+			continue
+		}
+		fields[v.Name+":"] = true
+		if v.Schema != nil && v.Schema.OpenAPIV3Schema != nil {
+			walkSchema(v.Name+":", v.Schema.OpenAPIV3Schema, fields)
+		}
+	}
+	return fields
+}
+
+func walkSchema(prefix string, s *apiextensionsv1.JSONSchemaProps, out map[string]bool) {
+	for name, p := range s.Properties {
+		path := prefix + "." + name
+		out[path] = true
+		walkSchema(path, &p, out)
+	}
+	if s.Items != nil && s.Items.Schema != nil {
+		walkSchema(prefix+"[]", s.Items.Schema, out)
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
+		walkSchema(prefix+"{}", s.AdditionalProperties.Schema, out)
+	}
+}
+
+func subset(a, b map[string]bool) bool {
+	for k := range a {
+		if !b[k] {
+			return false
+		}
+	}
+	return true
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func crdHash(crd *apiextensionsv1.CustomResourceDefinition) string {
+	b, _ := json.Marshal(crd.Spec)
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// ensureCRDs applies the CRDs that need it with server-side apply, after
+// checking them all: either every CRD is acceptable or none is applied.
+// It returns the names it applied.
+func ensureCRDs(ctx context.Context, c client.Client, fieldManager string, crds []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
+	var apply []*apiextensionsv1.CustomResourceDefinition
+	for _, want := range crds {
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		err := c.Get(ctx, client.ObjectKey{Name: want.Name}, live)
+		switch {
+		case apierrors.IsNotFound(err):
+			live = nil
+		case err != nil:
+			return nil, fmt.Errorf("reading CRD %s: %w", want.Name, err)
+		}
+		d, err := compareCRD(live, want)
+		if err != nil {
+			return nil, err
+		}
+		if d == crdApply {
+			apply = append(apply, want)
+		}
+	}
+	var applied []string
+	for _, want := range apply {
+		obj := &apiextensionsv1.CustomResourceDefinition{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+			ObjectMeta: metav1.ObjectMeta{Name: want.Name, Labels: map[string]string{LabelSharedCRD: "true"}, Annotations: map[string]string{annotationCRDHash: crdHash(want)}},
+			Spec:       want.Spec,
+		}
+		for k, v := range want.Annotations {
+			if k != "helm.sh/resource-policy" {
+				obj.Annotations[k] = v
+			}
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		unstructured.RemoveNestedField(u, "status")
+		if err := c.Patch(ctx, &unstructured.Unstructured{Object: u}, client.Apply, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
+			return nil, fmt.Errorf("applying CRD %s: %w", want.Name, err)
+		}
+		applied = append(applied, want.Name)
+	}
+	return applied, nil
+}

@@ -1,0 +1,142 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/release"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/pkg/operatorkit"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// Finalize runs before operatorkit deletes or disconnects the namespaces
+// and their objects. Delete uninstalls every release (and, if allowed,
+// the shared CRDs no other Tenant uses); Orphan removes the Tenant's
+// ownerReferences and labels from everything and leaves it all running.
+func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy operatorkit.DeletionPolicy) (bool, error) {
+	defer c.dropPlan(t)
+	if policy == operatorkit.DeletionOrphan {
+		return true, c.disconnect(ctx, t)
+	}
+	ns := t.Spec.Namespaces[0]
+	names := map[string]bool{}
+	for _, op := range t.Spec.Operators {
+		names[op.Name] = true
+	}
+	for _, st := range t.Status.Operators {
+		names[st.Name] = true
+	}
+	for name := range names {
+		if err := c.uninstall(ctx, t, ns, name); err != nil {
+			return false, err
+		}
+	}
+	if c.opts.DeleteUnusedCRDs {
+		if err := c.deleteUnusedCRDs(ctx, t); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+func (c *Controller) uninstall(_ context.Context, t *tenancyv1.Tenant, ns, name string) error {
+	unlock := c.helm.lock(ns, name)
+	defer unlock()
+	cfg, err := c.helm.action(ns)
+	if err != nil {
+		return err
+	}
+	if rel, err := last(cfg, name); err != nil || rel == nil {
+		return err
+	}
+	if _, err := c.timed("uninstall", func() (*release.Release, error) { return nil, c.helm.uninstall(cfg, name) }); err != nil {
+		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)
+	}
+	c.event(t, "Normal", "Uninstalled", "uninstalled %s from %s", name, ns)
+	return nil
+}
+
+// deleteUnusedCRDs deletes the shared CRDs t used that no other Tenant
+// uses.
+func (c *Controller) deleteUnusedCRDs(ctx context.Context, t *tenancyv1.Tenant) error {
+	var tenants tenancyv1.TenantList
+	if err := c.client.List(ctx, &tenants); err != nil {
+		return err
+	}
+	used := map[string]bool{}
+	for _, other := range tenants.Items {
+		if other.UID == t.UID {
+			continue
+		}
+		for _, st := range other.Status.Operators {
+			for _, crd := range st.CRDs {
+				used[crd] = true
+			}
+		}
+	}
+	for _, st := range t.Status.Operators {
+		for _, name := range st.CRDs {
+			if used[name] {
+				continue
+			}
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			crd.Name = name
+			if err := c.client.Delete(ctx, crd); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting unused CRD %s: %w", name, err)
+			}
+			c.event(t, "Normal", "CRDDeleted", "deleted CRD %s, which no other tenant uses", name)
+		}
+	}
+	return nil
+}
+
+// disconnect removes t's ownerReferences and tenant label from the
+// namespaces and the objects in them.
+func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant) error {
+	objs, err := c.Build(ctx, t)
+	if err != nil {
+		return err
+	}
+	for _, desired := range objs {
+		live := desired.DeepCopyObject().(client.Object)
+		if err := c.reader.Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		patch := client.MergeFrom(live.DeepCopyObject().(client.Object))
+		changed := false
+		refs := live.GetOwnerReferences()[:0]
+		for _, ref := range live.GetOwnerReferences() {
+			if ref.UID == t.UID {
+				changed = true
+				continue
+			}
+			refs = append(refs, ref)
+		}
+		live.SetOwnerReferences(refs)
+		if labels := live.GetLabels(); labels[LabelTenant] == t.Name {
+			delete(labels, LabelTenant)
+			live.SetLabels(labels)
+			changed = true
+		}
+		if !changed {
+			continue
+		}
+		if err := c.client.Patch(ctx, live, patch); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("disconnecting %s %s: %w", kindName(live), live.GetName(), err)
+		}
+	}
+	c.event(t, "Normal", "Disconnected", "left namespaces %s and their releases running", strings.Join(t.Spec.Namespaces, ", "))
+	return nil
+}
+
+func kindName(o client.Object) string {
+	return fmt.Sprintf("%T", o)[len("*v1."):]
+}

@@ -1,0 +1,162 @@
+package tenancy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+)
+
+// helmClient runs Helm SDK actions for releases in many namespaces on one
+// shared REST config, discovery cache and REST mapper, so that a release
+// costs no discovery round trips. Each release is guarded by its own
+// lock: the Helm SDK is not safe for concurrent use on one release.
+type helmClient struct {
+	config     *rest.Config
+	discovery  discovery.CachedDiscoveryInterface
+	mapper     meta.RESTMapper
+	maxHistory int
+	log        func(format string, args ...any)
+
+	mu    sync.Mutex
+	locks map[string]*sync.Mutex
+}
+
+func newHelmClient(cfg *rest.Config, maxHistory int, log func(string, ...any)) (*helmClient, error) {
+	cfg = rest.CopyConfig(cfg)
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	cached := memory.NewMemCacheClient(dc)
+	return &helmClient{
+		config: cfg, discovery: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
+		maxHistory: maxHistory, log: log, locks: map[string]*sync.Mutex{},
+	}, nil
+}
+
+// lock takes the release's lock and returns its unlock.
+func (h *helmClient) lock(namespace, name string) func() {
+	key := namespace + "/" + name
+	h.mu.Lock()
+	l, ok := h.locks[key]
+	if !ok {
+		l = &sync.Mutex{}
+		h.locks[key] = l
+	}
+	h.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// action returns an action configuration for namespace.
+func (h *helmClient) action(namespace string) (*action.Configuration, error) {
+	cfg := new(action.Configuration)
+	getter := &restGetter{h: h, namespace: namespace}
+	if err := cfg.Init(getter, namespace, "secret", h.log); err != nil {
+		return nil, fmt.Errorf("helm configuration for %s: %w", namespace, err)
+	}
+	return cfg, nil
+}
+
+// last returns the latest revision of a release, or nil.
+func last(cfg *action.Configuration, name string) (*release.Release, error) {
+	rel, err := cfg.Releases.Last(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	return rel, err
+}
+
+// lastDeployed returns the latest deployed revision, or nil.
+func lastDeployed(cfg *action.Configuration, name string) (*release.Release, error) {
+	hist, err := cfg.Releases.History(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var best *release.Release
+	for _, r := range hist {
+		if r.Info.Status == release.StatusDeployed && (best == nil || r.Version > best.Version) {
+			best = r
+		}
+	}
+	return best, nil
+}
+
+// markFailed records a pending revision left by a crashed controller as
+// failed, so that Helm accepts new operations on the release.
+func markFailed(cfg *action.Configuration, rel *release.Release) error {
+	rel.SetStatus(release.StatusFailed, fmt.Sprintf("interrupted while %s: recovered by the tenancy controller", rel.Info.Status))
+	return cfg.Releases.Update(rel)
+}
+
+func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spec releaseSpec) (*release.Release, error) {
+	in := action.NewInstall(cfg)
+	in.ReleaseName, in.Namespace = spec.Name, spec.Namespace
+	in.SkipCRDs = true // the controller owns shared CRDs
+	in.Timeout = 2 * time.Minute
+	return in.RunWithContext(ctx, spec.Chart.chart, spec.Values)
+}
+
+func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spec releaseSpec) (*release.Release, error) {
+	up := action.NewUpgrade(cfg)
+	up.Namespace = spec.Namespace
+	up.SkipCRDs = true
+	up.MaxHistory = h.maxHistory
+	up.Timeout = 2 * time.Minute
+	return up.RunWithContext(ctx, spec.Name, spec.Chart.chart, spec.Values)
+}
+
+func (h *helmClient) rollback(cfg *action.Configuration, name string, version int) error {
+	rb := action.NewRollback(cfg)
+	rb.Version = version
+	rb.MaxHistory = h.maxHistory
+	rb.Timeout = 2 * time.Minute
+	return rb.Run(name)
+}
+
+func (h *helmClient) uninstall(cfg *action.Configuration, name string) error {
+	un := action.NewUninstall(cfg)
+	un.Timeout = 2 * time.Minute
+	_, err := un.Run(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil
+	}
+	return err
+}
+
+// restGetter hands Helm the shared clients.
+type restGetter struct {
+	h         *helmClient
+	namespace string
+}
+
+var _ genericclioptions.RESTClientGetter = &restGetter{}
+
+func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.h.config), nil }
+func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
+	return g.h.discovery, nil
+}
+func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.h.mapper, nil }
+func (g *restGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
+	cfg := clientcmdapi.NewConfig()
+	cfg.Contexts["tenancy"] = &clientcmdapi.Context{Namespace: g.namespace}
+	cfg.CurrentContext = "tenancy"
+	return clientcmd.NewDefaultClientConfig(*cfg, &clientcmd.ConfigOverrides{})
+}

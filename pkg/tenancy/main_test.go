@@ -1,0 +1,139 @@
+package tenancy_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/pkg/packaging"
+	"opctl.dev/opctl/pkg/tenancy"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+var (
+	cluster *testcluster.Cluster
+	// cl is an admin client with the tenancy types.
+	cl client.Client
+	// managerBin is the sample operator, opctlBin the CLI.
+	managerBin, opctlBin string
+)
+
+const sampleProject = "../../operators/sample"
+
+func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster, setup)) }
+
+func setup(c *testcluster.Cluster) (func(), error) {
+	var err error
+	if cl, err = client.New(c.Config, client.Options{Scheme: tenancy.Scheme()}); err != nil {
+		return nil, err
+	}
+	if err := c.InstallCRDs(context.Background(), "../../config/crd/bases"); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "opctl-tenancy-")
+	if err != nil {
+		return nil, err
+	}
+	managerBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/operators/sample/cmd", "")
+	if err == nil {
+		opctlBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/cmd/opctl", "")
+	}
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	return func() { os.RemoveAll(dir) }, nil
+}
+
+// startController runs the controller in this process until the test ends.
+func startController(t *testing.T, opts tenancy.Options) {
+	t.Helper()
+	stop, err := cluster.StartManager(ctrl.Options{Scheme: tenancy.Scheme(), Cache: tenancy.CacheOptions()}, "opctl-tenancy",
+		func(mgr ctrl.Manager) error { return tenancy.Setup(mgr, opts) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+}
+
+// sampleChart packages the sample operator's chart at version with the
+// operator image tag version, from project (default the sample).
+func sampleChart(t testing.TB, project, version string) string {
+	t.Helper()
+	if project == "" {
+		project = sampleProject
+	}
+	out := t.TempDir()
+	if _, err := packaging.Package(context.Background(), project, packaging.PackageOptions{
+		Out: out, ChartOnly: true, Load: packaging.Options{Version: version, Image: "opctl/kvstore-operator:" + version},
+	}); err != nil {
+		t.Fatalf("packaging %s %s: %v", project, version, err)
+	}
+	return filepath.Join(out, "charts", "sample-operator")
+}
+
+func suffix() string {
+	b := make([]byte, 3)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// newTenant returns a Tenant with one sample operator instance.
+func newTenant(name string, namespaces []string, chart string, instances int32, owners ...string) *tenancyv1.Tenant {
+	t := &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: tenancyv1.TenantSpec{Namespaces: namespaces}}
+	for _, o := range owners {
+		t.Spec.Owners = append(t.Spec.Owners, rbacSubject(o))
+	}
+	if chart != "" {
+		t.Spec.Operators = []tenancyv1.OperatorSpec{{Name: "kv", Chart: &tenancyv1.ChartSource{Path: chart}, Instances: instances}}
+	}
+	return t
+}
+
+// createTenant creates t and deletes it when the test ends.
+func createTenant(t *testing.T, tenant *tenancyv1.Tenant) {
+	t.Helper()
+	if err := cl.Create(context.Background(), tenant); err != nil {
+		t.Fatalf("creating Tenant %s: %v", tenant.Name, err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_ = cl.Delete(ctx, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: tenant.Name}})
+	})
+}
+
+// waitTenant waits until check passes on the Tenant.
+func waitTenant(t *testing.T, name string, timeout time.Duration, what string, check func(*tenancyv1.Tenant) error) *tenancyv1.Tenant {
+	t.Helper()
+	tn := &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	testcluster.WaitObject(t, cl, tn, timeout, what, check)
+	return tn
+}
+
+func ready(tn *tenancyv1.Tenant) error {
+	if err := testcluster.ReadyAt(tn, tn.Status.Conditions, tn.Status.ObservedGeneration); err != nil {
+		return fmt.Errorf("%w; operators %s", err, dump(tn.Status.Operators))
+	}
+	return nil
+}
+
+func rbacSubject(user string) rbacv1.Subject {
+	return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: user}
+}
+
+func dump(v any) string {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return string(b)
+}

@@ -1,0 +1,66 @@
+package tenancy
+
+import (
+	"context"
+
+	"github.com/prometheus/client_golang/prometheus"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+var (
+	releaseOps = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "opctl_tenancy_release_operations_total",
+		Help: "Helm release operations by operation (install, upgrade, rollback, uninstall, recover) and result.",
+	}, []string{"operation", "result"})
+	releaseDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "opctl_tenancy_release_operation_duration_seconds",
+		Help:    "Duration of Helm release operations.",
+		Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
+	}, []string{"operation"})
+	quotaUtilisation = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: "opctl_tenancy_quota_utilisation_ratio",
+		Help: "Used over hard of each tenant namespace's quota, by resource.",
+	}, []string{"tenant", "namespace", "resource"})
+	tenantsDesc = prometheus.NewDesc("opctl_tenancy_tenants",
+		"Tenants by condition type and status.", []string{"condition", "status"}, nil)
+)
+
+func init() {
+	metrics.Registry.MustRegister(releaseOps, releaseDuration, quotaUtilisation)
+}
+
+// recordQuota sets the utilisation gauges of one namespace.
+func recordQuota(tenant, ns string, hard, used corev1.ResourceList) {
+	for name, h := range hard {
+		if h.IsZero() {
+			continue
+		}
+		u := used[name]
+		quotaUtilisation.WithLabelValues(tenant, ns, string(name)).Set(u.AsApproximateFloat64() / h.AsApproximateFloat64())
+	}
+}
+
+// tenantCollector counts Tenants by condition from the cache at scrape.
+type tenantCollector struct{ client client.Reader }
+
+func (c tenantCollector) Describe(ch chan<- *prometheus.Desc) { ch <- tenantsDesc }
+
+func (c tenantCollector) Collect(ch chan<- prometheus.Metric) {
+	var tenants tenancyv1.TenantList
+	if err := c.client.List(context.Background(), &tenants); err != nil {
+		return
+	}
+	counts := map[[2]string]float64{}
+	for _, t := range tenants.Items {
+		for _, cond := range t.Status.Conditions {
+			counts[[2]string{cond.Type, string(cond.Status)}]++
+		}
+	}
+	for k, n := range counts {
+		ch <- prometheus.MustNewConstMetric(tenantsDesc, prometheus.GaugeValue, n, k[0], k[1])
+	}
+}

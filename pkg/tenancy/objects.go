@@ -1,0 +1,127 @@
+package tenancy
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// Names of the objects in every tenant namespace.
+const (
+	QuotaName        = "tenant-quota"
+	LimitRangeName   = "tenant-limits"
+	OwnersBinding    = "tenant-owners"
+	PolicyDenyAll    = "tenant-default-deny"
+	PolicySameTenant = "tenant-allow-same-tenant"
+	PolicyDNS        = "tenant-allow-dns"
+	PolicyAPIServer  = "tenant-allow-apiserver"
+	PolicyIngress    = "tenant-allow-ingress"
+	labelPSAEnforce  = "pod-security.kubernetes.io/enforce"
+)
+
+// settings are a Tenant's effective settings, its profile applied.
+type settings struct {
+	PodSecurity       string
+	HeadroomPercent   int64
+	NetworkPolicy     bool
+	IngressNamespaces []string
+}
+
+func effectiveSettings(t *tenancyv1.Tenant, p *tenancyv1.TenantProfile) settings {
+	s := settings{PodSecurity: "restricted", HeadroomPercent: 20, NetworkPolicy: true}
+	iso := t.Spec.Isolation
+	if p != nil {
+		if p.Spec.PodSecurity != "" {
+			s.PodSecurity = p.Spec.PodSecurity
+		}
+		if p.Spec.HeadroomPercent != nil {
+			s.HeadroomPercent = int64(*p.Spec.HeadroomPercent)
+		}
+		if iso == nil {
+			iso = p.Spec.Isolation
+		}
+	}
+	if iso != nil {
+		if iso.NetworkPolicy != nil {
+			s.NetworkPolicy = *iso.NetworkPolicy
+		}
+		s.IngressNamespaces = iso.IngressNamespaces
+	}
+	return s
+}
+
+// namespaceObjects are the objects of one tenant namespace.
+func namespaceObjects(t *tenancyv1.Tenant, ns string, s settings, q Quota) []client.Object {
+	labels := map[string]string{LabelTenant: t.Name}
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
+	}
+	objs := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
+			LabelTenant: t.Name, labelPSAEnforce: s.PodSecurity,
+		}}},
+		&corev1.ResourceQuota{ObjectMeta: meta(QuotaName), Spec: corev1.ResourceQuotaSpec{Hard: q.Hard}},
+	}
+	if len(q.Default) > 0 || len(q.DefaultRequest) > 0 {
+		objs = append(objs, &corev1.LimitRange{ObjectMeta: meta(LimitRangeName), Spec: corev1.LimitRangeSpec{
+			Limits: []corev1.LimitRangeItem{{Type: corev1.LimitTypeContainer, Default: q.Default, DefaultRequest: q.DefaultRequest}},
+		}})
+	}
+	if len(t.Spec.Owners) > 0 {
+		objs = append(objs, &rbacv1.RoleBinding{ObjectMeta: meta(OwnersBinding),
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "admin"},
+			Subjects: t.Spec.Owners,
+		})
+	}
+	if s.NetworkPolicy {
+		objs = append(objs, networkPolicies(t, ns, s, meta)...)
+	}
+	return objs
+}
+
+// networkPolicies deny everything, then allow the tenant's own
+// namespaces, DNS, the API server and the configured ingress namespaces.
+func networkPolicies(t *tenancyv1.Tenant, ns string, s settings, meta func(string) metav1.ObjectMeta) []client.Object {
+	all := metav1.LabelSelector{}
+	sameTenant := []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelTenant: t.Name}}}}
+	both := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
+	udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
+	port := func(p corev1.Protocol, n int) networkingv1.NetworkPolicyPort {
+		v := intstr.FromInt32(int32(n))
+		return networkingv1.NetworkPolicyPort{Protocol: &p, Port: &v}
+	}
+	objs := []client.Object{
+		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyDenyAll), Spec: networkingv1.NetworkPolicySpec{PodSelector: all, PolicyTypes: both}},
+		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicySameTenant), Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: all, PolicyTypes: both,
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: sameTenant}},
+			Egress:  []networkingv1.NetworkPolicyEgressRule{{To: sameTenant}},
+		}},
+		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyDNS), Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: all, PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+			Egress: []networkingv1.NetworkPolicyEgressRule{{
+				To:    []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}}}},
+				Ports: []networkingv1.NetworkPolicyPort{port(udp, 53), port(tcp, 53)},
+			}},
+		}},
+		// Operators talk to the API server; its address is not a pod.
+		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyAPIServer), Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: all, PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
+			Egress: []networkingv1.NetworkPolicyEgressRule{{Ports: []networkingv1.NetworkPolicyPort{port(tcp, 443), port(tcp, 6443)}}},
+		}},
+	}
+	if len(s.IngressNamespaces) > 0 {
+		objs = append(objs, &networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyIngress), Spec: networkingv1.NetworkPolicySpec{
+			PodSelector: all, PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
+			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{
+				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: s.IngressNamespaces}},
+			}}}}},
+		}})
+	}
+	return objs
+}

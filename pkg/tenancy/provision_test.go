@@ -1,0 +1,180 @@
+package tenancy_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/pkg/operatorkit/kstatustest"
+	"opctl.dev/opctl/pkg/tenancy"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+var kvstores = schema.GroupVersionResource{Group: "kv.opctl.dev", Version: "v1alpha1", Resource: "kvstores"}
+
+const operatorSA = "kv-sample-operator-controller-manager"
+
+// Three tenants get namespaces with quota, limits, isolation and owners,
+// and their own sample operator, which serves a KVStore in each.
+func TestThreeTenants(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	chart := sampleChart(t, "", "0.1.0")
+	id := suffix()
+	var names, nss, owners []string
+	for i := range 3 {
+		name := fmt.Sprintf("three-%s-%d", id, i)
+		names, nss, owners = append(names, name), append(nss, name), append(owners, "owner-"+name)
+		createTenant(t, newTenant(name, []string{name}, chart, 3, owners[i]))
+	}
+	for _, name := range names {
+		tn := waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
+		if st := kstatustest.AssertConformance(t, tn); st != "Current" {
+			t.Errorf("Tenant %s kstatus %s, want Current", name, st)
+		}
+		op := tn.Status.Operators[0]
+		if op.ChartVersion != "0.1.0" || op.Revision != 1 || op.Health != tenancy.HealthReady {
+			t.Errorf("%s operator status %s", name, dump(op))
+		}
+	}
+
+	for i, ns := range nss {
+		// Quota: (10m operator + 3 instances × 100m) + 20% headroom.
+		q := &corev1.ResourceQuota{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.QuotaName}, q); err != nil {
+			t.Fatal(err)
+		}
+		want := map[corev1.ResourceName]string{"requests.cpu": "372m", "limits.cpu": "2400m", "pods": "4", "count/kvstores.kv.opctl.dev": "3", "requests.memory": "538Mi"}
+		for name, w := range want {
+			if got := q.Spec.Hard[name]; got.Cmp(resource.MustParse(w)) != 0 {
+				t.Errorf("%s quota %s = %s, want %s", ns, name, got.String(), w)
+			}
+		}
+		lr := &corev1.LimitRange{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.LimitRangeName}, lr); err != nil {
+			t.Error(err)
+		} else if d := lr.Spec.Limits[0].Default[corev1.ResourceCPU]; d.String() != "500m" {
+			t.Errorf("%s LimitRange default cpu %s", ns, d.String())
+		}
+		var pols networkingv1.NetworkPolicyList
+		if err := cl.List(ctx, &pols, client.InNamespace(ns)); err != nil || len(pols.Items) != 4 {
+			t.Errorf("%s NetworkPolicies: %d, %v", ns, len(pols.Items), err)
+		}
+		rb := &rbacv1.RoleBinding{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.OwnersBinding}, rb); err != nil || rb.RoleRef.Name != "admin" || rb.Subjects[0].Name != owners[i] {
+			t.Errorf("%s owner RoleBinding %v: %v", ns, rb, err)
+		}
+		nsObj := &corev1.Namespace{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: ns}, nsObj); err != nil || nsObj.Labels["pod-security.kubernetes.io/enforce"] != "restricted" || nsObj.Labels[tenancy.LabelTenant] != names[i] {
+			t.Errorf("namespace %s labels %v: %v", ns, nsObj.Labels, err)
+		}
+	}
+
+	// Each tenant's operator, running as its release's ServiceAccount,
+	// brings a KVStore in its namespace to Ready.
+	dc := dynamic.NewForConfigOrDie(c.Config)
+	for _, ns := range nss {
+		testcluster.StartOperator(t, managerBin, c.ServiceAccountKubeconfig(t, ns, operatorSA), nil,
+			"--watch-namespaces", ns, "--leader-elect", "--leader-election-namespace", ns)
+		store := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kv.opctl.dev/v1alpha1", "kind": "KVStore", "metadata": map[string]any{"name": "cache"},
+			"spec": map[string]any{"replicas": int64(1)},
+		}}
+		if _, err := dc.Resource(kvstores).Namespace(ns).Create(ctx, store, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ns := range nss {
+		testcluster.Eventually(t, 90*time.Second, "KVStore Ready in "+ns, func(ctx context.Context) error {
+			u, err := dc.Resource(kvstores).Namespace(ns).Get(ctx, "cache", metav1.GetOptions{})
+			if err != nil {
+				return err
+			}
+			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+			for _, cond := range conds {
+				if m := cond.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
+					return nil
+				}
+			}
+			return fmt.Errorf("not Ready: %v", conds)
+		})
+	}
+
+	t.Run("isolation", func(t *testing.T) {
+		a, b := nss[0], nss[1]
+		owner := kubernetes.NewForConfigOrDie(c.As(owners[0]))
+		if _, err := owner.CoreV1().Secrets(a).List(ctx, metav1.ListOptions{}); err != nil {
+			t.Errorf("owner of %s cannot list its own Secrets: %v", a, err)
+		}
+		if _, err := owner.CoreV1().Secrets(b).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("owner of %s listing Secrets of %s: %v, want Forbidden", a, b, err)
+		}
+		cfg, err := clientcmd.BuildConfigFromFlags("", c.ServiceAccountKubeconfig(t, a, operatorSA))
+		if err != nil {
+			t.Fatal(err)
+		}
+		op := dynamic.NewForConfigOrDie(cfg)
+		if _, err := op.Resource(kvstores).Namespace(b).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("operator of %s listing KVStores of %s: %v, want Forbidden", a, b, err)
+		}
+		if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(b).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+			t.Errorf("operator of %s listing ConfigMaps of %s: %v, want Forbidden", a, b, err)
+		}
+		big := restrictedPod("too-big", "64")
+		if _, err := owner.CoreV1().Pods(a).Create(ctx, big, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "exceeded quota") {
+			t.Errorf("a pod over quota: %v, want exceeded quota", err)
+		}
+		priv := restrictedPod("privileged", "10m")
+		yes := true
+		priv.Spec.Containers[0].SecurityContext.Privileged = &yes
+		priv.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = &yes
+		if _, err := owner.CoreV1().Pods(a).Create(ctx, priv, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "violates PodSecurity") {
+			t.Errorf("a privileged pod: %v, want a PodSecurity violation", err)
+		}
+	})
+
+	t.Run("status explains the quota", func(t *testing.T) {
+		tn := &tenancyv1.Tenant{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: names[0]}, tn); err != nil {
+			t.Fatal(err)
+		}
+		ns := tn.Status.Namespaces[0]
+		if !strings.Contains(strings.Join(ns.Derivation, "\n"), "requests.cpu = Deployment/kv-sample-operator-controller-manager 1×10m + kvstores.kv.opctl.dev 3×100m = 310m, +20% headroom = 372m") {
+			t.Errorf("derivation:\n%s", strings.Join(ns.Derivation, "\n"))
+		}
+		if used := ns.Used[corev1.ResourcePods]; used.Value() < 1 {
+			t.Errorf("quota used pods %v, want the operator's pod counted", ns.Used)
+		}
+	})
+}
+
+func restrictedPod(name, cpu string) *corev1.Pod {
+	no, yes := false, true
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PodSpec{
+		SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &yes, SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+		Containers: []corev1.Container{{Name: "c", Image: "busybox",
+			Resources: corev1.ResourceRequirements{
+				Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("16Mi")},
+				Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			},
+			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
+		}},
+	}}
+}

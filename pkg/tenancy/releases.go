@@ -1,0 +1,309 @@
+package tenancy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/release"
+	appsv1 "k8s.io/api/apps/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"opctl.dev/opctl/pkg/operatorkit"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// Health values of an operator instance.
+const (
+	HealthReady       = "Ready"
+	HealthProgressing = "Progressing"
+	HealthFailed      = "Failed"
+)
+
+// Reasons the controller reports.
+const (
+	ReasonUpgradeFailed = "UpgradeFailed"
+	ReasonInstallFailed = "InstallFailed"
+	ReasonCRDSkew       = "CRDSkew"
+)
+
+// releaseSpec is one desired release.
+type releaseSpec struct {
+	Name, Namespace string
+	Chart           *loadedChart
+	Values          map[string]any
+}
+
+// Repair runs after the namespaces and their objects are applied: it
+// applies the shared CRDs, then brings every release to its spec.
+func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, _ []operatorkit.ApplyResult) error {
+	p := c.plan(t)
+	if p == nil {
+		return nil
+	}
+	ns := t.Spec.Namespaces[0]
+	var statuses []tenancyv1.OperatorStatus
+	var errs []error
+	for _, op := range p.operators {
+		st := operatorStatus(t, op.spec.Name)
+		st.CRDs = crdNames(op.analysis)
+		if applied, err := ensureCRDs(ctx, c.client, FieldManager, op.analysis.CRDs); err != nil {
+			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
+			var skew *SkewError
+			if errors.As(err, &skew) {
+				st.Reason = ReasonCRDSkew
+				c.event(t, "Warning", ReasonCRDSkew, "operator %s: %v", op.spec.Name, err)
+			} else {
+				errs = append(errs, err)
+			}
+			statuses = append(statuses, st)
+			continue
+		} else if len(applied) > 0 {
+			c.event(t, "Normal", "CRDApplied", "operator %s: applied CRDs %v", op.spec.Name, applied)
+		}
+		if err := c.reconcileRelease(ctx, t, releaseSpec{Name: op.spec.Name, Namespace: ns, Chart: op.chart, Values: op.values}, &st, p); err != nil {
+			errs = append(errs, fmt.Errorf("operator %s: %w", op.spec.Name, err))
+		}
+		statuses = append(statuses, st)
+	}
+	sort.Slice(statuses, func(i, j int) bool { return statuses[i].Name < statuses[j].Name })
+	t.Status.Operators = statuses
+	return errors.Join(errs...)
+}
+
+func operatorStatus(t *tenancyv1.Tenant, name string) tenancyv1.OperatorStatus {
+	for _, s := range t.Status.Operators {
+		if s.Name == name {
+			return *s.DeepCopy()
+		}
+	}
+	return tenancyv1.OperatorStatus{Name: name}
+}
+
+func crdNames(a *analysis) []string {
+	var names []string
+	for _, crd := range a.CRDs {
+		names = append(names, crd.Name)
+	}
+	return names
+}
+
+// reconcileRelease brings one release to its spec. Installs and upgrades
+// do not wait inside Helm: readiness comes from the cached workloads, so a
+// reconcile never blocks on polling. An upgrade that fails, or does not
+// become ready within UpgradeTimeout, is rolled back to the last deployed
+// revision and its version is not retried until the spec changes.
+func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, spec releaseSpec, st *tenancyv1.OperatorStatus, p *plan) error {
+	unlock := c.helm.lock(spec.Namespace, spec.Name)
+	defer unlock()
+	logger := log.FromContext(ctx).WithValues("release", spec.Namespace+"/"+spec.Name)
+	cfg, err := c.helm.action(spec.Namespace)
+	if err != nil {
+		return err
+	}
+	cur, err := last(cfg, spec.Name)
+	if err != nil {
+		return fmt.Errorf("reading release history: %w", err)
+	}
+	// Holding the release's lock in the one active controller, a pending
+	// revision can only be left over from a crash.
+	if cur != nil && cur.Info.Status.IsPending() {
+		logger.Info("recovering a stuck release", "revision", cur.Version, "status", cur.Info.Status)
+		if err := markFailed(cfg, cur); err != nil {
+			return fmt.Errorf("recovering stuck revision %d: %w", cur.Version, err)
+		}
+		releaseOps.WithLabelValues("recover", "ok").Inc()
+		c.event(t, "Warning", "RecoveredStuckRelease", "release %s revision %d was %s after a restart; marked failed", spec.Name, cur.Version, "pending")
+	}
+	deployed, err := lastDeployed(cfg, spec.Name)
+	if err != nil {
+		return err
+	}
+	want := spec.Chart.chart.Metadata.Version
+	now := time.Now()
+
+	switch {
+	case cur == nil || deployed == nil:
+		// Nothing deployed yet: (re)install from scratch.
+		if cur != nil {
+			if err := c.helm.uninstall(cfg, spec.Name); err != nil {
+				return fmt.Errorf("removing failed release: %w", err)
+			}
+		}
+		rel, err := c.timed("install", func() (*release.Release, error) { return c.helm.install(ctx, cfg, spec) })
+		if err != nil {
+			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
+			c.event(t, "Warning", ReasonInstallFailed, "installing %s %s: %v", spec.Name, want, err)
+			return err
+		}
+		c.event(t, "Normal", "Installed", "installed %s %s (revision %d)", spec.Name, want, rel.Version)
+		st.TargetVersion, st.UpgradeStartTime, st.LastError, st.Reason = want, &metav1.Time{Time: now}, "", ""
+		st.Revision = rel.Version
+		st.Health = HealthProgressing
+		p.requeueAtMost(c.opts.UpgradeTimeout)
+		return nil
+
+	case cur.Info.Status == release.StatusFailed && cur.Version > deployed.Version:
+		// The last upgrade failed (or was interrupted): go back.
+		failed := cur.Chart.Metadata.Version
+		if err := c.rollback(t, cfg, spec.Name, deployed.Version, failed, st, "the upgrade failed"); err != nil {
+			return err
+		}
+		return nil
+	}
+
+	upToDate := deployed.Chart.Metadata.Version == want && sameValues(deployed.Config, spec.Values)
+	if !upToDate {
+		if st.FailedVersion == want {
+			// Rolled back before: report what runs, wait for a spec change.
+			st.Revision = deployed.Version
+			if st.Health = c.health(ctx, spec); st.Health == HealthReady {
+				st.ChartVersion, st.AppVersion = deployed.Chart.Metadata.Version, deployed.Chart.Metadata.AppVersion
+			}
+			return nil
+		}
+		rel, err := c.timed("upgrade", func() (*release.Release, error) { return c.helm.upgrade(ctx, cfg, spec) })
+		if err != nil {
+			logger.Info("upgrade failed, rolling back", "error", err.Error())
+			return c.rollback(t, cfg, spec.Name, deployed.Version, want, st, err.Error())
+		}
+		c.event(t, "Normal", "Upgraded", "upgraded %s from %s to %s (revision %d)", spec.Name, deployed.Chart.Metadata.Version, want, rel.Version)
+		st.TargetVersion, st.UpgradeStartTime, st.LastError, st.FailedVersion, st.Reason = want, &metav1.Time{Time: now}, "", "", ""
+		st.Revision = rel.Version
+		st.Health = HealthProgressing
+		p.requeueAtMost(c.opts.UpgradeTimeout)
+		return nil
+	}
+
+	st.Revision = deployed.Version
+	st.Chart = deployed.Chart.Metadata.Name
+	switch st.Health = c.health(ctx, spec); st.Health {
+	case HealthReady:
+		st.ChartVersion, st.AppVersion = want, deployed.Chart.Metadata.AppVersion
+		st.TargetVersion, st.UpgradeStartTime = "", nil
+		if st.FailedVersion == "" {
+			st.LastError, st.Reason = "", ""
+		}
+	case HealthProgressing:
+		if st.UpgradeStartTime == nil {
+			st.UpgradeStartTime = &metav1.Time{Time: now}
+			st.TargetVersion = want
+		}
+		left := c.opts.UpgradeTimeout - now.Sub(st.UpgradeStartTime.Time)
+		if left > 0 {
+			p.requeueAtMost(left)
+			return nil
+		}
+		prev, err := previousDeployment(cfg, spec.Name, deployed.Version)
+		if err != nil {
+			return err
+		}
+		if prev == 0 {
+			st.Health, st.Reason = HealthFailed, ReasonInstallFailed
+			st.LastError = fmt.Sprintf("%s %s did not become ready within %s", spec.Name, want, c.opts.UpgradeTimeout)
+			return nil
+		}
+		return c.rollback(t, cfg, spec.Name, prev, want, st, fmt.Sprintf("not ready within %s", c.opts.UpgradeTimeout))
+	}
+	return nil
+}
+
+// rollback returns the release to revision and records version as failed.
+func (c *Controller) rollback(t *tenancyv1.Tenant, cfg *action.Configuration, name string, revision int, version string, st *tenancyv1.OperatorStatus, why string) error {
+	if _, err := c.timed("rollback", func() (*release.Release, error) { return nil, c.helm.rollback(cfg, name, revision) }); err != nil {
+		st.Health, st.Reason, st.LastError = HealthFailed, ReasonUpgradeFailed, fmt.Sprintf("rollback to revision %d failed: %v", revision, err)
+		return fmt.Errorf("rolling back %s to revision %d: %w", name, revision, err)
+	}
+	st.FailedVersion, st.TargetVersion, st.UpgradeStartTime = version, "", nil
+	st.LastError = fmt.Sprintf("upgrade to %s rolled back to revision %d: %s", version, revision, why)
+	st.Health, st.Reason = HealthFailed, ReasonUpgradeFailed
+	c.event(t, "Warning", ReasonUpgradeFailed, "%s: %s", name, st.LastError)
+	return nil
+}
+
+// previousDeployment is the revision before current that was deployed
+// with another chart version, or 0.
+func previousDeployment(cfg *action.Configuration, name string, current int) (int, error) {
+	hist, err := cfg.Releases.History(name)
+	if err != nil {
+		return 0, err
+	}
+	best := 0
+	for _, r := range hist {
+		if r.Version < current && r.Version > best && (r.Info.Status == release.StatusSuperseded || r.Info.Status == release.StatusDeployed) {
+			best = r.Version
+		}
+	}
+	return best, nil
+}
+
+// health is Ready when every Deployment and StatefulSet of the release
+// runs its current revision with all replicas ready.
+func (c *Controller) health(ctx context.Context, spec releaseSpec) string {
+	sel := client.MatchingLabels{"app.kubernetes.io/instance": spec.Name}
+	var deps appsv1.DeploymentList
+	if err := c.client.List(ctx, &deps, client.InNamespace(spec.Namespace), sel); err != nil {
+		return HealthProgressing
+	}
+	if len(deps.Items) == 0 {
+		return HealthProgressing
+	}
+	for _, d := range deps.Items {
+		want := int32(1)
+		if d.Spec.Replicas != nil {
+			want = *d.Spec.Replicas
+		}
+		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas < want || d.Status.AvailableReplicas < want || d.Status.ReadyReplicas < want {
+			return HealthProgressing
+		}
+	}
+	return HealthReady
+}
+
+// sameValues compares release values through JSON, as Helm stores them.
+func sameValues(a, b map[string]any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	var u, v any
+	_ = json.Unmarshal(x, &u)
+	_ = json.Unmarshal(y, &v)
+	return reflect.DeepEqual(u, v)
+}
+
+func (p *plan) requeueAtMost(d time.Duration) {
+	if d < time.Second {
+		d = time.Second
+	}
+	if p.requeue == 0 || d < p.requeue {
+		p.requeue = d
+	}
+}
+
+// timed runs a Helm action and records its count and duration.
+func (c *Controller) timed(op string, f func() (*release.Release, error)) (*release.Release, error) {
+	start := time.Now()
+	rel, err := f()
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	releaseOps.WithLabelValues(op, result).Inc()
+	releaseDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	return rel, err
+}
+
+func (c *Controller) event(t *tenancyv1.Tenant, typ, reason, format string, args ...any) {
+	if c.recorder != nil {
+		c.recorder.Eventf(t, nil, typ, reason, reason, format, args...)
+	}
+}

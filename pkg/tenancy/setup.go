@@ -1,0 +1,103 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/discovery"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"opctl.dev/opctl/pkg/operatorkit"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// CacheOptions selects the informers the controller needs by label, so
+// that it never caches the whole cluster: tenant namespaces and the
+// objects in them by the tenant label, Deployments by Helm's label.
+func CacheOptions() cache.Options {
+	hasTenant, _ := labels.NewRequirement(LabelTenant, selection.Exists, nil)
+	tenantObjects := cache.ByObject{Label: labels.NewSelector().Add(*hasTenant)}
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Namespace{}:           tenantObjects,
+		&corev1.ResourceQuota{}:       tenantObjects,
+		&corev1.LimitRange{}:          tenantObjects,
+		&rbacv1.RoleBinding{}:         tenantObjects,
+		&networkingv1.NetworkPolicy{}: tenantObjects,
+		&appsv1.Deployment{}:          {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"})},
+	}}
+}
+
+// Setup registers the Tenant controller with mgr, whose cache must use
+// CacheOptions.
+func Setup(mgr ctrl.Manager, opts Options) error {
+	opts.defaults()
+	dc, err := discovery.NewDiscoveryClientForConfig(mgr.GetConfig())
+	if err != nil {
+		return err
+	}
+	info, err := dc.ServerVersion()
+	if err != nil {
+		return fmt.Errorf("reading the Kubernetes version: %w", err)
+	}
+	logger := mgr.GetLogger().WithName("helm")
+	hc, err := newHelmClient(mgr.GetConfig(), opts.MaxHistory, func(format string, args ...any) {
+		logger.V(2).Info(fmt.Sprintf(format, args...))
+	})
+	if err != nil {
+		return err
+	}
+	c := &Controller{
+		client: mgr.GetClient(), reader: mgr.GetAPIReader(), helm: hc,
+		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
+		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
+		recorder: mgr.GetEventRecorder("tenancy"), plans: map[string]*plan{},
+	}
+	r := operatorkit.New(mgr, "tenancy", func() *tenancyv1.Tenant { return &tenancyv1.Tenant{} }, operatorkit.Handler[*tenancyv1.Tenant](c),
+		operatorkit.Options{FieldManager: FieldManager, MaxConcurrentReconciles: opts.MaxConcurrentReconciles, LiveReader: mgr.GetAPIReader()})
+	if err := metrics.Registry.Register(tenantCollector{client: mgr.GetClient()}); err != nil {
+		return err
+	}
+	return r.Builder(mgr, &corev1.Namespace{}, &corev1.ResourceQuota{}, &corev1.LimitRange{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{}).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
+		Watches(&tenancyv1.TenantProfile{}, handler.EnqueueRequestsFromMapFunc(c.tenantsOfProfile)).
+		Complete(r)
+}
+
+// tenantOfNamespace maps an object to the Tenant its namespace belongs to.
+func (c *Controller) tenantOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
+	ns := &corev1.Namespace{}
+	if err := c.client.Get(ctx, client.ObjectKey{Name: o.GetNamespace()}, ns); err != nil {
+		return nil
+	}
+	if t := ns.Labels[LabelTenant]; t != "" {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: t}}}
+	}
+	return nil
+}
+
+// tenantsOfProfile maps a TenantProfile to the Tenants that use it.
+func (c *Controller) tenantsOfProfile(ctx context.Context, o client.Object) []reconcile.Request {
+	var tenants tenancyv1.TenantList
+	if err := c.client.List(ctx, &tenants); err != nil {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, t := range tenants.Items {
+		if t.Spec.Profile == o.GetName() {
+			reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKey{Name: t.Name}})
+		}
+	}
+	return reqs
+}

@@ -1,0 +1,70 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"opctl.dev/opctl/pkg/operatorkit"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// Status reports the namespaces' quotas and turns the operators' health
+// into the Tenant's conditions.
+func (c *Controller) Status(ctx context.Context, t *tenancyv1.Tenant, _ []operatorkit.ApplyResult) (operatorkit.Observation, error) {
+	p := c.plan(t)
+	defer c.dropPlan(t)
+	var syncing []string
+	t.Status.Namespaces, syncing = c.quotaStatus(ctx, t, p)
+	obs := operatorkit.Observation{Ready: true, Available: true, Reason: "Provisioned",
+		Message: fmt.Sprintf("%d namespaces and %d operators ready", len(t.Spec.Namespaces), len(t.Spec.Operators))}
+	if p != nil {
+		obs.RequeueAfter = p.requeue
+	}
+	progressing := 0
+	for _, st := range t.Status.Operators {
+		health := st.Health
+		if st.Reason != "" {
+			health = HealthFailed
+		}
+		switch health {
+		case HealthReady:
+		case HealthFailed:
+			obs.Ready = false
+			if obs.Degraded == nil {
+				obs.Degraded = failure(st)
+				obs.Reason, obs.Message = obs.Degraded.Reason, obs.Degraded.Message
+			}
+			if st.ChartVersion == "" || st.Health != HealthReady {
+				obs.Available = false
+			}
+		default:
+			obs.Ready = false
+			progressing++
+			if obs.Degraded == nil {
+				obs.Reason, obs.Message = "Installing", fmt.Sprintf("operator %s %s is rolling out", st.Name, st.TargetVersion)
+			}
+		}
+	}
+	obs.Progressing = progressing > 0
+	if len(syncing) > 0 && obs.Degraded == nil {
+		obs.Ready, obs.Progressing, obs.Reason = false, true, "QuotaSyncing"
+		obs.Message = fmt.Sprintf("the quota controller has not counted the quota of %s yet", strings.Join(syncing, ", "))
+	}
+	if len(t.Status.Operators) < len(t.Spec.Operators) && obs.Degraded == nil {
+		obs.Ready, obs.Progressing, obs.Reason, obs.Message = false, true, "Installing", "operators are being installed"
+	}
+	return obs, nil
+}
+
+// failure describes a failed operator as a Degraded problem. A rolled
+// back version and a refused CRD wait for a spec change: Stalled.
+func failure(st tenancyv1.OperatorStatus) *operatorkit.Problem {
+	switch st.Reason {
+	case ReasonUpgradeFailed:
+		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s; running %s", st.Name, st.LastError, st.ChartVersion), Stalled: true}
+	case ReasonCRDSkew:
+		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError), Stalled: true}
+	}
+	return &operatorkit.Problem{Reason: ReasonInstallFailed, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError)}
+}
