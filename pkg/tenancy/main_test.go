@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -60,7 +61,10 @@ func setup(c *testcluster.Cluster) (func(), error) {
 // startController runs the controller in this process until the test ends.
 func startController(t *testing.T, opts tenancy.Options) {
 	t.Helper()
-	stop, err := cluster.StartManager(ctrl.Options{Scheme: tenancy.Scheme(), Cache: tenancy.CacheOptions()}, "opctl-tenancy",
+	// Tests start one controller after another in this process.
+	skip := true
+	stop, err := cluster.StartManager(ctrl.Options{Scheme: tenancy.Scheme(), Cache: tenancy.CacheOptions(),
+		Controller: config.Controller{SkipNameValidation: &skip}}, "opctl-tenancy",
 		func(mgr ctrl.Manager) error { return tenancy.Setup(mgr, opts) })
 	if err != nil {
 		t.Fatal(err)

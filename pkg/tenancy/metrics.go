@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	corev1 "k8s.io/api/core/v1"
@@ -29,8 +30,11 @@ var (
 		"Tenants by condition type and status.", []string{"condition", "status"}, nil)
 )
 
+// tenants counts the Tenants of the latest manager set up in this process.
+var tenants = &tenantCollector{}
+
 func init() {
-	metrics.Registry.MustRegister(releaseOps, releaseDuration, quotaUtilisation)
+	metrics.Registry.MustRegister(releaseOps, releaseDuration, quotaUtilisation, tenants)
 }
 
 // recordQuota sets the utilisation gauges of one namespace.
@@ -45,13 +49,28 @@ func recordQuota(tenant, ns string, hard, used corev1.ResourceList) {
 }
 
 // tenantCollector counts Tenants by condition from the cache at scrape.
-type tenantCollector struct{ client client.Reader }
+type tenantCollector struct {
+	mu     sync.Mutex
+	client client.Reader
+}
 
-func (c tenantCollector) Describe(ch chan<- *prometheus.Desc) { ch <- tenantsDesc }
+func (c *tenantCollector) use(r client.Reader) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.client = r
+}
 
-func (c tenantCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *tenantCollector) Describe(ch chan<- *prometheus.Desc) { ch <- tenantsDesc }
+
+func (c *tenantCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	r := c.client
+	c.mu.Unlock()
+	if r == nil {
+		return
+	}
 	var tenants tenancyv1.TenantList
-	if err := c.client.List(context.Background(), &tenants); err != nil {
+	if err := r.List(context.Background(), &tenants); err != nil {
 		return
 	}
 	counts := map[[2]string]float64{}

@@ -221,6 +221,9 @@ func (c *Controller) rollback(t *tenancyv1.Tenant, cfg *action.Configuration, na
 		st.Health, st.Reason, st.LastError = HealthFailed, ReasonUpgradeFailed, fmt.Sprintf("rollback to revision %d failed: %v", revision, err)
 		return fmt.Errorf("rolling back %s to revision %d: %w", name, revision, err)
 	}
+	if rel, err := last(cfg, name); err == nil && rel != nil {
+		st.Revision = rel.Version
+	}
 	st.FailedVersion, st.TargetVersion, st.UpgradeStartTime = version, "", nil
 	st.LastError = fmt.Sprintf("upgrade to %s rolled back to revision %d: %s", version, revision, why)
 	st.Health, st.Reason = HealthFailed, ReasonUpgradeFailed
@@ -260,7 +263,10 @@ func (c *Controller) health(ctx context.Context, spec releaseSpec) string {
 		if d.Spec.Replicas != nil {
 			want = *d.Spec.Replicas
 		}
-		if d.Status.ObservedGeneration < d.Generation || d.Status.UpdatedReplicas < want || d.Status.AvailableReplicas < want || d.Status.ReadyReplicas < want {
+		// As `kubectl rollout status`: every replica updated and
+		// available, and no old replica left.
+		st := d.Status
+		if st.ObservedGeneration < d.Generation || st.UpdatedReplicas < want || st.Replicas > st.UpdatedReplicas || st.AvailableReplicas < st.UpdatedReplicas {
 			return HealthProgressing
 		}
 	}

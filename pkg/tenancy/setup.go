@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -66,9 +65,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	r := operatorkit.New(mgr, "tenancy", func() *tenancyv1.Tenant { return &tenancyv1.Tenant{} }, operatorkit.Handler[*tenancyv1.Tenant](c),
 		operatorkit.Options{FieldManager: FieldManager, MaxConcurrentReconciles: opts.MaxConcurrentReconciles, LiveReader: mgr.GetAPIReader()})
-	if err := metrics.Registry.Register(tenantCollector{client: mgr.GetClient()}); err != nil {
-		return err
-	}
+	tenants.use(mgr.GetClient())
 	return r.Builder(mgr, &corev1.Namespace{}, &corev1.ResourceQuota{}, &corev1.LimitRange{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{}).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
 		Watches(&tenancyv1.TenantProfile{}, handler.EnqueueRequestsFromMapFunc(c.tenantsOfProfile)).
