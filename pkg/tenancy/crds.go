@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -64,7 +65,7 @@ func compareCRD(live, want *apiextensionsv1.CustomResourceDefinition) (crdDecisi
 		wantServed[v.Name] = v.Served
 	}
 	for _, v := range live.Spec.Versions {
-		if v.Served && !wantServed[v.Name] && contains(live.Status.StoredVersions, v.Name) {
+		if v.Served && !wantServed[v.Name] && slices.Contains(live.Status.StoredVersions, v.Name) {
 			return 0, &SkewError{CRD: want.Name, Reason: fmt.Sprintf("the new definition stops serving version %s, which objects are still stored in", v.Name)}
 		}
 	}
@@ -122,15 +123,6 @@ func subset(a, b map[string]bool) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func crdHash(crd *apiextensionsv1.CustomResourceDefinition) string {

@@ -1,0 +1,136 @@
+package tenancy_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/tenancy"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// projectCopy copies the sample under its own API group, so that the
+// test owns its CRD on a cluster that other tests share, and rewrites the
+// CRD with edit, if any.
+func projectCopy(t *testing.T, group string, edit func(crd string) string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "sample")
+	if err := os.CopyFS(dir, os.DirFS(sampleProject)); err != nil {
+		t.Fatal(err)
+	}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if s := strings.ReplaceAll(string(b), "kv.opctl.dev", group); s != string(b) {
+			return os.WriteFile(p, []byte(s), 0o644)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bases := filepath.Join(dir, "config", "crd", "bases")
+	crdFile := filepath.Join(bases, group+"_kvstores.yaml")
+	if err := os.Rename(filepath.Join(bases, "kv.opctl.dev_kvstores.yaml"), crdFile); err != nil {
+		t.Fatal(err)
+	}
+	if edit == nil {
+		return dir
+	}
+	b, err := os.ReadFile(crdFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := edit(string(b))
+	if edited == string(b) {
+		t.Fatal("the CRD edit changed nothing")
+	}
+	if err := os.WriteFile(crdFile, []byte(edited), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+const specProps = "            properties:\n              adoptExisting:"
+
+// The CRD is shared: a compatible newer definition is applied once and
+// serves every tenant; an incompatible one is refused on the tenant that
+// asks for it, and the CRD stays as it is.
+func TestCRDSkewGuard(t *testing.T) {
+	testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	id := suffix()
+	group := "skew" + id + ".opctl.dev"
+	crdName := "kvstores." + group
+	t.Cleanup(func() {
+		_ = cl.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}})
+	})
+	addField := func(s string) string {
+		return strings.Replace(s, specProps, "            properties:\n              addedInV2:\n                description: AddedInV2 is new in 0.2.0.\n                type: string\n              adoptExisting:", 1)
+	}
+	removeField := func(s string) string {
+		i := strings.Index(s, "              adoptExisting:")
+		j := strings.Index(s, "              config:")
+		return s[:i] + "              renamedInV3:\n                description: RenamedInV3 replaces adoptExisting.\n                type: boolean\n" + s[j:]
+	}
+	v1 := sampleChart(t, projectCopy(t, group, nil), "0.1.0")
+	v2 := sampleChart(t, projectCopy(t, group, addField), "0.2.0")
+	v3 := sampleChart(t, projectCopy(t, group, removeField), "0.3.0")
+
+	old, newer, broken, late := "skew-old-"+id, "skew-new-"+id, "skew-broken-"+id, "skew-late-"+id
+	createTenant(t, newTenant(old, []string{old}, v1, 1))
+	waitTenant(t, old, 2*time.Minute, "tenant on 0.1.0 Ready", ready)
+	createTenant(t, newTenant(newer, []string{newer}, v2, 1))
+	waitTenant(t, newer, 2*time.Minute, "tenant on 0.2.0 Ready", ready)
+
+	fields := func() string {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: crdName}, crd); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for n := range crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties {
+			names = append(names, n)
+		}
+		return strings.Join(names, ",")
+	}
+	if f := fields(); !strings.Contains(f, "addedInV2") || !strings.Contains(f, "adoptExisting") {
+		t.Fatalf("after the compatible chart the CRD has spec fields %s", f)
+	}
+
+	createTenant(t, newTenant(broken, []string{broken}, v3, 1))
+	tn := waitTenant(t, broken, 2*time.Minute, "tenant on 0.3.0 refused", func(tn *tenancyv1.Tenant) error {
+		return testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancy.ReasonCRDSkew)
+	})
+	if msg := tn.Status.Operators[0].LastError; !strings.Contains(msg, "removes fields from storage version v1alpha1") || !strings.Contains(msg, ".spec.adoptExisting") {
+		t.Errorf("skew message %q", msg)
+	}
+	if f := fields(); strings.Contains(f, "renamedInV3") || !strings.Contains(f, "adoptExisting") {
+		t.Errorf("the refused chart changed the CRD: spec fields %s", f)
+	}
+	// An older chart after a newer one: the live CRD serves it as is.
+	createTenant(t, newTenant(late, []string{late}, v1, 1))
+	waitTenant(t, late, 2*time.Minute, "a later tenant on 0.1.0 Ready", ready)
+	if f := fields(); !strings.Contains(f, "addedInV2") {
+		t.Errorf("an older chart downgraded the CRD: spec fields %s", f)
+	}
+	for _, name := range []string{old, newer} {
+		waitTenant(t, name, 30*time.Second, fmt.Sprintf("%s still Ready", name), ready)
+	}
+}
