@@ -99,10 +99,13 @@ func lastDeployed(cfg *action.Configuration, name string) (*release.Release, err
 	return best, nil
 }
 
+// interruptedPrefix starts the description of recovered revisions.
+const interruptedPrefix = "interrupted"
+
 // markFailed records a pending revision left by a crashed controller as
 // failed, so that Helm accepts new operations on the release.
 func markFailed(cfg *action.Configuration, rel *release.Release) error {
-	rel.SetStatus(release.StatusFailed, fmt.Sprintf("interrupted while %s: recovered by the tenancy controller", rel.Info.Status))
+	rel.SetStatus(release.StatusFailed, fmt.Sprintf("%s while %s: recovered by the tenancy controller", interruptedPrefix, rel.Info.Status))
 	return cfg.Releases.Update(rel)
 }
 

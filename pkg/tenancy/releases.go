@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strings"
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
@@ -150,8 +151,9 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 		p.requeueAtMost(c.opts.UpgradeTimeout)
 		return nil
 
-	case cur.Info.Status == release.StatusFailed && cur.Version > deployed.Version:
-		// The last upgrade failed (or was interrupted): go back.
+	case cur.Info.Status == release.StatusFailed && cur.Version > deployed.Version && !interrupted(cur):
+		// The last upgrade failed: go back. (An interrupted one is simply
+		// run again below.)
 		failed := cur.Chart.Metadata.Version
 		if err := c.rollback(t, cfg, spec.Name, deployed.Version, failed, st, "the upgrade failed"); err != nil {
 			return err
@@ -213,6 +215,11 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 		return c.rollback(t, cfg, spec.Name, prev, want, st, fmt.Sprintf("not ready within %s", c.opts.UpgradeTimeout))
 	}
 	return nil
+}
+
+// interrupted reports whether rel is a revision markFailed recovered.
+func interrupted(rel *release.Release) bool {
+	return strings.HasPrefix(rel.Info.Description, interruptedPrefix)
 }
 
 // rollback returns the release to revision and records version as failed.

@@ -1,0 +1,122 @@
+package tenancy_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/internal/testcluster"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// runController starts `opctl tenancy run` as a process.
+func runController(t *testing.T, logName string) *exec.Cmd {
+	t.Helper()
+	log, err := os.Create(filepath.Join(t.TempDir(), logName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(opctlBin, "tenancy", "run", "--kubeconfig", cluster.Kubeconfig,
+		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--upgrade-timeout", "1m")
+	cmd.Stdout, cmd.Stderr = log, log
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		log.Close()
+		if t.Failed() {
+			b, _ := os.ReadFile(log.Name())
+			t.Logf("%s:\n%s", logName, tail(b, 3000))
+		}
+	})
+	return cmd
+}
+
+func tail(b []byte, n int) string {
+	if len(b) > n {
+		b = b[len(b)-n:]
+	}
+	return string(b)
+}
+
+// pendingReleases counts release revisions in a pending state in ns.
+func pendingReleases(ctx context.Context, ns string) (int, error) {
+	n := 0
+	for _, status := range []string{"pending-install", "pending-upgrade", "pending-rollback"} {
+		var secrets corev1.SecretList
+		if err := cl.List(ctx, &secrets, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "status": status}); err != nil {
+			return 0, err
+		}
+		n += len(secrets.Items)
+	}
+	return n, nil
+}
+
+// The controller, run as a process, is killed in the middle of installs
+// and upgrades ten times; the next one recovers every release.
+func TestCrashRecovery(t *testing.T) {
+	testcluster.Require(t, cluster)
+	ctx := context.Background()
+	v1, v2 := sampleChart(t, "", "0.1.0"), sampleChart(t, "", "0.2.0")
+	id := suffix()
+	var names []string
+	hits := 0
+	for i := range 10 {
+		proc := runController(t, fmt.Sprintf("controller-%d.log", i))
+		var ns string
+		if i%2 == 0 { // a new tenant: an install
+			ns = fmt.Sprintf("crash-%s-%d", id, i)
+			names = append(names, ns)
+			createTenant(t, newTenant(ns, []string{ns}, v1, 1))
+		} else { // the previous tenant moves to 0.2.0: an upgrade
+			ns = names[len(names)-1]
+			testcluster.UpdateObject(t, cl, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: ns}}, func(tn *tenancyv1.Tenant) {
+				tn.Spec.Operators[0].Chart.Path = v2
+			})
+		}
+		deadline := time.Now().Add(15 * time.Second)
+		for time.Now().Before(deadline) {
+			if n, err := pendingReleases(ctx, ns); err == nil && n > 0 {
+				hits++
+				break
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+		_ = proc.Process.Signal(syscall.SIGKILL)
+		_, _ = proc.Process.Wait()
+	}
+	t.Logf("%d of 10 kills landed while a release was pending", hits)
+	if hits == 0 {
+		t.Fatal("no kill landed during an install or upgrade: the test exercised nothing")
+	}
+
+	runController(t, "controller-final.log")
+	// Every tenant was created on 0.1.0 and then moved to 0.2.0.
+	const want = "0.2.0"
+	for _, name := range names {
+		waitTenant(t, name, 3*time.Minute, "Tenant Ready after the crashes", func(tn *tenancyv1.Tenant) error {
+			if err := ready(tn); err != nil {
+				return err
+			}
+			if v := tn.Status.Operators[0].ChartVersion; v != want {
+				return fmt.Errorf("running %s, want %s", v, want)
+			}
+			return nil
+		})
+		if n, err := pendingReleases(ctx, name); err != nil || n != 0 {
+			t.Errorf("%s: %d pending release revisions left (%v)", name, n, err)
+		}
+	}
+}
