@@ -255,8 +255,17 @@ func (r *Reconciler[T]) transition(ctx context.Context, obj T, f lifecycle.Facts
 		}
 	}
 	st.Phase = to
+	if to != from {
+		// Say at once what the new phase waits for, so that the next
+		// reconcile of an unchanged object finds nothing to write.
+		if next, w := r.machine.Next(to, f); next == to {
+			waiting = w
+		} else {
+			waiting = ""
+		}
+	}
 	msg := ""
-	if waiting != "" && to == from {
+	if waiting != "" {
 		msg = "waiting for " + waiting
 	}
 	setCondition(st, ConditionLifecycle, metav1.ConditionTrue, string(to), msg, gen)

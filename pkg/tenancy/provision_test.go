@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/operatorkit/kstatustest"
@@ -54,6 +55,41 @@ func TestThreeTenants(t *testing.T) {
 			t.Errorf("%s operator status %s", name, dump(op))
 		}
 	}
+
+	t.Run("steady state makes no writes", func(t *testing.T) {
+		for _, name := range names {
+			waitTenant(t, name, time.Minute, "Tenant Running", func(tn *tenancyv1.Tenant) error {
+				if tn.Status.Phase != "Running" {
+					return fmt.Errorf("phase %s", tn.Status.Phase)
+				}
+				return ready(tn)
+			})
+		}
+		off, err := c.AuditOffset()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := reconciles(t)
+		for _, name := range names {
+			testcluster.UpdateObject(t, cl, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}, func(tn *tenancyv1.Tenant) {
+				metav1.SetMetaDataAnnotation(&tn.ObjectMeta, "test.opctl.dev/touched", time.Now().Format(time.RFC3339Nano))
+			})
+		}
+		testcluster.Eventually(t, 30*time.Second, "three more reconciles", func(context.Context) error {
+			if n := reconciles(t); n < before+3 {
+				return fmt.Errorf("%v reconciles since, want 3", n-before)
+			}
+			return nil
+		})
+		time.Sleep(2 * time.Second)
+		writes, err := c.AuditWritesSince(off, func(e testcluster.AuditEvent) bool { return e.UserAgent == "opctl-tenancy" })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(writes) != 0 {
+			t.Errorf("resyncs of unchanged tenants wrote %d times: %s", len(writes), testcluster.Describe(writes))
+		}
+	})
 
 	for i, ns := range nss {
 		// Quota: (10m operator + 3 instances × 100m) + 20% headroom.
@@ -177,4 +213,28 @@ func restrictedPod(name, cpu string) *corev1.Pod {
 			SecurityContext: &corev1.SecurityContext{AllowPrivilegeEscalation: &no, Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}}},
 		}},
 	}}
+}
+
+// reconciles is controller-runtime's count of Tenant reconciles in this
+// process.
+func reconciles(t *testing.T) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := 0.0
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == tenancy.FieldManager {
+					total += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return total
 }
