@@ -75,7 +75,9 @@ func TestDeletion(t *testing.T) {
 		tn.Spec.DeletionPolicy = operatorkit.DeletionOrphan
 		createTenant(t, tn)
 		waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
-		t.Cleanup(func() { _ = cl.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}) })
+		t.Cleanup(func() {
+			_ = cl.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
+		})
 		if err := cl.Delete(ctx, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
 			t.Fatal(err)
 		}
