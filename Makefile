@@ -72,7 +72,11 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the 
 	$(CONTROLLER_GEN) crd paths=./$(SAMPLE)/api/... output:crd:artifacts:config=$(SAMPLE)/config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./$(SAMPLE)/internal/controller/... output:rbac:artifacts:config=$(SAMPLE)/config/rbac
 	$(CONTROLLER_GEN) crd paths=./$(KIT_TESTAPI)/... output:crd:artifacts:config=$(KIT_TESTAPI)/testdata/crd
+	$(CONTROLLER_GEN) object paths=./pkg/tenancy/api/...
+	$(CONTROLLER_GEN) crd paths=./pkg/tenancy/api/... output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./pkg/tenancy/... output:rbac:artifacts:config=config/rbac
 	$(GO) run ./cmd/opctl package $(SAMPLE) --out . >/dev/null
+	$(GO) run ./cmd/opctl package . --out . --rbac-scope cluster >/dev/null
 	$(GO) run ./hack/checksdoc
 
 .PHONY: verify-generated verify-generate

@@ -11,8 +11,13 @@ GENERATED=(
   operators/sample/config/rbac/role.yaml
   pkg/operatorkit/internal/testapi/v1alpha1/zz_generated.deepcopy.go
   pkg/operatorkit/internal/testapi/testdata/crd
+  pkg/tenancy/api/v1alpha1/zz_generated.deepcopy.go
+  config/crd/bases
+  config/rbac/role.yaml
   charts/sample-operator
   bundle/sample-operator
+  charts/opctl
+  bundle/opctl
   docs/checks.md
 )
 SNAP="$(mktemp -d)"

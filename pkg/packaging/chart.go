@@ -40,7 +40,9 @@ var (
 	chartKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "NetworkPolicy", "PodDisruptionBudget",
 		"PodMonitor", "PriorityClass", "PrometheusRule", "Role", "RoleBinding", "Secret", "Service", "ServiceAccount", "ServiceMonitor"}
 	clusterKinds = []string{"ClusterRole", "ClusterRoleBinding", "PriorityClass"}
-	rbacKinds    = []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
+	// monitoringKinds need the Prometheus operator's CRDs.
+	monitoringKinds = []string{"PodMonitor", "PrometheusRule", "ServiceMonitor"}
+	rbacKinds       = []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
 )
 
 // Chart renders the Helm chart (and, with CRDsSeparateChart, the CRD
@@ -155,6 +157,9 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		text = "{{- if .Values.webhooks.enabled }}\n" + text + "{{- end }}\n"
 	case kind == "Service" && strings.Contains(o.GetName(), "metrics"):
 		text = "{{- if .Values.metrics.enabled }}\n" + text + "{{- end }}\n"
+	case slices.Contains(monitoringKinds, kind):
+		// Clusters without the Prometheus operator still install the chart.
+		text = "{{- if .Capabilities.APIVersions.Has \"" + o.GetAPIVersion() + "\" }}\n" + text + "{{- end }}\n"
 	}
 	return text, false, nil
 }

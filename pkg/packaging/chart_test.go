@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"text/template"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -203,4 +205,46 @@ func readFile(t testing.TB, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// Template delimiters in object data survive the chart: Helm renders them
+// back to themselves.
+func TestChartEscapesTemplateDelimiters(t *testing.T) {
+	tp := newTemplater("c", "", "")
+	const data = "{{ $labels.tenant }} is at {{ $value }}; legend {{condition}} }} {{"
+	out, err := tp.finish(map[string]any{"summary": data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl, err := template.New("x").Parse(out)
+	if err != nil {
+		t.Fatalf("the escaped object is not a valid template: %v\n%s", err, out)
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, nil); err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]string
+	if err := yaml.Unmarshal([]byte(b.String()), &got); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if got["summary"] != data {
+		t.Errorf("rendered %q, want %q", got["summary"], data)
+	}
+}
+
+// Prometheus operator kinds render only where their API exists.
+func TestChartGatesMonitoringKinds(t *testing.T) {
+	p := &Project{}
+	rule := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "monitoring.coreos.com/v1", "kind": "PrometheusRule",
+		"metadata": map[string]any{"name": "alerts"}, "spec": map[string]any{"groups": []any{}},
+	}}
+	text, _, err := p.objectTemplate(newTemplater("c", "", ""), rule, Grant{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(text, `{{- if .Capabilities.APIVersions.Has "monitoring.coreos.com/v1" }}`) {
+		t.Errorf("PrometheusRule template is not gated on its API:\n%s", text)
+	}
 }

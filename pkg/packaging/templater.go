@@ -74,13 +74,18 @@ func (t *templater) line(expand func(indent int) string) string {
 	return tok
 }
 
+// escapeActions keeps template delimiters that are data (alert templates
+// in a PrometheusRule, legend formats in a dashboard) from being read as
+// Helm template actions: they render back to themselves.
+var escapeActions = strings.NewReplacer("{{", "{{`{{`}}", "}}", "{{`}}`}}")
+
 // finish marshals obj and replaces its tokens.
 func (t *templater) finish(obj map[string]any) (string, error) {
 	b, err := yaml.Marshal(obj)
 	if err != nil {
 		return "", err
 	}
-	s := string(b)
+	s := escapeActions.Replace(string(b))
 	s = blockPattern.ReplaceAllStringFunc(s, func(m string) string {
 		g := blockPattern.FindStringSubmatch(m)
 		indent, dash, key, tok := g[1], g[2], g[3], g[4]

@@ -1,0 +1,31 @@
+package tenancy
+
+// The controller's permissions, generated into config/rbac/role.yaml by
+// `make generate`. README.md explains each one.
+//
+// Tenants and profiles: read, the finalizer and the status.
+// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenants,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenants/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenants/finalizers,verbs=update
+// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenantprofiles,verbs=get;list;watch
+//
+// Tenant namespaces and what the controller puts in each.
+// +kubebuilder:rbac:groups="",resources=namespaces;resourcequotas;limitranges,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;patch;update;delete
+//
+// Shared CRDs of the tenants' operators.
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;patch;update;delete
+//
+// Helm releases: the release records (Secrets) and the objects of the
+// operator charts, in tenant namespaces and, for their cluster roles,
+// cluster-wide. bind and escalate let the controller grant a tenant's
+// operator and owners roles (admin, the chart's rules) it does not use
+// itself.
+// +kubebuilder:rbac:groups="",resources=secrets;configmaps;services;serviceaccounts,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles;clusterrolebindings,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles,verbs=bind;escalate
+//
+// Events for every action.
+// +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
