@@ -78,13 +78,13 @@ func workload(u *unstructured.Unstructured) (Workload, error) {
 	case "Deployment":
 		d := &appsv1.Deployment{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, d); err != nil {
-			return Workload{}, fmt.Errorf("Deployment %s: %w", u.GetName(), err)
+			return Workload{}, fmt.Errorf("reading Deployment %s: %w", u.GetName(), err)
 		}
 		replicas, spec = d.Spec.Replicas, d.Spec.Template.Spec
 	default:
 		s := &appsv1.StatefulSet{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, s); err != nil {
-			return Workload{}, fmt.Errorf("StatefulSet %s: %w", u.GetName(), err)
+			return Workload{}, fmt.Errorf("reading StatefulSet %s: %w", u.GetName(), err)
 		}
 		replicas, spec = s.Spec.Replicas, s.Spec.Template.Spec
 	}

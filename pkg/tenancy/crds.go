@@ -170,7 +170,7 @@ func ensureCRDs(ctx context.Context, c client.Client, fieldManager string, crds 
 			return nil, err
 		}
 		unstructured.RemoveNestedField(u, "status")
-		if err := c.Patch(ctx, &unstructured.Unstructured{Object: u}, client.Apply, client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
+		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u}), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
 			return nil, fmt.Errorf("applying CRD %s: %w", want.Name, err)
 		}
 		applied = append(applied, want.Name)
