@@ -3,9 +3,11 @@ package tenancy_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,15 +20,16 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
-// runController starts `opctl tenancy run` as a process.
-func runController(t *testing.T, logName string) *exec.Cmd {
+// runController starts `opctl tenancy run` as a process; metrics is its
+// metrics address, "0" for none.
+func runController(t *testing.T, logName, metrics string) *exec.Cmd {
 	t.Helper()
 	log, err := os.Create(filepath.Join(t.TempDir(), logName))
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(opctlBin, "tenancy", "run", "--kubeconfig", cluster.Kubeconfig,
-		"--metrics-bind-address", "0", "--health-probe-bind-address", "0", "--upgrade-timeout", "1m")
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", "0", "--upgrade-timeout", "1m")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -74,7 +77,7 @@ func TestCrashRecovery(t *testing.T) {
 	var names []string
 	hits := 0
 	for i := range 10 {
-		proc := runController(t, fmt.Sprintf("controller-%d.log", i))
+		proc := runController(t, fmt.Sprintf("controller-%d.log", i), "0")
 		var ns string
 		if i%2 == 0 { // a new tenant: an install
 			ns = fmt.Sprintf("crash-%s-%d", id, i)
@@ -102,7 +105,8 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatal("no kill landed during an install or upgrade: the test exercised nothing")
 	}
 
-	runController(t, "controller-final.log")
+	metricsAddr := freeAddr(t)
+	runController(t, "controller-final.log", metricsAddr)
 	// Every tenant was created on 0.1.0 and then moved to 0.2.0.
 	const want = "0.2.0"
 	for _, name := range names {
@@ -119,4 +123,29 @@ func TestCrashRecovery(t *testing.T) {
 			t.Errorf("%s: %d pending release revisions left (%v)", name, n, err)
 		}
 	}
+	// The recoveries and the tenants show in the controller's metrics.
+	body, err := testcluster.HTTPGet(ctx, "http://"+metricsAddr+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`opctl_tenancy_release_operations_total{operation="recover",result="ok"}`,
+		`opctl_tenancy_release_operation_duration_seconds_bucket{operation=`,
+		`opctl_tenancy_tenants{condition="Ready",status="True"}`,
+		`opctl_tenancy_quota_utilisation_ratio{namespace="` + names[0] + `",resource="pods",tenant="` + names[0] + `"}`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
