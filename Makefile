@@ -45,6 +45,11 @@ test-unit: ## Run the tests that need no control plane; cluster tests skip.
 bench-sample: testbin ## Benchmark the sample operator: 1,000 KVStores on a test control plane.
 	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench KVStore1000 -benchtime 3x -timeout 30m ./operators/sample/internal/controller/
 
+.PHONY: bench-tenancy
+N ?= 100
+bench-tenancy: testbin ## Benchmark the tenancy controller provisioning N tenants (make bench-tenancy N=1000).
+	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench TenancyProvision -benchtime 1x -timeout 60m ./pkg/tenancy/ -args -tenants=$(N)
+
 .PHONY: bench-publish
 bench-publish: test-deps ## Benchmark opctl publish of the sample (bundle, catalog, chart) to a local registry.
 	$(GO) test -run '^$$' -bench Publish -benchtime 20x -count 5 ./pkg/publish/

@@ -3,6 +3,7 @@ package operatorkit
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,6 +60,10 @@ type Applier struct {
 	// does not have: with label-filtered informers, an object that exists
 	// without the labels must be adopted (or refused), not overwritten.
 	LiveReader client.Reader
+	// AggregateEvents records one Event per Apply that lists what was
+	// created, updated and adopted, instead of one Event per object: for
+	// owners of many objects, where per-object Events double the writes.
+	AggregateEvents bool
 }
 
 // Apply applies desired, owned by owner. Objects that exist without a
@@ -67,6 +72,7 @@ type Applier struct {
 func (a *Applier) Apply(ctx context.Context, owner Object, desired []client.Object, adopt bool) ([]ApplyResult, error) {
 	results := make([]ApplyResult, 0, len(desired))
 	creates := 0
+	defer a.recordAll(owner, &results)
 	for _, obj := range desired {
 		res, err := a.applyOne(ctx, owner, obj, adopt, &creates)
 		kind := kindOf(a.Scheme, obj)
@@ -78,6 +84,24 @@ func (a *Applier) Apply(ctx context.Context, owner Object, desired []client.Obje
 		results = append(results, res)
 	}
 	return results, nil
+}
+
+// recordAll records the aggregated Event of one Apply.
+func (a *Applier) recordAll(owner Object, results *[]ApplyResult) {
+	if a.Recorder == nil || !a.AggregateEvents {
+		return
+	}
+	byOutcome := map[Outcome][]string{}
+	for _, r := range *results {
+		if r.Outcome == Created || r.Outcome == Updated || r.Outcome == Adopted {
+			byOutcome[r.Outcome] = append(byOutcome[r.Outcome], kindOf(a.Scheme, r.Object)+" "+r.Object.GetName())
+		}
+	}
+	for _, o := range []Outcome{Created, Updated, Adopted} {
+		if objs := byOutcome[o]; len(objs) > 0 {
+			a.Recorder.Eventf(owner, nil, "Normal", string(o), string(o), "%s %s", o, strings.Join(objs, ", "))
+		}
+	}
 }
 
 func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object, adopt bool, creates *int) (ApplyResult, error) {
@@ -188,7 +212,7 @@ func (a *Applier) migrateManagers(ctx context.Context, live client.Object) (bool
 }
 
 func (a *Applier) record(owner Object, obj client.Object, outcome Outcome, kind string) {
-	if a.Recorder == nil {
+	if a.Recorder == nil || a.AggregateEvents {
 		return
 	}
 	reason := map[Outcome]string{Created: "Created", Updated: "Updated", Adopted: "Adopted"}[outcome]

@@ -57,6 +57,8 @@ type Options struct {
 	MaxConcurrentReconciles int
 	// LiveReader reads objects the cache cannot see (see Applier).
 	LiveReader client.Reader
+	// AggregateEvents: one Event per apply, not per object (see Applier).
+	AggregateEvents bool
 }
 
 // New returns a Reconciler named name for the objects newObject makes.
@@ -78,7 +80,7 @@ func New[T Object](mgr ctrl.Manager, name string, newObject func() T, h Handler[
 		applier: &Applier{
 			Client: mgr.GetClient(), Scheme: mgr.GetScheme(), FieldManager: opts.FieldManager,
 			Recorder: rec, LegacyFieldManagers: opts.LegacyFieldManagers, MaxCreates: opts.MaxCreates,
-			LiveReader: opts.LiveReader,
+			LiveReader: opts.LiveReader, AggregateEvents: opts.AggregateEvents,
 		},
 	}
 	r.kind = kindOf(r.scheme, newObject())

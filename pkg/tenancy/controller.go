@@ -59,8 +59,9 @@ type Controller struct {
 	opts     Options
 	recorder events.EventRecorder
 
-	mu    sync.Mutex
-	plans map[string]*plan // by Tenant UID, for one reconcile
+	mu       sync.Mutex
+	plans    map[string]*plan     // by Tenant UID, for one reconcile
+	analyses map[string]*analysis // by chart and user values
 }
 
 // plan is what Check worked out for a Tenant.
@@ -110,7 +111,6 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) error {
 		}
 	}
 	p := &plan{settings: effectiveSettings(t, profile), quotas: map[string]Quota{}}
-	first := t.Spec.Namespaces[0]
 	for _, op := range t.Spec.Operators {
 		if op.OLM != nil {
 			return operatorkit.Terminal("SourceNotSupported", fmt.Errorf("operator %s: olm sources are not supported by this controller yet; use chart", op.Name))
@@ -129,14 +129,9 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) error {
 		if err != nil {
 			return operatorkit.Terminal("InvalidValues", fmt.Errorf("operator %s: %w", op.Name, err))
 		}
-		withCRDs := chartutil.CoalesceTables(map[string]any{"crds": map[string]any{"install": true}}, copyValues(values))
-		objs, err := lc.Render(op.Name, first, withCRDs, c.kube)
+		a, err := c.analysis(lc, op)
 		if err != nil {
-			return operatorkit.Terminal("RenderFailed", fmt.Errorf("operator %s: %w", op.Name, err))
-		}
-		a, err := analyze(objs)
-		if err != nil {
-			return operatorkit.Terminal("InvalidPlatformAsCode", fmt.Errorf("operator %s: %w", op.Name, err))
+			return err
 		}
 		p.operators = append(p.operators, operatorPlan{spec: op, chart: lc, values: values, analysis: a})
 	}
@@ -158,6 +153,38 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) error {
 	}
 	c.setPlan(t, p)
 	return nil
+}
+
+// analysis renders the chart with CRDs and reads it. The result does not
+// depend on the tenant's namespaces, so it is computed once per chart and
+// user values, not once per tenant.
+func (c *Controller) analysis(lc *loadedChart, op tenancyv1.OperatorSpec) (*analysis, error) {
+	key := lc.key
+	if op.Values != nil {
+		key += "|" + string(op.Values.Raw)
+	}
+	c.mu.Lock()
+	a, ok := c.analyses[key]
+	c.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	values, err := releaseValues(op, []string{"tenant"})
+	if err != nil {
+		return nil, operatorkit.Terminal("InvalidValues", fmt.Errorf("operator %s: %w", op.Name, err))
+	}
+	withCRDs := chartutil.CoalesceTables(map[string]any{"crds": map[string]any{"install": true}}, values)
+	objs, err := lc.Render(op.Name, "tenant", withCRDs, c.kube)
+	if err != nil {
+		return nil, operatorkit.Terminal("RenderFailed", fmt.Errorf("operator %s: %w", op.Name, err))
+	}
+	if a, err = analyze(objs); err != nil {
+		return nil, operatorkit.Terminal("InvalidPlatformAsCode", fmt.Errorf("operator %s: %w", op.Name, err))
+	}
+	c.mu.Lock()
+	c.analyses[key] = a
+	c.mu.Unlock()
+	return a, nil
 }
 
 func instances(op tenancyv1.OperatorSpec) int32 {
@@ -186,13 +213,6 @@ func releaseValues(op tenancyv1.OperatorSpec, namespaces []string) (map[string]a
 		"crds":            map[string]any{"install": false},
 	}
 	return chartutil.CoalesceTables(forced, user), nil
-}
-
-func copyValues(v map[string]any) map[string]any {
-	b, _ := json.Marshal(v)
-	out := map[string]any{}
-	_ = json.Unmarshal(b, &out)
-	return out
 }
 
 func allowedSource(src *tenancyv1.ChartSource, allowed []string) bool {

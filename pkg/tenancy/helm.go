@@ -114,6 +114,9 @@ func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spe
 	in.ReleaseName, in.Namespace = spec.Name, spec.Namespace
 	in.SkipCRDs = true // the controller owns shared CRDs
 	in.Timeout = 2 * time.Minute
+	// The API server validates every object anyway; client-side OpenAPI
+	// validation would fetch the whole schema for each release.
+	in.DisableOpenAPIValidation = true
 	return in.RunWithContext(ctx, spec.Chart.chart, spec.Values)
 }
 
@@ -123,6 +126,7 @@ func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spe
 	up.SkipCRDs = true
 	up.MaxHistory = h.maxHistory
 	up.Timeout = 2 * time.Minute
+	up.DisableOpenAPIValidation = true
 	return up.RunWithContext(ctx, spec.Name, spec.Chart.chart, spec.Values)
 }
 

@@ -107,7 +107,7 @@ func newTenant(name string, namespaces []string, chart string, instances int32, 
 }
 
 // createTenant creates t and deletes it when the test ends.
-func createTenant(t *testing.T, tenant *tenancyv1.Tenant) {
+func createTenant(t testing.TB, tenant *tenancyv1.Tenant) {
 	t.Helper()
 	if err := cl.Create(context.Background(), tenant); err != nil {
 		t.Fatalf("creating Tenant %s: %v", tenant.Name, err)
@@ -119,7 +119,7 @@ func createTenant(t *testing.T, tenant *tenancyv1.Tenant) {
 }
 
 // waitTenant waits until check passes on the Tenant.
-func waitTenant(t *testing.T, name string, timeout time.Duration, what string, check func(*tenancyv1.Tenant) error) *tenancyv1.Tenant {
+func waitTenant(t testing.TB, name string, timeout time.Duration, what string, check func(*tenancyv1.Tenant) error) *tenancyv1.Tenant {
 	t.Helper()
 	tn := &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}
 	testcluster.WaitObject(t, cl, tn, timeout, what, check)

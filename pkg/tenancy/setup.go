@@ -61,10 +61,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), helm: hc,
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
-		recorder: mgr.GetEventRecorder("tenancy"), plans: map[string]*plan{},
+		recorder: mgr.GetEventRecorder("tenancy"), plans: map[string]*plan{}, analyses: map[string]*analysis{},
 	}
 	r := operatorkit.New(mgr, "tenancy", func() *tenancyv1.Tenant { return &tenancyv1.Tenant{} }, operatorkit.Handler[*tenancyv1.Tenant](c),
-		operatorkit.Options{FieldManager: FieldManager, MaxConcurrentReconciles: opts.MaxConcurrentReconciles, LiveReader: mgr.GetAPIReader()})
+		operatorkit.Options{FieldManager: FieldManager, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
+			LiveReader: mgr.GetAPIReader(), AggregateEvents: true})
 	tenants.use(mgr.GetClient())
 	return r.Builder(mgr, &corev1.Namespace{}, &corev1.ResourceQuota{}, &corev1.LimitRange{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{}).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).

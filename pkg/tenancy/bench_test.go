@@ -1,0 +1,319 @@
+package tenancy_test
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/internal/testcluster"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+var (
+	benchTenants   = flag.Int("tenants", 100, "tenants BenchmarkTenancyProvision provisions")
+	benchCLISample = flag.Int("helm-cli-sample", 10, "helm install --wait CLI calls the reference loop runs (its per-install time is extrapolated to -tenants)")
+)
+
+// BenchmarkTenancyProvision provisions -tenants tenants (namespace, quota,
+// limits, NetworkPolicies, owner RoleBinding and a Helm release of the
+// sample chart each) with the controller running as its own process, and
+// prints the wall time to all-Ready, the controller's peak RSS, the API
+// writes of the provisioning and of one steady-state resync, and two
+// references: a loop of `helm install --wait` CLI calls and a raw
+// write-throughput probe, which gives the physical floor. Run it on a
+// control plane of its own: make bench-tenancy N=1000.
+func BenchmarkTenancyProvision(b *testing.B) {
+	c := testcluster.Require(b, cluster)
+	ctx := context.Background()
+	n := *benchTenants
+	chart := sampleChart(b, "", "0.1.0")
+	id := suffix()
+
+	metricsAddr := freeAddr(b)
+	proc := benchController(b, metricsAddr)
+	// A warm-up tenant installs the shared CRD, which the quota controller
+	// discovers within 30 s; the measured tenants find the platform warm.
+	warm := "warm-" + id
+	warmStart := time.Now()
+	createTenant(b, newTenant(warm, []string{warm}, chart, 1))
+	waitTenant(b, warm, 2*time.Minute, "warm-up tenant Ready", ready)
+	warmUp := time.Since(warmStart)
+	writes0, err := apiserverWrites(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	off, err := c.AuditOffset()
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	names := make([]string, n)
+	createErr := parallel(16, n, func(i int) error {
+		names[i] = fmt.Sprintf("b%s-%04d", id, i)
+		return cl.Create(ctx, newTenant(names[i], []string{names[i]}, chart, 1, "owner-"+names[i]))
+	})
+	if createErr != nil {
+		b.Fatal(createErr)
+	}
+	for {
+		var list tenancyv1.TenantList
+		if err := cl.List(ctx, &list); err != nil {
+			b.Fatal(err)
+		}
+		readyN := 0
+		for i := range list.Items {
+			if strings.HasPrefix(list.Items[i].Name, "b"+id) && ready(&list.Items[i]) == nil {
+				readyN++
+			}
+		}
+		if readyN == n {
+			break
+		}
+		if time.Since(start) > 30*time.Minute {
+			b.Fatalf("%d of %d tenants Ready after 30 minutes", readyN, n)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	toReady := time.Since(start)
+	writes1, err := apiserverWrites(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctrlWrites, err := c.AuditWritesSince(off, func(e testcluster.AuditEvent) bool { return e.UserAgent == "opctl-tenancy" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	totalWrites := writes1 - writes0 - float64(n) // not the benchmark's own creates
+
+	// One steady-state resync: every tenant reconciled once more.
+	time.Sleep(15 * time.Second) // let phases and quota counts settle
+	offResync, _ := c.AuditOffset()
+	if err := parallel(16, n, func(i int) error {
+		tn := &tenancyv1.Tenant{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: names[i]}, tn); err != nil {
+			return err
+		}
+		patch := client.MergeFrom(tn.DeepCopy())
+		metav1.SetMetaDataAnnotation(&tn.ObjectMeta, "bench.opctl.dev/resync", "1")
+		return cl.Patch(ctx, tn, patch)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(20 * time.Second)
+	resyncWrites, err := c.AuditWritesSince(offResync, func(e testcluster.AuditEvent) bool { return e.UserAgent == "opctl-tenancy" })
+	if err != nil {
+		b.Fatal(err)
+	}
+	rss := peakRSS(proc.Process.Pid)
+	body, _ := testcluster.HTTPGet(ctx, "http://"+metricsAddr+"/metrics")
+
+	rate := rawWriteRate(b, c)
+	cliPer := helmCLILoop(b, c, chart, *benchCLISample)
+
+	floor := totalWrites / rate
+	fmt.Printf("\ntenancy benchmark: %d tenants on this machine (after a warm-up tenant: %.1f s)\n", n, warmUp.Seconds())
+	fmt.Printf("  wall time to all Ready:            %.1f s (%.1f ms per tenant)\n", toReady.Seconds(), float64(toReady.Milliseconds())/float64(n))
+	fmt.Printf("  controller peak RSS:               %.0f MiB\n", float64(rss)/(1<<20))
+	fmt.Printf("  API writes, provisioning (all):    %.0f (%.1f per tenant); by the controller: %d\n", totalWrites, totalWrites/float64(n), len(ctrlWrites))
+	fmt.Printf("  controller writes, one resync:     %d (of %d tenants)\n", len(resyncWrites), n)
+	fmt.Printf("  reference, raw write probe:        %.0f writes/s -> physical floor %.1f s; controller at %.1fx the floor\n", rate, floor, toReady.Seconds()/floor)
+	fmt.Printf("  reference, helm install --wait:    %.2f s per install (%d measured) -> %.1f min for %d\n", cliPer.Seconds(), *benchCLISample, cliPer.Seconds()*float64(n)/60, n)
+	byKind := map[string]int{}
+	for _, w := range ctrlWrites {
+		byKind[w.Verb+" "+w.ObjectRef.Resource+"/"+w.ObjectRef.Subresource]++
+	}
+	fmt.Printf("  controller writes by kind:         %v\n", byKind)
+	fmt.Printf("  controller: %s\n", meanOf(body, "opctl_tenancy_release_operation_duration_seconds", `operation="install"`, "helm install"))
+	fmt.Printf("  controller: %s\n", meanOf(body, "controller_runtime_reconcile_time_seconds", `controller="opctl-tenancy"`, "reconcile"))
+	if len(resyncWrites) > 0 {
+		fmt.Printf("  resync writes: %s\n", testcluster.Describe(resyncWrites[:min(10, len(resyncWrites))]))
+	}
+	b.ReportMetric(toReady.Seconds(), "s-to-all-ready")
+	b.ReportMetric(float64(rss)/(1<<20), "MiB-peak-rss")
+	b.ReportMetric(float64(len(resyncWrites)), "writes/resync")
+	b.ReportMetric(totalWrites, "writes-total")
+	b.ReportMetric(toReady.Seconds()/floor, "x-floor")
+	b.ReportMetric(0, "ns/op")
+}
+
+// benchController runs `opctl tenancy run` for the benchmark.
+func benchController(b *testing.B, metricsAddr string) *exec.Cmd {
+	b.Helper()
+	log, err := os.Create(filepath.Join(b.TempDir(), "controller.log"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	cmd := exec.Command(opctlBin, "tenancy", "run", "--kubeconfig", cluster.Kubeconfig, "--metrics-bind-address", metricsAddr,
+		"--health-probe-bind-address", "0", "--max-concurrent-reconciles", "64", "--kube-api-qps", "2000", "--kube-api-burst", "4000")
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_, _ = cmd.Process.Wait()
+		log.Close()
+	})
+	return cmd
+}
+
+// parallel runs f(0..n-1) on workers goroutines and returns the first error.
+func parallel(workers, n int, f func(i int) error) error {
+	var (
+		next     atomic.Int64
+		wg       sync.WaitGroup
+		firstErr atomic.Value
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				if err := f(i); err != nil {
+					firstErr.CompareAndSwap(nil, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err, ok := firstErr.Load().(error); ok {
+		return err
+	}
+	return nil
+}
+
+// apiserverWrites sums apiserver_request_total over the write verbs.
+func apiserverWrites(ctx context.Context, c *testcluster.Cluster) (float64, error) {
+	body, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total := 0.0
+	s := bufio.NewScanner(strings.NewReader(string(body)))
+	s.Buffer(make([]byte, 1<<20), 1<<20)
+	for s.Scan() {
+		line := s.Text()
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		write := false
+		for _, v := range []string{`verb="POST"`, `verb="PUT"`, `verb="PATCH"`, `verb="DELETE"`, `verb="APPLY"`, `verb="CREATE"`, `verb="UPDATE"`} {
+			write = write || strings.Contains(line, v)
+		}
+		if !write {
+			continue
+		}
+		if v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64); err == nil {
+			total += v
+		}
+	}
+	return total, s.Err()
+}
+
+// rawWriteRate creates small ConfigMaps from 32 goroutines for 5 s with no
+// client-side rate limit: the write throughput of this control plane.
+func rawWriteRate(b *testing.B, c *testcluster.Cluster) float64 {
+	b.Helper()
+	ctx := context.Background()
+	cfg := rest.CopyConfig(c.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	ns := c.Namespace(b, "raw-writes", nil)
+	var count atomic.Int64
+	deadline := time.Now().Add(5 * time.Second)
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w%d-%d", w, i)}, Data: map[string]string{"k": "v"}}
+				if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err == nil {
+					count.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(count.Load()) / 5
+}
+
+// helmCLILoop installs the chart with `helm install --wait` k times, one
+// after the other, into namespaces of their own, and returns the mean time
+// per install.
+func helmCLILoop(b *testing.B, c *testcluster.Cluster, chart string, k int) time.Duration {
+	b.Helper()
+	bin, err := testcluster.BinDir()
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	for i := range k {
+		ns := c.Namespace(b, fmt.Sprintf("helm-cli-%d", i), nil)
+		cmd := exec.Command(filepath.Join(bin, "helm"), "install", "kv", chart, "-n", ns, "--wait", "--timeout", "2m",
+			"--kubeconfig", c.Kubeconfig, "--set", "crds.install=false")
+		cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+b.TempDir(), "HELM_CACHE_HOME="+b.TempDir(), "HELM_DATA_HOME="+b.TempDir())
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("helm install: %v\n%s", err, out)
+		}
+	}
+	return time.Since(start) / time.Duration(k)
+}
+
+// peakRSS is VmHWM of a process in bytes.
+func peakRSS(pid int) int64 {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// meanOf reads name_sum and name_count for the series matching label in a
+// Prometheus text exposition and describes the mean.
+func meanOf(body, name, label, what string) string {
+	var sum, count float64
+	for _, line := range strings.Split(body, "\n") {
+		if !strings.Contains(line, label) {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
+		if err != nil {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, name+"_sum"):
+			sum += v
+		case strings.HasPrefix(line, name+"_count"):
+			count += v
+		}
+	}
+	if count == 0 {
+		return what + ": no samples"
+	}
+	return fmt.Sprintf("%s: %.0f, mean %.0f ms", what, count, sum/count*1000)
+}
