@@ -110,9 +110,10 @@ func clientFlags(kubeconfig string, port int) []string {
 		fmt.Sprintf("--secure-port=%d", port),
 		"--leader-elect=false",
 		// The defaults (20 QPS) throttle status updates of a thousand
-		// workloads for minutes.
-		"--kube-api-qps=200",
-		"--kube-api-burst=400",
+		// workloads for minutes; a thousand tenants (Deployments,
+		// ReplicaSets, pods and quotas each) need more still.
+		"--kube-api-qps=1000",
+		"--kube-api-burst=2000",
 	}
 }
 

@@ -13,15 +13,12 @@ import (
 
 // Names of the objects in every tenant namespace.
 const (
-	QuotaName        = "tenant-quota"
-	LimitRangeName   = "tenant-limits"
-	OwnersBinding    = "tenant-owners"
-	PolicyDenyAll    = "tenant-default-deny"
-	PolicySameTenant = "tenant-allow-same-tenant"
-	PolicyDNS        = "tenant-allow-dns"
-	PolicyAPIServer  = "tenant-allow-apiserver"
-	PolicyIngress    = "tenant-allow-ingress"
-	labelPSAEnforce  = "pod-security.kubernetes.io/enforce"
+	QuotaName       = "tenant-quota"
+	LimitRangeName  = "tenant-limits"
+	OwnersBinding   = "tenant-owners"
+	PolicyDenyAll   = "tenant-default-deny"
+	PolicyAllow     = "tenant-allow"
+	labelPSAEnforce = "pod-security.kubernetes.io/enforce"
 )
 
 // settings are a Tenant's effective settings, its profile applied.
@@ -79,14 +76,14 @@ func namespaceObjects(t *tenancyv1.Tenant, ns string, s settings, q Quota) []cli
 		})
 	}
 	if s.NetworkPolicy {
-		objs = append(objs, networkPolicies(t, ns, s, meta)...)
+		objs = append(objs, networkPolicies(t, s, meta)...)
 	}
 	return objs
 }
 
-// networkPolicies deny everything, then allow the tenant's own
+// networkPolicies deny everything, then one policy allows the tenant's own
 // namespaces, DNS, the API server and the configured ingress namespaces.
-func networkPolicies(t *tenancyv1.Tenant, ns string, s settings, meta func(string) metav1.ObjectMeta) []client.Object {
+func networkPolicies(t *tenancyv1.Tenant, s settings, meta func(string) metav1.ObjectMeta) []client.Object {
 	all := metav1.LabelSelector{}
 	sameTenant := []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelTenant: t.Name}}}}
 	both := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
@@ -95,33 +92,26 @@ func networkPolicies(t *tenancyv1.Tenant, ns string, s settings, meta func(strin
 		v := intstr.FromInt32(int32(n))
 		return networkingv1.NetworkPolicyPort{Protocol: &p, Port: &v}
 	}
-	objs := []client.Object{
-		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyDenyAll), Spec: networkingv1.NetworkPolicySpec{PodSelector: all, PolicyTypes: both}},
-		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicySameTenant), Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: all, PolicyTypes: both,
-			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: sameTenant}},
-			Egress:  []networkingv1.NetworkPolicyEgressRule{{To: sameTenant}},
-		}},
-		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyDNS), Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: all, PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
-			Egress: []networkingv1.NetworkPolicyEgressRule{{
+	allow := networkingv1.NetworkPolicySpec{
+		PodSelector: all, PolicyTypes: both,
+		Ingress: []networkingv1.NetworkPolicyIngressRule{{From: sameTenant}},
+		Egress: []networkingv1.NetworkPolicyEgressRule{
+			{To: sameTenant},
+			{ // DNS
 				To:    []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}}}},
 				Ports: []networkingv1.NetworkPolicyPort{port(udp, 53), port(tcp, 53)},
-			}},
-		}},
-		// Operators talk to the API server; its address is not a pod.
-		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyAPIServer), Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: all, PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeEgress},
-			Egress: []networkingv1.NetworkPolicyEgressRule{{Ports: []networkingv1.NetworkPolicyPort{port(tcp, 443), port(tcp, 6443)}}},
-		}},
+			},
+			// Operators talk to the API server, whose address is not a pod.
+			{Ports: []networkingv1.NetworkPolicyPort{port(tcp, 443), port(tcp, 6443)}},
+		},
 	}
 	if len(s.IngressNamespaces) > 0 {
-		objs = append(objs, &networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyIngress), Spec: networkingv1.NetworkPolicySpec{
-			PodSelector: all, PolicyTypes: []networkingv1.PolicyType{networkingv1.PolicyTypeIngress},
-			Ingress: []networkingv1.NetworkPolicyIngressRule{{From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{
-				MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: s.IngressNamespaces}},
-			}}}}},
-		}})
+		allow.Ingress = append(allow.Ingress, networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{
+			MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "kubernetes.io/metadata.name", Operator: metav1.LabelSelectorOpIn, Values: s.IngressNamespaces}},
+		}}}})
 	}
-	return objs
+	return []client.Object{
+		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyDenyAll), Spec: networkingv1.NetworkPolicySpec{PodSelector: all, PolicyTypes: both}},
+		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyAllow), Spec: allow},
+	}
 }

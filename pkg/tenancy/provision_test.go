@@ -110,8 +110,14 @@ func TestThreeTenants(t *testing.T) {
 			t.Errorf("%s LimitRange default cpu %s", ns, d.String())
 		}
 		var pols networkingv1.NetworkPolicyList
-		if err := cl.List(ctx, &pols, client.InNamespace(ns)); err != nil || len(pols.Items) != 4 {
+		if err := cl.List(ctx, &pols, client.InNamespace(ns)); err != nil || len(pols.Items) != 2 {
 			t.Errorf("%s NetworkPolicies: %d, %v", ns, len(pols.Items), err)
+		}
+		allow := &networkingv1.NetworkPolicy{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.PolicyAllow}, allow); err != nil {
+			t.Error(err)
+		} else if from := allow.Spec.Ingress[0].From[0].NamespaceSelector.MatchLabels[tenancy.LabelTenant]; from != names[i] || len(allow.Spec.Egress) != 3 {
+			t.Errorf("%s allow policy: ingress from tenant %q, %d egress rules (same tenant, DNS, API server)", ns, from, len(allow.Spec.Egress))
 		}
 		rb := &rbacv1.RoleBinding{}
 		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.OwnersBinding}, rb); err != nil || rb.RoleRef.Name != "admin" || rb.Subjects[0].Name != owners[i] {

@@ -123,9 +123,11 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 		releaseOps.WithLabelValues("recover", "ok").Inc()
 		c.event(t, "Warning", "RecoveredStuckRelease", "release %s revision %d was %s after a restart; marked failed", spec.Name, cur.Version, "pending")
 	}
-	deployed, err := lastDeployed(cfg, spec.Name)
-	if err != nil {
-		return err
+	deployed := cur
+	if cur == nil || cur.Info.Status != release.StatusDeployed {
+		if deployed, err = lastDeployed(cfg, spec.Name); err != nil {
+			return err
+		}
 	}
 	want := spec.Chart.chart.Metadata.Version
 	now := time.Now()

@@ -291,3 +291,33 @@ func TestWebhookChartSelfSigned(t *testing.T) {
 		t.Errorf("helm upgrade rotated the serving certificate")
 	}
 }
+
+// charts/opctl, the tenancy controller's own chart, installs and its
+// controller Deployment becomes Ready. The Tenant CRDs are left to the
+// platform here (crds.install=false) because other tests share them.
+func TestOpctlChartInstalls(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ch, err := loader.Load("../../charts/opctl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := c.Namespace(t, "opctl-system", restricted)
+	install := action.NewInstall(helmConfig(t, ns))
+	install.ReleaseName, install.Namespace = "opctl", ns
+	install.Wait, install.Timeout = true, 2*time.Minute
+	if _, err := install.RunWithContext(context.Background(), ch, map[string]any{"crds": map[string]any{"install": false}}); err != nil {
+		t.Fatalf("helm install charts/opctl: %v", err)
+	}
+	deps, err := c.Client.AppsV1().Deployments(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(deps.Items) != 1 || deps.Items[0].Status.ReadyReplicas != 1 {
+		t.Fatalf("controller Deployment: %v, %v", deps, err)
+	}
+	args := strings.Join(deps.Items[0].Spec.Template.Spec.Containers[0].Args, " ")
+	if !strings.Contains(args, "tenancy run") || !strings.Contains(args, "--leader-elect") {
+		t.Errorf("controller args %q", args)
+	}
+	uninstall := action.NewUninstall(helmConfig(t, ns))
+	if _, err := uninstall.Run("opctl"); err != nil {
+		t.Errorf("helm uninstall: %v", err)
+	}
+}
