@@ -129,6 +129,11 @@ func controllerManagerArgs(dir string, p ports) []string {
 		// quota controller has discovered it (every 30 s) and then resynced
 		// the quota: every 5 min by default, too slow for tests.
 		"--resource-quota-sync-period=10s",
+		// More workers, as large clusters run, so that a thousand new
+		// namespaces' quotas, Deployments and ReplicaSets do not queue.
+		"--concurrent-resource-quota-syncs=20",
+		"--concurrent-deployment-syncs=20",
+		"--concurrent-replicaset-syncs=20",
 	)
 }
 

@@ -73,8 +73,9 @@ func (a *Applier) Apply(ctx context.Context, owner Object, desired []client.Obje
 	results := make([]ApplyResult, 0, len(desired))
 	creates := 0
 	defer a.recordAll(owner, &results)
+	newNamespaces := map[string]bool{}
 	for _, obj := range desired {
-		res, err := a.applyOne(ctx, owner, obj, adopt, &creates)
+		res, err := a.applyOne(ctx, owner, obj, adopt, &creates, newNamespaces)
 		kind := kindOf(a.Scheme, obj)
 		if err != nil {
 			applyTotal.WithLabelValues(kind, string(Failed)).Inc()
@@ -104,7 +105,9 @@ func (a *Applier) recordAll(owner Object, results *[]ApplyResult) {
 	}
 }
 
-func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object, adopt bool, creates *int) (ApplyResult, error) {
+// applyOne applies one object. newNamespaces are the namespaces this
+// Apply created: nothing can exist in them yet, so no live read is needed.
+func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object, adopt bool, creates *int, newNamespaces map[string]bool) (ApplyResult, error) {
 	gvk, err := apiutil.GVKForObject(obj, a.Scheme)
 	if err != nil {
 		return ApplyResult{}, fmt.Errorf("applying %T: %w", obj, err)
@@ -127,7 +130,7 @@ func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object,
 	liveObj := live.(client.Object)
 	outcome := Updated
 	err = a.Client.Get(ctx, key, liveObj)
-	if apierrors.IsNotFound(err) && a.LiveReader != nil {
+	if apierrors.IsNotFound(err) && a.LiveReader != nil && !newNamespaces[obj.GetNamespace()] {
 		// A label-filtered cache does not see objects we do not own yet.
 		err = a.LiveReader.Get(ctx, key, liveObj)
 	}
@@ -163,6 +166,9 @@ func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object,
 		return ApplyResult{}, fmt.Errorf("applying %s %s: %w", gvk.Kind, key, err)
 	}
 	a.record(owner, desired, outcome, gvk.Kind)
+	if outcome == Created && gvk.Kind == "Namespace" && gvk.Group == "" {
+		newNamespaces[obj.GetName()] = true
+	}
 	return ApplyResult{Object: desired, Outcome: outcome}, nil
 }
 

@@ -27,6 +27,7 @@ import (
 
 var (
 	benchTenants   = flag.Int("tenants", 100, "tenants BenchmarkTenancyProvision provisions")
+	benchWorkers   = flag.Int("workers", 32, "--max-concurrent-reconciles of the controller")
 	benchMemLimit  = flag.String("gomemlimit", "120MiB", "GOMEMLIMIT of the controller process")
 	benchCLISample = flag.Int("helm-cli-sample", 10, "helm install --wait CLI calls the reference loop runs (its per-install time is extrapolated to -tenants)")
 )
@@ -72,16 +73,34 @@ func BenchmarkTenancyProvision(b *testing.B) {
 	if createErr != nil {
 		b.Fatal(createErr)
 	}
+	lastReport := time.Now()
 	for {
 		var list tenancyv1.TenantList
 		if err := cl.List(ctx, &list); err != nil {
 			b.Fatal(err)
 		}
 		readyN := 0
+		waiting := map[string]int{}
 		for i := range list.Items {
-			if strings.HasPrefix(list.Items[i].Name, "b"+id) && ready(&list.Items[i]) == nil {
-				readyN++
+			tn := &list.Items[i]
+			if !strings.HasPrefix(tn.Name, "b"+id) {
+				continue
 			}
+			if ready(tn) == nil {
+				readyN++
+				continue
+			}
+			reason := "NoStatus"
+			for _, cond := range tn.Status.Conditions {
+				if cond.Type == "Ready" {
+					reason = cond.Reason
+				}
+			}
+			waiting[reason]++
+		}
+		if time.Since(lastReport) > 10*time.Second {
+			lastReport = time.Now()
+			fmt.Printf("  %5.1f s: %d Ready, waiting: %v\n", time.Since(start).Seconds(), readyN, waiting)
 		}
 		if readyN == n {
 			break
@@ -122,6 +141,7 @@ func BenchmarkTenancyProvision(b *testing.B) {
 		b.Fatal(err)
 	}
 	rss := peakRSS(proc.Process.Pid)
+	cpu := cpuSeconds(proc.Process.Pid)
 	body, _ := testcluster.HTTPGet(ctx, "http://"+metricsAddr+"/metrics")
 
 	rate := rawWriteRate(b, c)
@@ -130,7 +150,7 @@ func BenchmarkTenancyProvision(b *testing.B) {
 	floor := totalWrites / rate
 	fmt.Printf("\ntenancy benchmark: %d tenants on this machine (after a warm-up tenant: %.1f s)\n", n, warmUp.Seconds())
 	fmt.Printf("  wall time to all Ready:            %.1f s (%.1f ms per tenant)\n", toReady.Seconds(), float64(toReady.Milliseconds())/float64(n))
-	fmt.Printf("  controller peak RSS:               %.0f MiB (GOMEMLIMIT=%s)\n", float64(rss)/(1<<20), *benchMemLimit)
+	fmt.Printf("  controller peak RSS:               %.0f MiB (GOMEMLIMIT=%s); CPU %.1f s\n", float64(rss)/(1<<20), *benchMemLimit, cpu)
 	fmt.Printf("  API writes, provisioning (all):    %.0f (%.1f per tenant); by the controller: %d\n", totalWrites, totalWrites/float64(n), len(ctrlWrites))
 	fmt.Printf("  controller writes, one resync:     %d (of %d tenants)\n", len(resyncWrites), n)
 	fmt.Printf("  reference, raw write probe:        %.0f writes/s -> physical floor %.1f s; controller at %.1fx the floor\n", rate, floor, toReady.Seconds()/floor)
@@ -156,12 +176,13 @@ func BenchmarkTenancyProvision(b *testing.B) {
 // benchController runs `opctl tenancy run` for the benchmark.
 func benchController(b *testing.B, metricsAddr string) *exec.Cmd {
 	b.Helper()
-	log, err := os.Create(filepath.Join(b.TempDir(), "controller.log"))
+	logPath := filepath.Join(os.TempDir(), "opctl-tenancy-bench-controller.log")
+	log, err := os.Create(logPath)
 	if err != nil {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(opctlBin, "tenancy", "run", "--kubeconfig", cluster.Kubeconfig, "--metrics-bind-address", metricsAddr,
-		"--health-probe-bind-address", "0", "--max-concurrent-reconciles", "64", "--kube-api-qps", "2000", "--kube-api-burst", "4000")
+		"--health-probe-bind-address", "0", "--max-concurrent-reconciles", strconv.Itoa(*benchWorkers), "--kube-api-qps", "2000", "--kube-api-burst", "4000")
 	cmd.Stdout, cmd.Stderr = log, log
 	// As charts/opctl does from its memory limit: a soft heap limit makes
 	// the GC work harder before the process grows.
@@ -174,6 +195,7 @@ func benchController(b *testing.B, metricsAddr string) *exec.Cmd {
 		_, _ = cmd.Process.Wait()
 		log.Close()
 	})
+	fmt.Printf("  controller log: %s\n", logPath)
 	return cmd
 }
 
@@ -320,4 +342,19 @@ func meanOf(body, name, label, what string) string {
 		return what + ": no samples"
 	}
 	return fmt.Sprintf("%s: %.0f, mean %.0f ms", what, count, sum/count*1000)
+}
+
+// cpuSeconds is the user and system CPU time of a process so far.
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	if len(fields) < 13 {
+		return 0
+	}
+	utime, _ := strconv.ParseFloat(fields[11], 64)
+	stime, _ := strconv.ParseFloat(fields[12], 64)
+	return (utime + stime) / 100 // clock ticks (USER_HZ = 100 on Linux)
 }

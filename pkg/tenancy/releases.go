@@ -13,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -50,29 +51,43 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, _ []operat
 		return nil
 	}
 	ns := t.Spec.Namespaces[0]
-	var statuses []tenancyv1.OperatorStatus
+	statuses := make([]tenancyv1.OperatorStatus, len(p.operators))
+	crdsOK := make([]bool, len(p.operators))
 	var errs []error
-	for _, op := range p.operators {
+	for i, op := range p.operators {
 		st := operatorStatus(t, op.spec.Name)
 		st.CRDs = crdNames(op.analysis)
-		if applied, err := ensureCRDs(ctx, c.client, FieldManager, op.analysis.CRDs); err != nil {
+		applied, err := ensureCRDs(ctx, c.client, FieldManager, op.analysis.CRDs)
+		var skew *SkewError
+		switch {
+		case errors.As(err, &skew):
+			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonCRDSkew
+			c.event(t, "Warning", ReasonCRDSkew, "operator %s: %v", op.spec.Name, err)
+		case err != nil:
 			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
-			var skew *SkewError
-			if errors.As(err, &skew) {
-				st.Reason = ReasonCRDSkew
-				c.event(t, "Warning", ReasonCRDSkew, "operator %s: %v", op.spec.Name, err)
-			} else {
-				errs = append(errs, err)
+			errs = append(errs, err)
+		default:
+			crdsOK[i] = true
+			if len(applied) > 0 {
+				c.event(t, "Normal", "CRDApplied", "operator %s: applied CRDs %v", op.spec.Name, applied)
 			}
-			statuses = append(statuses, st)
-			continue
-		} else if len(applied) > 0 {
-			c.event(t, "Normal", "CRDApplied", "operator %s: applied CRDs %v", op.spec.Name, applied)
 		}
-		if err := c.reconcileRelease(ctx, t, releaseSpec{Name: op.spec.Name, Namespace: ns, Chart: op.chart, Values: op.values}, &st, p); err != nil {
+		statuses[i] = st
+	}
+	// Until the quota controller has counted the namespace's quota (which
+	// counts the CRDs' objects, so after they exist), the API server
+	// refuses the pods a release would create and their ReplicaSet backs
+	// off for a long time: install once it has. The quota's status update
+	// brings the next reconcile.
+	q := &corev1.ResourceQuota{}
+	counted := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: QuotaName}, q) == nil && quotaCounted(q)
+	for i, op := range p.operators {
+		if !crdsOK[i] || !counted {
+			continue
+		}
+		if err := c.reconcileRelease(ctx, t, releaseSpec{Name: op.spec.Name, Namespace: ns, Chart: op.chart, Values: op.values}, &statuses[i], p); err != nil {
 			errs = append(errs, fmt.Errorf("operator %s: %w", op.spec.Name, err))
 		}
-		statuses = append(statuses, st)
 	}
 	sort.Slice(statuses, func(i, j int) bool { return statuses[i].Name < statuses[j].Name })
 	t.Status.Operators = statuses

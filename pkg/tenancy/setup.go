@@ -28,14 +28,18 @@ import (
 func CacheOptions() cache.Options {
 	hasTenant, _ := labels.NewRequirement(LabelTenant, selection.Exists, nil)
 	tenantObjects := cache.ByObject{Label: labels.NewSelector().Add(*hasTenant)}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Namespace{}:           tenantObjects,
-		&corev1.ResourceQuota{}:       tenantObjects,
-		&corev1.LimitRange{}:          tenantObjects,
-		&rbacv1.RoleBinding{}:         tenantObjects,
-		&networkingv1.NetworkPolicy{}: tenantObjects,
-		&appsv1.Deployment{}:          {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"})},
-	}}
+	return cache.Options{
+		// managedFields are a large share of every cached object and the
+		// controller never reads them.
+		DefaultTransform: cache.TransformStripManagedFields(),
+		ByObject: map[client.Object]cache.ByObject{
+			&corev1.Namespace{}:           tenantObjects,
+			&corev1.ResourceQuota{}:       tenantObjects,
+			&corev1.LimitRange{}:          tenantObjects,
+			&rbacv1.RoleBinding{}:         tenantObjects,
+			&networkingv1.NetworkPolicy{}: tenantObjects,
+			&appsv1.Deployment{}:          {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"})},
+		}}
 }
 
 // Setup registers the Tenant controller with mgr, whose cache must use

@@ -134,3 +134,43 @@ func TestCRDSkewGuard(t *testing.T) {
 		waitTenant(t, name, 30*time.Second, fmt.Sprintf("%s still Ready", name), ready)
 	}
 }
+
+// With DeleteUnusedCRDs, a shared CRD goes with the last Tenant using it,
+// not before.
+func TestUnusedCRDDeletion(t *testing.T) {
+	testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{DeleteUnusedCRDs: true})
+	id := suffix()
+	group := "unused" + id + ".opctl.dev"
+	crdName := "kvstores." + group
+	chart := sampleChart(t, projectCopy(t, group, nil), "0.1.0")
+	first, second := "crd-a-"+id, "crd-b-"+id
+	for _, name := range []string{first, second} {
+		createTenant(t, newTenant(name, []string{name}, chart, 1))
+	}
+	for _, name := range []string{first, second} {
+		waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
+	}
+	crdExists := func() bool {
+		err := cl.Get(ctx, client.ObjectKey{Name: crdName}, &apiextensionsv1.CustomResourceDefinition{})
+		return err == nil
+	}
+	if err := cl.Delete(ctx, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: first}}); err != nil {
+		t.Fatal(err)
+	}
+	tenantGone(t, first)
+	if !crdExists() {
+		t.Fatalf("CRD %s deleted while %s still uses it", crdName, second)
+	}
+	if err := cl.Delete(ctx, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: second}}); err != nil {
+		t.Fatal(err)
+	}
+	tenantGone(t, second)
+	testcluster.Eventually(t, 30*time.Second, "CRD deleted with its last tenant", func(context.Context) error {
+		if crdExists() {
+			return fmt.Errorf("CRD %s still exists", crdName)
+		}
+		return nil
+	})
+}
