@@ -58,9 +58,18 @@ func TestThreeTenants(t *testing.T) {
 
 	t.Run("steady state makes no writes", func(t *testing.T) {
 		for _, name := range names {
-			waitTenant(t, name, time.Minute, "Tenant Running", func(tn *tenancyv1.Tenant) error {
+			// Settled: Running, and the status shows the quota usage the
+			// quota controller has counted by now.
+			waitTenant(t, name, time.Minute, "Tenant Running with its quota usage", func(tn *tenancyv1.Tenant) error {
 				if tn.Status.Phase != "Running" {
 					return fmt.Errorf("phase %s", tn.Status.Phase)
+				}
+				q := &corev1.ResourceQuota{}
+				if err := cl.Get(ctx, client.ObjectKey{Namespace: name, Name: tenancy.QuotaName}, q); err != nil {
+					return err
+				}
+				if used := tn.Status.Namespaces[0].Used; !quotaEqual(used, q.Status.Used) || q.Status.Used.Pods().Value() < 1 {
+					return fmt.Errorf("status shows used %v, the quota %v", used, q.Status.Used)
 				}
 				return ready(tn)
 			})
@@ -243,4 +252,16 @@ func reconciles(t *testing.T) float64 {
 		}
 	}
 	return total
+}
+
+func quotaEqual(a, b corev1.ResourceList) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || v.Cmp(w) != 0 {
+			return false
+		}
+	}
+	return true
 }
