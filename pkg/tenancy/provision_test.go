@@ -74,6 +74,21 @@ func TestThreeTenants(t *testing.T) {
 				return ready(tn)
 			})
 		}
+		// Settled also means the controller has stopped writing: under the
+		// load of other test packages, an event can still be in flight.
+		var off int64
+		testcluster.Eventually(t, time.Minute, "3 s without controller writes", func(context.Context) error {
+			var err error
+			if off, err = c.AuditOffset(); err != nil {
+				return err
+			}
+			time.Sleep(3 * time.Second)
+			w, err := c.AuditWritesSince(off, func(e testcluster.AuditEvent) bool { return e.UserAgent == "opctl-tenancy" })
+			if err != nil || len(w) > 0 {
+				return fmt.Errorf("%d writes: %s (%v)", len(w), testcluster.Describe(w), err)
+			}
+			return nil
+		})
 		off, err := c.AuditOffset()
 		if err != nil {
 			t.Fatal(err)
