@@ -8,6 +8,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -62,4 +65,23 @@ func ReadyAt(obj client.Object, conds []metav1.Condition, observed int64) error 
 		return fmt.Errorf("observedGeneration %d, generation %d", observed, obj.GetGeneration())
 	}
 	return nil
+}
+
+// WaitReady waits until the namespace/name object of resource has the
+// condition Ready=True.
+func WaitReady(t testing.TB, dc dynamic.Interface, resource schema.GroupVersionResource, namespace, name string, timeout time.Duration) {
+	t.Helper()
+	Eventually(t, timeout, fmt.Sprintf("%s %s/%s Ready", resource.Resource, namespace, name), func(ctx context.Context) error {
+		u, err := dc.Resource(resource).Namespace(namespace).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+		for _, cond := range conds {
+			if m, ok := cond.(map[string]any); ok && m["type"] == "Ready" && m["status"] == "True" {
+				return nil
+			}
+		}
+		return fmt.Errorf("not Ready: %v", conds)
+	})
 }

@@ -173,30 +173,15 @@ func BenchmarkTenancyProvision(b *testing.B) {
 	b.ReportMetric(0, "ns/op")
 }
 
-// benchController runs `opctl tenancy run` for the benchmark.
+// benchController runs `opctl tenancy run` for the benchmark. As
+// charts/opctl does from its memory limit, it sets GOMEMLIMIT: a soft heap
+// limit makes the GC work harder before the process grows.
 func benchController(b *testing.B, metricsAddr string) *exec.Cmd {
 	b.Helper()
 	logPath := filepath.Join(os.TempDir(), "opctl-tenancy-bench-controller.log")
-	log, err := os.Create(logPath)
-	if err != nil {
-		b.Fatal(err)
-	}
-	cmd := exec.Command(opctlBin, "tenancy", "run", "--kubeconfig", cluster.Kubeconfig, "--metrics-bind-address", metricsAddr,
-		"--health-probe-bind-address", "0", "--max-concurrent-reconciles", strconv.Itoa(*benchWorkers), "--kube-api-qps", "2000", "--kube-api-burst", "4000")
-	cmd.Stdout, cmd.Stderr = log, log
-	// As charts/opctl does from its memory limit: a soft heap limit makes
-	// the GC work harder before the process grows.
-	cmd.Env = append(os.Environ(), "GOMEMLIMIT="+*benchMemLimit)
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_, _ = cmd.Process.Wait()
-		log.Close()
-	})
 	fmt.Printf("  controller log: %s\n", logPath)
-	return cmd
+	return runController(b, logPath, []string{"GOMEMLIMIT=" + *benchMemLimit}, "--metrics-bind-address", metricsAddr,
+		"--max-concurrent-reconciles", strconv.Itoa(*benchWorkers), "--kube-api-qps", "2000", "--kube-api-burst", "4000")
 }
 
 // parallel runs f(0..n-1) on workers goroutines and returns the first error.

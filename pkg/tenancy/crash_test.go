@@ -21,17 +21,17 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
-// runController starts `opctl tenancy run` as a process; metrics is its
-// metrics address, "0" for none.
-func runController(t *testing.T, logName, metrics string) *exec.Cmd {
+// runController starts `opctl tenancy run` as a process logging to
+// logPath, with env added, until the test ends.
+func runController(t testing.TB, logPath string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
-	log, err := os.Create(filepath.Join(t.TempDir(), logName))
+	log, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(opctlBin, "tenancy", "run", "--kubeconfig", cluster.Kubeconfig,
-		"--metrics-bind-address", metrics, "--health-probe-bind-address", "0", "--upgrade-timeout", "1m")
+	cmd := exec.Command(opctlBin, append([]string{"tenancy", "run", "--kubeconfig", cluster.Kubeconfig, "--health-probe-bind-address", "0"}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
+	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -41,8 +41,8 @@ func runController(t *testing.T, logName, metrics string) *exec.Cmd {
 		_, _ = cmd.Process.Wait()
 		log.Close()
 		if t.Failed() {
-			b, _ := os.ReadFile(log.Name())
-			t.Logf("%s:\n%s", logName, tail(b, 3000))
+			b, _ := os.ReadFile(logPath)
+			t.Logf("%s:\n%s", logPath, tail(b, 3000))
 		}
 	})
 	return cmd
@@ -75,10 +75,11 @@ func TestCrashRecovery(t *testing.T) {
 	ctx := context.Background()
 	v1, v2 := sampleChart(t, "", "0.1.0"), sampleChart(t, "", "0.2.0")
 	id := suffix()
+	logs := t.TempDir()
 	var names []string
 	hits := 0
 	for i := range 10 {
-		proc := runController(t, fmt.Sprintf("controller-%d.log", i), "0")
+		proc := runController(t, filepath.Join(logs, fmt.Sprintf("controller-%d.log", i)), nil, "--metrics-bind-address", "0", "--upgrade-timeout", "1m")
 		var ns string
 		if i%2 == 0 { // a new tenant: an install
 			ns = fmt.Sprintf("crash-%s-%d", id, i)
@@ -107,7 +108,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 
 	metricsAddr := freeAddr(t)
-	runController(t, "controller-final.log", metricsAddr)
+	runController(t, filepath.Join(logs, "controller-final.log"), nil, "--metrics-bind-address", metricsAddr, "--upgrade-timeout", "1m")
 	// Every tenant was created on 0.1.0 and then moved to 0.2.0.
 	const want = "0.2.0"
 	for _, name := range names {

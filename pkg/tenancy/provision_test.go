@@ -168,19 +168,7 @@ func TestThreeTenants(t *testing.T) {
 		}
 	}
 	for _, ns := range nss {
-		testcluster.Eventually(t, 90*time.Second, "KVStore Ready in "+ns, func(ctx context.Context) error {
-			u, err := dc.Resource(kvstores).Namespace(ns).Get(ctx, "cache", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-			for _, cond := range conds {
-				if m := cond.(map[string]any); m["type"] == "Ready" && m["status"] == "True" {
-					return nil
-				}
-			}
-			return fmt.Errorf("not Ready: %v", conds)
-		})
+		testcluster.WaitReady(t, dc, kvstores, ns, "cache", 90*time.Second)
 	}
 
 	t.Run("isolation", func(t *testing.T) {

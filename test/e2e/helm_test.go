@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -108,20 +107,7 @@ func TestChartInstallsIntoTwoNamespaces(t *testing.T) {
 		}
 	}
 	for _, ns := range nss {
-		testcluster.Eventually(t, 90*time.Second, "KVStore Ready in "+ns, func(ctx context.Context) error {
-			u, err := dc.Resource(kvstores).Namespace(ns).Get(ctx, "cache", metav1.GetOptions{})
-			if err != nil {
-				return err
-			}
-			conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
-			for _, cond := range conds {
-				m := cond.(map[string]any)
-				if m["type"] == "Ready" && m["status"] == "True" {
-					return nil
-				}
-			}
-			return fmt.Errorf("not Ready: %v", conds)
-		})
+		testcluster.WaitReady(t, dc, kvstores, ns, "cache", 90*time.Second)
 	}
 	// Each namespace was written by its own release's operator only.
 	for i, ns := range nss {
