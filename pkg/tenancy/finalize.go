@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
@@ -20,6 +21,7 @@ import (
 // ownerReferences and labels from everything and leaves it all running.
 func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy operatorkit.DeletionPolicy) (bool, error) {
 	defer c.dropPlan(t)
+	defer forgetQuota(t.Name)
 	if policy == operatorkit.DeletionOrphan {
 		return true, c.disconnect(ctx, t)
 	}
@@ -130,13 +132,10 @@ func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant) error 
 			continue
 		}
 		if err := c.client.Patch(ctx, live, patch); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("disconnecting %s %s: %w", kindName(live), live.GetName(), err)
+			gvk, _ := apiutil.GVKForObject(live, c.client.Scheme())
+			return fmt.Errorf("disconnecting %s %s: %w", gvk.Kind, live.GetName(), err)
 		}
 	}
 	c.event(t, "Normal", "Disconnected", "left namespaces %s and their releases running", strings.Join(t.Spec.Namespaces, ", "))
 	return nil
-}
-
-func kindName(o client.Object) string {
-	return fmt.Sprintf("%T", o)[len("*v1."):]
 }

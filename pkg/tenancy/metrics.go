@@ -48,6 +48,11 @@ func recordQuota(tenant, ns string, hard, used corev1.ResourceList) {
 	}
 }
 
+// forgetQuota drops the utilisation series of a tenant that goes away.
+func forgetQuota(tenant string) {
+	quotaUtilisation.DeletePartialMatch(prometheus.Labels{"tenant": tenant})
+}
+
 // tenantCollector counts Tenants by condition from the cache at scrape.
 type tenantCollector struct {
 	mu     sync.Mutex

@@ -3,8 +3,6 @@ package tenancy_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/internal/testproject"
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/tenancy"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
@@ -24,49 +23,12 @@ import (
 // CRD with edit, if any.
 func projectCopy(t *testing.T, group string, edit func(crd string) string) string {
 	t.Helper()
-	dir := filepath.Join(t.TempDir(), "sample")
-	if err := os.CopyFS(dir, os.DirFS(sampleProject)); err != nil {
-		t.Fatal(err)
-	}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if s := strings.ReplaceAll(string(b), "kv.opctl.dev", group); s != string(b) {
-			return os.WriteFile(p, []byte(s), 0o644)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bases := filepath.Join(dir, "config", "crd", "bases")
-	crdFile := filepath.Join(bases, group+"_kvstores.yaml")
-	if err := os.Rename(filepath.Join(bases, "kv.opctl.dev_kvstores.yaml"), crdFile); err != nil {
-		t.Fatal(err)
-	}
-	if edit == nil {
-		return dir
-	}
-	b, err := os.ReadFile(crdFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := edit(string(b))
-	if edited == string(b) {
-		t.Fatal("the CRD edit changed nothing")
-	}
-	if err := os.WriteFile(crdFile, []byte(edited), 0o644); err != nil {
-		t.Fatal(err)
+	dir, crdFile := testproject.UnderGroup(t, sampleProject, group)
+	if edit != nil {
+		testproject.Edit(t, crdFile, edit)
 	}
 	return dir
 }
-
-const specProps = "            properties:\n              adoptExisting:"
 
 // The CRD is shared: a compatible newer definition is applied once and
 // serves every tenant; an incompatible one is refused on the tenant that
@@ -81,9 +43,7 @@ func TestCRDSkewGuard(t *testing.T) {
 	t.Cleanup(func() {
 		_ = cl.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}})
 	})
-	addField := func(s string) string {
-		return strings.Replace(s, specProps, "            properties:\n              addedInV2:\n                description: AddedInV2 is new in 0.2.0.\n                type: string\n              adoptExisting:", 1)
-	}
+	addField := func(s string) string { return testproject.AddSpecField(s, "addedInV2", "AddedInV2 is new in 0.2.0.") }
 	removeField := func(s string) string {
 		i := strings.Index(s, "              adoptExisting:")
 		j := strings.Index(s, "              config:")

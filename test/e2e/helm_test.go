@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/internal/testproject"
 )
 
 var restricted = map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}
@@ -150,17 +151,8 @@ func TestHelmUpgradeUpgradesCRD(t *testing.T) {
 	ctx := context.Background()
 	// A copy of the sample under its own API group, so this release owns
 	// its CRD on a cluster that other tests share.
-	project := filepath.Join(t.TempDir(), "sample")
-	if err := os.CopyFS(project, os.DirFS("../../operators/sample")); err != nil {
-		t.Fatal(err)
-	}
 	const group = "kvupgrade.opctl.dev"
-	replaceIn(t, project, "kv.opctl.dev", group)
-	bases := filepath.Join(project, "config", "crd", "bases")
-	crdFile := filepath.Join(bases, group+"_kvstores.yaml")
-	if err := os.Rename(filepath.Join(bases, "kv.opctl.dev_kvstores.yaml"), crdFile); err != nil {
-		t.Fatal(err)
-	}
+	project, crdFile := testproject.UnderGroup(t, "../../operators/sample", group)
 	ns := c.Namespace(t, "crd-upgrade", restricted)
 	helmInstall(t, packageChart(t, project, "--version", "0.1.0"), ns, false, nil)
 	crdName := "kvstores." + group
@@ -169,18 +161,9 @@ func TestHelmUpgradeUpgradesCRD(t *testing.T) {
 		_ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crdName, metav1.DeleteOptions{})
 	})
 
-	b, err := os.ReadFile(crdFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	added := strings.Replace(string(b), "            properties:\n              adoptExisting:",
-		"            properties:\n              addedInV2:\n                description: AddedInV2 is new in 0.2.0.\n                type: string\n              adoptExisting:", 1)
-	if added == string(b) {
-		t.Fatal("could not add a field to the CRD fixture")
-	}
-	if err := os.WriteFile(crdFile, []byte(added), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	testproject.Edit(t, crdFile, func(crd string) string {
+		return testproject.AddSpecField(crd, "addedInV2", "AddedInV2 is new in 0.2.0.")
+	})
 	upgrade := action.NewUpgrade(helmConfig(t, ns))
 	upgrade.Namespace = ns
 	if _, err := upgrade.RunWithContext(ctx, "kv", packageChart(t, project, "--version", "0.2.0"), nil); err != nil {
@@ -198,24 +181,6 @@ func TestHelmUpgradeUpgradesCRD(t *testing.T) {
 	}
 	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crdName, metav1.GetOptions{}); err != nil {
 		t.Errorf("the CRD was deleted on uninstall despite crds.keep: %v", err)
-	}
-}
-
-// replaceIn replaces old with new in every file under dir.
-func replaceIn(t *testing.T, dir, old, new string) {
-	t.Helper()
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(path, []byte(strings.ReplaceAll(string(b), old, new)), 0o644)
-	})
-	if err != nil {
-		t.Fatal(err)
 	}
 }
 
