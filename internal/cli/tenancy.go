@@ -24,7 +24,7 @@ func newTenancyCommand(g *GlobalOptions) *cobra.Command {
 func newTenancyRunCommand(g *GlobalOptions) *cobra.Command {
 	var (
 		opts                         tenancy.Options
-		metricsAddr, probeAddr, leNS string
+		metricsAddr, probeAddr, pprofAddr, leNS string
 		leaderElect                  bool
 		qps                          float32
 		burst                        int
@@ -49,6 +49,7 @@ and the permissions in config/rbac; docs in README.md.`,
 				Cache:                   tenancy.CacheOptions(),
 				Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 				HealthProbeBindAddress:  probeAddr,
+				PprofBindAddress:        pprofAddr,
 				LeaderElection:          leaderElect,
 				LeaderElectionID:        "tenancy.opctl.dev",
 				LeaderElectionNamespace: leNS,
@@ -71,6 +72,7 @@ and the permissions in config/rbac; docs in README.md.`,
 	f := cmd.Flags()
 	f.StringVar(&metricsAddr, "metrics-bind-address", ":8080", "address of the Prometheus metrics endpoint; 0 disables it")
 	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
+	f.StringVar(&pprofAddr, "pprof-bind-address", "", "address of the Go /debug/pprof endpoints; empty disables them")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one replica reconciles")
 	f.StringVar(&leNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
 	f.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 16, "Tenants reconciled in parallel")
