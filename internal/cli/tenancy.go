@@ -23,11 +23,11 @@ func newTenancyCommand(g *GlobalOptions) *cobra.Command {
 
 func newTenancyRunCommand(g *GlobalOptions) *cobra.Command {
 	var (
-		opts                         tenancy.Options
+		opts                                    tenancy.Options
 		metricsAddr, probeAddr, pprofAddr, leNS string
-		leaderElect                  bool
-		qps                          float32
-		burst                        int
+		leaderElect                             bool
+		qps                                     float32
+		burst                                   int
 	)
 	cmd := &cobra.Command{
 		Use:   "run",
