@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real test control plane binaries from the Go module proxy into
 # bin/k8s/<version>/: kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, etcd, kwok (plus its Stage CRD and default stages), helm and opm.
+# kubectl, etcd, kwok (plus its Stage CRD and default stages), helm, opm and
+# OLM v0 (olm and catalog, plus its CRDs).
 # Each component is cached by version in its own stamp file, so bumping one
 # version rebuilds only that component.
 #
@@ -112,6 +113,21 @@ build_opm() {
     -o "${DEST}/opm" github.com/operator-framework/operator-registry/cmd/opm)
 }
 
+build_olm() {
+  local dir="${WORK}/olm" mod="github.com/operator-framework/operator-lifecycle-manager"
+  log "building OLM ${OLM_VERSION} (olm, catalog)"
+  wrapper_module "${dir}" "${mod}@${OLM_VERSION}"
+  printf '//go:build tools\n\npackage tools\n\nimport (\n\t_ "%s/cmd/catalog"\n\t_ "%s/cmd/olm"\n)\n' "${mod}" "${mod}" >"${dir}/tools.go"
+  (cd "${dir}" && go mod tidy >/dev/null &&
+    go build -trimpath -ldflags "-s -w" -o "${DEST}/olm" "${mod}/cmd/olm" &&
+    go build -trimpath -ldflags "-s -w" -o "${DEST}/catalog" "${mod}/cmd/catalog")
+  local src
+  src="$(cd "${dir}" && go list -m -f '{{.Dir}}' "${mod}")/deploy/chart/crds"
+  rm -rf "${DEST}/olm-crds" && mkdir -p "${DEST}/olm-crds"
+  cp "${src}"/*.yaml "${DEST}/olm-crds/"
+  chmod -R u+w "${DEST}/olm-crds"
+}
+
 # component NAME VERSION FILE... builds NAME unless its stamp matches and
 # its files exist.
 built=()
@@ -135,6 +151,7 @@ component etcd "${ETCD_VERSION}" etcd
 component kwok "${KWOK_VERSION}" kwok kwok-data/crd-stages.yaml
 component helm "${HELM_VERSION}" helm
 component opm "${OPM_VERSION}" opm
+component olm "${OLM_VERSION}" olm catalog olm-crds
 rm -f "${DEST}/.stamp"
 if [[ ${#built[@]} -eq 0 ]]; then
   echo "testbin: cached in bin/k8s/${K8S_VERSION}"

@@ -59,13 +59,31 @@ func StartOperator(t testing.TB, bin, kubeconfig string, env []string, args ...s
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[0]),
 		LogPath:    filepath.Join(t.TempDir(), "operator.log"),
 	}
-	log, err := os.Create(op.LogPath)
+	exited := runProcess(t, op.LogPath, bin, env, append([]string{"--kubeconfig", kubeconfig,
+		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
+		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1])}, args...)...)
+	Eventually(t, 30*time.Second, "operator /readyz", func(ctx context.Context) error {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("the operator exited: %v", err)
+		default:
+		}
+		_, err := HTTPGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
+		return err
+	})
+	return op
+}
+
+// runProcess starts bin with its output in logPath and stops it (SIGTERM,
+// then SIGKILL after 15 s) when the test ends, printing the log if the
+// test failed. The channel receives the process's exit.
+func runProcess(t testing.TB, logPath, bin string, env []string, args ...string) <-chan error {
+	t.Helper()
+	log, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, append([]string{"--kubeconfig", kubeconfig,
-		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
-		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1])}, args...)...)
+	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -83,20 +101,11 @@ func StartOperator(t testing.TB, bin, kubeconfig string, env []string, args ...s
 		}
 		log.Close()
 		if t.Failed() {
-			b, _ := os.ReadFile(op.LogPath)
-			t.Logf("operator log (%s):\n%s", bin, b)
+			b, _ := os.ReadFile(logPath)
+			t.Logf("log of %s (%s):\n%s", filepath.Base(bin), logPath, b)
 		}
 	})
-	Eventually(t, 30*time.Second, "operator /readyz", func(ctx context.Context) error {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("the operator exited: %v", err)
-		default:
-		}
-		_, err := HTTPGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
-		return err
-	})
-	return op
+	return exited
 }
 
 // HTTPGet returns the body of a GET that answered 200.

@@ -55,6 +55,8 @@ type Controller struct {
 	reader   client.Reader
 	helm     *helmClient
 	charts   *chartCache
+	catalogs *catalogClient
+	olmAPI   bool // the cluster serves OLM's operators.coreos.com APIs
 	kube     chartutil.KubeVersion
 	opts     Options
 	recorder events.EventRecorder
@@ -76,7 +78,8 @@ type operatorPlan struct {
 	spec     tenancyv1.OperatorSpec
 	chart    *loadedChart
 	values   map[string]any
-	analysis *analysis
+	analysis *analysis // nil while an OLM catalog cannot be read
+	olm      *olmPlan
 }
 
 func (c *Controller) setPlan(t *tenancyv1.Tenant, p *plan) {
@@ -113,12 +116,24 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) error {
 	p := &plan{settings: effectiveSettings(t, profile), quotas: map[string]Quota{}}
 	for _, op := range t.Spec.Operators {
 		if op.OLM != nil {
-			return operatorkit.Terminal("SourceNotSupported", fmt.Errorf("operator %s: olm sources are not supported by this controller yet; use chart", op.Name))
+			if profile != nil && !allowed(olmSourceString(op.OLM), profile.Spec.AllowedSources) {
+				return operatorkit.Terminal("SourceNotAllowed", fmt.Errorf("operator %s: profile %s does not allow catalog %s", op.Name, profile.Name, olmSourceString(op.OLM)))
+			}
+			olm, err := c.planOLM(ctx, t, op)
+			if err != nil {
+				return err
+			}
+			plan := operatorPlan{spec: op, olm: olm}
+			if olm.target != nil {
+				plan.analysis = olm.target.Analysis
+			}
+			p.operators = append(p.operators, plan)
+			continue
 		}
 		if op.Chart == nil {
 			return operatorkit.Terminal("NoSource", fmt.Errorf("operator %s: set spec.operators[].chart", op.Name))
 		}
-		if profile != nil && !allowedSource(op.Chart, profile.Spec.AllowedSources) {
+		if profile != nil && !allowed(sourceString(op.Chart), profile.Spec.AllowedSources) {
 			return operatorkit.Terminal("SourceNotAllowed", fmt.Errorf("operator %s: profile %s does not allow charts from %s", op.Name, profile.Name, sourceString(op.Chart)))
 		}
 		lc, err := c.charts.Load(ctx, op.Chart)
@@ -141,6 +156,9 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) error {
 			in.Overrides = t.Spec.Quota.Hard
 		}
 		for _, op := range p.operators {
+			if op.analysis == nil {
+				continue
+			}
 			if i == 0 {
 				in.Workloads = append(in.Workloads, op.analysis.Workloads...)
 			}
@@ -215,12 +233,13 @@ func releaseValues(op tenancyv1.OperatorSpec, namespaces []string) (map[string]a
 	return chartutil.CoalesceTables(forced, user), nil
 }
 
-func allowedSource(src *tenancyv1.ChartSource, allowed []string) bool {
-	if len(allowed) == 0 {
+// allowed reports whether a source starts with one of the allowed
+// prefixes; none allows every source.
+func allowed(s string, prefixes []string) bool {
+	if len(prefixes) == 0 {
 		return true
 	}
-	s := sourceString(src)
-	for _, a := range allowed {
+	for _, a := range prefixes {
 		if strings.HasPrefix(s, a) {
 			return true
 		}
@@ -235,6 +254,19 @@ func sourceString(src *tenancyv1.ChartSource) string {
 	return src.Repository
 }
 
+// olmSourceString names an OLM catalog for allowedSources: its address,
+// image, or namespace/name.
+func olmSourceString(src *tenancyv1.OLMSource) string {
+	switch c := src.Catalog; {
+	case c.Address != "":
+		return c.Address
+	case c.Image != "":
+		return c.Image
+	default:
+		return c.Namespace + "/" + c.Name
+	}
+}
+
 // Build returns the namespaces and the objects in each.
 func (c *Controller) Build(_ context.Context, t *tenancyv1.Tenant) ([]client.Object, error) {
 	p := c.plan(t)
@@ -245,7 +277,7 @@ func (c *Controller) Build(_ context.Context, t *tenancyv1.Tenant) ([]client.Obj
 	for _, ns := range t.Spec.Namespaces {
 		objs = append(objs, namespaceObjects(t, ns, p.settings, p.quotas[ns])...)
 	}
-	return objs, nil
+	return append(objs, olmObjects(t)...), nil
 }
 
 // Mutate has nothing to add: Build sets every field.

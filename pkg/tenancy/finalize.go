@@ -3,11 +3,16 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"helm.sh/helm/v3/pkg/release"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -26,16 +31,30 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 		return true, c.disconnect(ctx, t)
 	}
 	ns := t.Spec.Namespaces[0]
-	names := map[string]bool{}
+	names, olm := map[string]bool{}, map[string]bool{}
 	for _, op := range t.Spec.Operators {
 		names[op.Name] = true
+		olm[op.Name] = op.OLM != nil
 	}
 	for _, st := range t.Status.Operators {
 		names[st.Name] = true
+		olm[st.Name] = olm[st.Name] || st.OLM != nil
 	}
 	for name := range names {
+		if olm[name] {
+			if err := c.unsubscribe(ctx, t, ns, name); err != nil {
+				return false, err
+			}
+			continue
+		}
 		if err := c.uninstall(ctx, t, ns, name); err != nil {
 			return false, err
+		}
+	}
+	if slices.Contains(slices.Collect(maps.Values(olm)), true) {
+		og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: OperatorGroupName}}
+		if err := c.client.Delete(ctx, og); err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("deleting OperatorGroup %s/%s: %w", ns, og.Name, err)
 		}
 	}
 	if c.opts.DeleteUnusedCRDs {
@@ -60,6 +79,31 @@ func (c *Controller) uninstall(_ context.Context, t *tenancyv1.Tenant, ns, name 
 		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)
 	}
 	c.event(t, "Normal", "Uninstalled", "uninstalled %s from %s", name, ns)
+	return nil
+}
+
+// unsubscribe deletes an OLM operator's Subscription and its CSVs; OLM's
+// ownerReferences take the Deployment and the RBAC with the CSV.
+func (c *Controller) unsubscribe(ctx context.Context, t *tenancyv1.Tenant, ns, name string) error {
+	sub := &operatorsv1alpha1.Subscription{}
+	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sub); apierrors.IsNotFound(err) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if err := c.client.Delete(ctx, sub); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("deleting Subscription %s/%s: %w", ns, name, err)
+	}
+	for _, csv := range []string{sub.Status.InstalledCSV, sub.Status.CurrentCSV} {
+		if csv == "" {
+			continue
+		}
+		obj := &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: csv}}
+		if err := c.client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting CSV %s/%s: %w", ns, csv, err)
+		}
+	}
+	c.event(t, "Normal", "Unsubscribed", "deleted Subscription %s and CSV %s from %s", name, sub.Status.InstalledCSV, ns)
 	return nil
 }
 
@@ -103,6 +147,11 @@ func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant) error 
 	objs, err := c.Build(ctx, t)
 	if err != nil {
 		return err
+	}
+	for _, op := range t.Spec.Operators {
+		if op.OLM != nil {
+			objs = append(objs, &operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: t.Spec.Namespaces[0], Name: op.Name}})
+		}
 	}
 	for _, desired := range objs {
 		live := desired.DeepCopyObject().(client.Object)

@@ -185,36 +185,7 @@ func TestThreeTenants(t *testing.T) {
 	}
 
 	t.Run("isolation", func(t *testing.T) {
-		a, b := nss[0], nss[1]
-		owner := kubernetes.NewForConfigOrDie(c.As(owners[0]))
-		if _, err := owner.CoreV1().Secrets(a).List(ctx, metav1.ListOptions{}); err != nil {
-			t.Errorf("owner of %s cannot list its own Secrets: %v", a, err)
-		}
-		if _, err := owner.CoreV1().Secrets(b).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-			t.Errorf("owner of %s listing Secrets of %s: %v, want Forbidden", a, b, err)
-		}
-		cfg, err := clientcmd.BuildConfigFromFlags("", c.ServiceAccountKubeconfig(t, a, operatorSA))
-		if err != nil {
-			t.Fatal(err)
-		}
-		op := dynamic.NewForConfigOrDie(cfg)
-		if _, err := op.Resource(kvstores).Namespace(b).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-			t.Errorf("operator of %s listing KVStores of %s: %v, want Forbidden", a, b, err)
-		}
-		if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(b).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-			t.Errorf("operator of %s listing ConfigMaps of %s: %v, want Forbidden", a, b, err)
-		}
-		big := restrictedPod("too-big", "64")
-		if _, err := owner.CoreV1().Pods(a).Create(ctx, big, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "exceeded quota") {
-			t.Errorf("a pod over quota: %v, want exceeded quota", err)
-		}
-		priv := restrictedPod("privileged", "10m")
-		yes := true
-		priv.Spec.Containers[0].SecurityContext.Privileged = &yes
-		priv.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = &yes
-		if _, err := owner.CoreV1().Pods(a).Create(ctx, priv, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "violates PodSecurity") {
-			t.Errorf("a privileged pod: %v, want a PodSecurity violation", err)
-		}
+		checkIsolation(t, c, nss[0], nss[1], owners[0], operatorSA, kvstores)
 	})
 
 	t.Run("status explains the quota", func(t *testing.T) {
@@ -230,6 +201,44 @@ func TestThreeTenants(t *testing.T) {
 			t.Errorf("quota used pods %v, want the operator's pod counted", ns.Used)
 		}
 	})
+}
+
+// checkIsolation runs the multi-tenancy benchmark's Level-1 checks:
+// tenant a's owner cannot read b's Secrets, a's operator ServiceAccount sa
+// cannot list b's custom resources (gvr) nor ConfigMaps, a pod over a's
+// quota and a privileged pod are refused.
+func checkIsolation(t *testing.T, c *testcluster.Cluster, a, b, ownerName, sa string, gvr schema.GroupVersionResource) {
+	t.Helper()
+	ctx := context.Background()
+	owner := kubernetes.NewForConfigOrDie(c.As(ownerName))
+	if _, err := owner.CoreV1().Secrets(a).List(ctx, metav1.ListOptions{}); err != nil {
+		t.Errorf("owner of %s cannot list its own Secrets: %v", a, err)
+	}
+	if _, err := owner.CoreV1().Secrets(b).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("owner of %s listing Secrets of %s: %v, want Forbidden", a, b, err)
+	}
+	cfg, err := clientcmd.BuildConfigFromFlags("", c.ServiceAccountKubeconfig(t, a, sa))
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := dynamic.NewForConfigOrDie(cfg)
+	if _, err := op.Resource(gvr).Namespace(b).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("operator of %s listing KVStores of %s: %v, want Forbidden", a, b, err)
+	}
+	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps(b).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("operator of %s listing ConfigMaps of %s: %v, want Forbidden", a, b, err)
+	}
+	big := restrictedPod("too-big", "64")
+	if _, err := owner.CoreV1().Pods(a).Create(ctx, big, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "exceeded quota") {
+		t.Errorf("a pod over quota: %v, want exceeded quota", err)
+	}
+	priv := restrictedPod("privileged", "10m")
+	yes := true
+	priv.Spec.Containers[0].SecurityContext.Privileged = &yes
+	priv.Spec.Containers[0].SecurityContext.AllowPrivilegeEscalation = &yes
+	if _, err := owner.CoreV1().Pods(a).Create(ctx, priv, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "violates PodSecurity") {
+		t.Errorf("a privileged pod: %v, want a PodSecurity violation", err)
+	}
 }
 
 func restrictedPod(name, cpu string) *corev1.Pod {

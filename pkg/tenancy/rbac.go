@@ -29,3 +29,11 @@ package tenancy
 //
 // Events for every action.
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
+//
+// OLM installs: the OperatorGroup, CatalogSource and Subscription of each
+// OLM tenant; InstallPlans to approve them; CSVs to read their phase and
+// delete them with the tenant. OLM itself creates the operator's
+// Deployment and RBAC.
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=operatorgroups;catalogsources;subscriptions,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=installplans,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;delete

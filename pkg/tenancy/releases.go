@@ -56,6 +56,13 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, _ []operat
 	var errs []error
 	for i, op := range p.operators {
 		st := operatorStatus(t, op.spec.Name)
+		if op.analysis == nil { // an OLM catalog not readable yet
+			statuses[i], crdsOK[i] = st, true
+			continue
+		}
+		if op.olm == nil {
+			st.OLM = nil
+		}
 		st.CRDs = crdNames(op.analysis)
 		applied, err := ensureCRDs(ctx, c.client, FieldManager, op.analysis.CRDs)
 		var skew *SkewError
@@ -83,6 +90,12 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, _ []operat
 	counted := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: QuotaName}, q) == nil && quotaCounted(q)
 	for i, op := range p.operators {
 		if !crdsOK[i] || !counted {
+			continue
+		}
+		if op.olm != nil {
+			if err := c.reconcileOLM(ctx, t, op, &statuses[i]); err != nil {
+				errs = append(errs, err)
+			}
 			continue
 		}
 		if err := c.reconcileRelease(ctx, t, releaseSpec{Name: op.spec.Name, Namespace: ns, Chart: op.chart, Values: op.values}, &statuses[i], p); err != nil {

@@ -1,6 +1,8 @@
 package tenancy
 
 import (
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -15,5 +17,7 @@ func Scheme() *runtime.Scheme {
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(apiextensionsv1.AddToScheme(s))
 	utilruntime.Must(tenancyv1.AddToScheme(s))
+	utilruntime.Must(operatorsv1alpha1.AddToScheme(s))
+	utilruntime.Must(operatorsv1.AddToScheme(s))
 	return s
 }

@@ -4,12 +4,15 @@ import (
 	"context"
 	"fmt"
 
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"helm.sh/helm/v3/pkg/chartutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -39,6 +42,14 @@ func CacheOptions() cache.Options {
 			&rbacv1.RoleBinding{}:         tenantObjects,
 			&networkingv1.NetworkPolicy{}: tenantObjects,
 			&appsv1.Deployment{}:          {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"})},
+			// OLM: what the controller creates by its label; the CSVs and
+			// InstallPlans OLM creates carry no label of ours, so they are
+			// cached cluster-wide with only the fields the controller reads.
+			&operatorsv1alpha1.Subscription{}:          tenantObjects,
+			&operatorsv1.OperatorGroup{}:               tenantObjects,
+			&operatorsv1alpha1.CatalogSource{}:         tenantObjects,
+			&operatorsv1alpha1.ClusterServiceVersion{}: {Transform: slimCSV},
+			&operatorsv1alpha1.InstallPlan{}:           {Transform: slimInstallPlan},
 		}}
 }
 
@@ -66,15 +77,56 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
 		recorder: mgr.GetEventRecorder("tenancy"), plans: map[string]*plan{}, analyses: map[string]*analysis{},
+		catalogs: newCatalogClient(), olmAPI: servesOLM(mgr),
 	}
 	r := operatorkit.New(mgr, "tenancy", func() *tenancyv1.Tenant { return &tenancyv1.Tenant{} }, operatorkit.Handler[*tenancyv1.Tenant](c),
 		operatorkit.Options{FieldManager: FieldManager, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			LiveReader: mgr.GetAPIReader(), AggregateEvents: true})
 	tenants.use(mgr.GetClient())
-	return r.Builder(mgr, &corev1.Namespace{}, &corev1.ResourceQuota{}, &corev1.LimitRange{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{}).
+	owns := []client.Object{&corev1.Namespace{}, &corev1.ResourceQuota{}, &corev1.LimitRange{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{}}
+	if c.olmAPI {
+		owns = append(owns, &operatorsv1.OperatorGroup{}, &operatorsv1alpha1.CatalogSource{})
+	}
+	b := r.Builder(mgr, owns...).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
-		Watches(&tenancyv1.TenantProfile{}, handler.EnqueueRequestsFromMapFunc(c.tenantsOfProfile)).
-		Complete(r)
+		Watches(&tenancyv1.TenantProfile{}, handler.EnqueueRequestsFromMapFunc(c.tenantsOfProfile))
+	if c.olmAPI {
+		for _, o := range []client.Object{&operatorsv1alpha1.Subscription{}, &operatorsv1alpha1.InstallPlan{}, &operatorsv1alpha1.ClusterServiceVersion{}} {
+			b = b.Watches(o, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace))
+		}
+	}
+	return b.Complete(r)
+}
+
+// servesOLM reports whether the cluster serves OLM's APIs; the controller
+// watches them only then, and refuses OLM sources otherwise.
+func servesOLM(mgr ctrl.Manager) bool {
+	_, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: operatorsv1alpha1.GroupName, Kind: operatorsv1alpha1.SubscriptionKind}, operatorsv1alpha1.GroupVersion)
+	return err == nil
+}
+
+// slimCSV keeps what the controller reads of a CSV: its version and phase.
+func slimCSV(o any) (any, error) {
+	csv, ok := o.(*operatorsv1alpha1.ClusterServiceVersion)
+	if !ok {
+		return o, nil
+	}
+	csv.ManagedFields = nil
+	csv.Annotations = nil
+	csv.Spec = operatorsv1alpha1.ClusterServiceVersionSpec{Version: csv.Spec.Version}
+	csv.Status = operatorsv1alpha1.ClusterServiceVersionStatus{Phase: csv.Status.Phase, Reason: csv.Status.Reason, Message: csv.Status.Message}
+	return csv, nil
+}
+
+// slimInstallPlan keeps an InstallPlan's spec and phase, not its steps.
+func slimInstallPlan(o any) (any, error) {
+	plan, ok := o.(*operatorsv1alpha1.InstallPlan)
+	if !ok {
+		return o, nil
+	}
+	plan.ManagedFields = nil
+	plan.Status = operatorsv1alpha1.InstallPlanStatus{Phase: plan.Status.Phase}
+	return plan, nil
 }
 
 // tenantOfNamespace maps an object to the Tenant its namespace belongs to.

@@ -67,6 +67,11 @@ type OperatorSpec struct {
 	// +kubebuilder:pruning:PreserveUnknownFields
 	// +optional
 	Values *apiextensionsv1.JSON `json:"values,omitempty"`
+	// Version pins the operator version. With an OLM source and Manual
+	// approval, the controller approves exactly the InstallPlan of this
+	// version.
+	// +optional
+	Version string `json:"version,omitempty"`
 	// Instances is the most custom resources of each of the operator's
 	// kinds the tenant may create in each namespace; it sizes the quota.
 	// +kubebuilder:validation:Minimum=0
@@ -91,22 +96,48 @@ type ChartSource struct {
 	Version string `json:"version,omitempty"`
 }
 
-// OLMSource asks for an operator from an OLM catalog.
+// OLMSource asks for an operator from an OLM catalog. The controller
+// creates an OperatorGroup targeting the tenant's namespaces and a
+// Subscription in the first one, and approves the InstallPlans itself:
+// every one that follows the channel (Automatic), or only the one of
+// spec.operators[].version (Manual).
 type OLMSource struct {
-	// Catalog is a CatalogSource name or a catalog address.
-	Catalog string `json:"catalog"`
+	// Catalog that serves the package.
+	Catalog OLMCatalog `json:"catalog"`
 	// Package in the catalog.
+	// +kubebuilder:validation:MinLength=1
 	Package string `json:"package"`
 	// Channel to follow.
+	// +kubebuilder:validation:MinLength=1
 	Channel string `json:"channel"`
-	// StartingCSV pins the first version.
+	// StartingCSV is the first CSV to install; default the channel head.
 	// +optional
 	StartingCSV string `json:"startingCSV,omitempty"`
-	// Approval of InstallPlans.
+	// Approval of InstallPlans: Automatic follows the channel; Manual
+	// installs spec.operators[].version (or StartingCSV) and nothing else.
 	// +kubebuilder:validation:Enum=Automatic;Manual
 	// +kubebuilder:default=Automatic
 	// +optional
 	Approval string `json:"approval,omitempty"`
+}
+
+// OLMCatalog names a CatalogSource, or a catalog for which the controller
+// creates one in the tenant's first namespace.
+// +kubebuilder:validation:XValidation:rule="(has(self.name) ? 1 : 0) + (has(self.address) ? 1 : 0) + (has(self.image) ? 1 : 0) == 1",message="set exactly one of name, address and image"
+type OLMCatalog struct {
+	// Name of an existing CatalogSource.
+	// +optional
+	Name string `json:"name,omitempty"`
+	// Namespace of the CatalogSource Name; default the tenant's first
+	// namespace.
+	// +optional
+	Namespace string `json:"namespace,omitempty"`
+	// Address (host:port) of a catalog's gRPC registry server.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// Image of a catalog, which OLM runs as a registry pod.
+	// +optional
+	Image string `json:"image,omitempty"`
 }
 
 // QuotaSpec overrides quota figures.
@@ -186,12 +217,36 @@ type OperatorStatus struct {
 	// +listType=set
 	// +optional
 	CRDs []string `json:"crds,omitempty"`
-	// Reason classifies LastError: InstallFailed, UpgradeFailed or CRDSkew.
+	// OLM is the state of an operator installed from a catalog.
+	// +optional
+	OLM *OLMStatus `json:"olm,omitempty"`
+	// Reason classifies LastError: InstallFailed, UpgradeFailed, CRDSkew,
+	// InterOperatorGroupOwnerConflict or TooManyOperatorGroups.
 	// +optional
 	Reason string `json:"reason,omitempty"`
 	// LastError is the last install, upgrade or CRD error.
 	// +optional
 	LastError string `json:"lastError,omitempty"`
+}
+
+// OLMStatus maps the Subscription, InstallPlan and CSV of an operator.
+type OLMStatus struct {
+	// CSV installed, its phase and version.
+	// +optional
+	CSV string `json:"csv,omitempty"`
+	// +optional
+	Phase string `json:"phase,omitempty"`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// InstallPlan of the CSV and its phase.
+	// +optional
+	InstallPlan string `json:"installPlan,omitempty"`
+	// +optional
+	InstallPlanPhase string `json:"installPlanPhase,omitempty"`
+	// AwaitingApproval lists InstallPlans the controller does not approve
+	// (another version than the pinned one), as "<plan>: <CSVs>".
+	// +optional
+	AwaitingApproval []string `json:"awaitingApproval,omitempty"`
 }
 
 // Tenant gives a team namespaces, quota, isolation and operator instances.

@@ -1,0 +1,56 @@
+package testcluster
+
+import (
+	"context"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// OLMNamespace is where the OLM operators run their global catalogs.
+const OLMNamespace = "olm"
+
+// StartOLM installs OLM v0's CRDs and runs its olm and catalog operators
+// (built by hack/testbin.sh) as processes on this control plane until the
+// test ends. Both listen on :8080, hard-coded, so one OLM runs per
+// machine at a time. Bundles must come from image-less catalogs: the
+// unpack Job of an image bundle never runs under kwok.
+func (c *Cluster) StartOLM(t testing.TB) {
+	t.Helper()
+	bin, err := BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l, err := net.Listen("tcp", ":8080"); err != nil {
+		t.Fatalf("OLM needs port 8080, which is in use: %v", err)
+	} else {
+		l.Close()
+	}
+	ctx := context.Background()
+	if err := c.InstallCRDs(ctx, filepath.Join(bin, "olm-crds")); err != nil {
+		t.Fatalf("installing OLM's CRDs (run `make testbin`): %v", err)
+	}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: OLMNamespace}}
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	env := []string{"KUBECONFIG=" + c.Kubeconfig}
+	dir := t.TempDir()
+	olm := runProcess(t, filepath.Join(dir, "olm.log"), filepath.Join(bin, "olm"), env,
+		"--namespace", OLMNamespace, "--writeStatusName", "", "--writePackageServerStatusName", "")
+	catalog := runProcess(t, filepath.Join(dir, "catalog.log"), filepath.Join(bin, "catalog"), env,
+		"--namespace", OLMNamespace, "--kubeconfig", c.Kubeconfig, "--writeStatusName", "")
+	// Both must stay up: a crash shows in the first seconds.
+	select {
+	case err := <-olm:
+		t.Fatalf("olm exited: %v", err)
+	case err := <-catalog:
+		t.Fatalf("catalog exited: %v", err)
+	case <-time.After(3 * time.Second):
+	}
+}

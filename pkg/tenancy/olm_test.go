@@ -1,0 +1,266 @@
+package tenancy_test
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/internal/testcatalog"
+	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/internal/testregistry"
+	"opctl.dev/opctl/pkg/packaging"
+	"opctl.dev/opctl/pkg/tenancy"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+const (
+	olmPackage = "sample-operator"
+	olmSA      = "kvstore-controller-manager"
+	olmDeploy  = "kvstore-controller-manager"
+)
+
+// publishSampleCatalog packages the sample at each version and publishes
+// it with `opctl publish --image-less` into one file-based catalog, which
+// it returns.
+func publishSampleCatalog(t *testing.T, versions ...string) string {
+	t.Helper()
+	reg := testregistry.Start(t)
+	catalog := t.TempDir()
+	for _, v := range versions {
+		out := t.TempDir()
+		if _, err := packaging.Package(context.Background(), sampleProject, packaging.PackageOptions{
+			Out: out, Load: packaging.Options{Version: v, Image: "opctl/kvstore-operator:" + v},
+		}); err != nil {
+			t.Fatalf("packaging %s: %v", v, err)
+		}
+		cmd := exec.Command(opctlBin, "publish", out, "--registry", reg.Host+"/ops", "--catalog", catalog, "--image-less")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("opctl publish %s: %v\n%s", v, err, b)
+		}
+	}
+	return catalog
+}
+
+func olmTenant(name, owner string, src tenancyv1.OLMSource, version string) *tenancyv1.Tenant {
+	tn := newTenant(name, []string{name}, "", 0, owner)
+	tn.Spec.Operators = []tenancyv1.OperatorSpec{{Name: "kv", OLM: &src, Version: version, Instances: 2}}
+	return tn
+}
+
+// olmReady is ready() plus the operator at version with its CSV Succeeded.
+func olmReady(version string) func(*tenancyv1.Tenant) error {
+	return func(tn *tenancyv1.Tenant) error {
+		if err := ready(tn); err != nil {
+			return err
+		}
+		op := tn.Status.Operators[0]
+		if op.OLM == nil || op.OLM.Version != version || op.OLM.Phase != "Succeeded" || op.OLM.InstallPlanPhase != "Complete" {
+			return fmt.Errorf("operator %s, want %s Succeeded with its InstallPlan Complete", dump(op), version)
+		}
+		return nil
+	}
+}
+
+// TestOLMTenants installs the sample operator for three tenants through
+// real OLM v0 from a catalog that opctl publish made: one follows the
+// channel from 0.1.0 to 0.2.0, one approves only its pinned version, one
+// uses an existing CatalogSource.
+func TestOLMTenants(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	c.StartOLM(t)
+	addr := testcatalog.Serve(t, publishSampleCatalog(t, "0.1.0", "0.2.0"))
+	// An existing CatalogSource for the third tenant.
+	shared := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "sample-" + suffix(), Namespace: testcluster.OLMNamespace},
+		Spec: operatorsv1alpha1.CatalogSourceSpec{SourceType: operatorsv1alpha1.SourceTypeGrpc, Address: addr}}
+	if err := cl.Create(ctx, shared); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Delete(ctx, shared) })
+	startController(t, tenancy.Options{})
+
+	id := suffix()
+	auto, manual, named := "olm-auto-"+id, "olm-manual-"+id, "olm-named-"+id
+	channel := tenancyv1.OLMSource{Catalog: tenancyv1.OLMCatalog{Address: addr}, Package: olmPackage, Channel: "stable"}
+	a := channel
+	a.StartingCSV = olmPackage + ".v0.1.0"
+	m := channel
+	m.Approval = "Manual"
+	n := channel
+	n.Catalog = tenancyv1.OLMCatalog{Name: shared.Name, Namespace: shared.Namespace}
+	createTenant(t, olmTenant(auto, "owner-"+auto, a, ""))
+	createTenant(t, olmTenant(manual, "owner-"+manual, m, "0.1.0"))
+	orphan := olmTenant(named, "owner-"+named, n, "")
+	orphan.Spec.DeletionPolicy = "Orphan"
+	createTenant(t, orphan)
+
+	// The automatic tenant starts at 0.1.0 and follows the channel to 0.2.0.
+	waitTenant(t, auto, 3*time.Minute, "automatic tenant on 0.2.0", olmReady("0.2.0"))
+	waitTenant(t, named, 3*time.Minute, "tenant of a named CatalogSource on 0.2.0", olmReady("0.2.0"))
+	tm := waitTenant(t, manual, 3*time.Minute, "manual tenant on 0.1.0", olmReady("0.1.0"))
+
+	dc := dynamic.NewForConfigOrDie(c.Config)
+	for _, ns := range []string{auto, manual, named} {
+		checkOLMInstall(t, ns)
+		testcluster.StartOperator(t, managerBin, c.ServiceAccountKubeconfig(t, ns, olmSA), []string{"WATCH_NAMESPACE=" + ns},
+			"--leader-elect", "--leader-election-namespace", ns)
+		store := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "kv.opctl.dev/v1alpha1", "kind": "KVStore", "metadata": map[string]any{"name": "cache"},
+			"spec": map[string]any{"replicas": int64(1)},
+		}}
+		if _, err := dc.Resource(kvstores).Namespace(ns).Create(ctx, store, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, ns := range []string{auto, manual, named} {
+		testcluster.WaitReady(t, dc, kvstores, ns, "cache", 90*time.Second)
+	}
+
+	t.Run("isolation", func(t *testing.T) {
+		checkIsolation(t, c, auto, manual, "owner-"+auto, olmSA, kvstores)
+	})
+
+	t.Run("quota from the bundle", func(t *testing.T) {
+		q := &corev1.ResourceQuota{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: manual, Name: tenancy.QuotaName}, q); err != nil {
+			t.Fatal(err)
+		}
+		if got := q.Spec.Hard["count/kvstores.kv.opctl.dev"]; got.Value() != 2 {
+			t.Errorf("quota %v, want count/kvstores.kv.opctl.dev = 2 (instances)", q.Spec.Hard)
+		}
+		if d := strings.Join(tm.Status.Namespaces[0].Derivation, "\n"); !strings.Contains(d, "Deployment/"+olmDeploy) || !strings.Contains(d, "kvstores.kv.opctl.dev 2×") {
+			t.Errorf("derivation does not come from the bundle's CSV and CRD:\n%s", d)
+		}
+	})
+
+	t.Run("manual approval waits for the pinned version", func(t *testing.T) {
+		tn := waitTenant(t, manual, time.Minute, "the 0.2.0 InstallPlan awaiting approval", func(tn *tenancyv1.Tenant) error {
+			if op := tn.Status.Operators[0]; op.OLM == nil || len(op.OLM.AwaitingApproval) == 0 {
+				return fmt.Errorf("operator %s, want an InstallPlan awaiting approval", dump(op))
+			}
+			return nil
+		})
+		if w := tn.Status.Operators[0].OLM.AwaitingApproval[0]; !strings.Contains(w, "v0.2.0") {
+			t.Errorf("awaiting approval %q, want the 0.2.0 CSV", w)
+		}
+		if v := csvVersion(t, manual); v != "0.1.0" {
+			t.Fatalf("manual tenant runs %s before its version changed", v)
+		}
+		patch := client.MergeFrom(tn.DeepCopy())
+		tn.Spec.Operators[0].Version = "0.2.0"
+		if err := cl.Patch(ctx, tn, patch); err != nil {
+			t.Fatal(err)
+		}
+		waitTenant(t, manual, 3*time.Minute, "manual tenant on 0.2.0", olmReady("0.2.0"))
+	})
+
+	t.Run("deletion", func(t *testing.T) {
+		// A tenant deletes its custom resources while its operator still
+		// runs to finalize them; README explains why.
+		for _, ns := range []string{auto, named} {
+			if err := dc.Resource(kvstores).Namespace(ns).Delete(ctx, "cache", metav1.DeleteOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			testcluster.Eventually(t, time.Minute, "KVStore finalized", func(ctx context.Context) error {
+				if _, err := dc.Resource(kvstores).Namespace(ns).Get(ctx, "cache", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("KVStore %s/cache: %v", ns, err)
+				}
+				return nil
+			})
+		}
+		for _, name := range []string{auto, named} {
+			if err := cl.Delete(ctx, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		testcluster.Eventually(t, 3*time.Minute, "deleted tenants gone", func(ctx context.Context) error {
+			for _, name := range []string{auto, named} {
+				if err := cl.Get(ctx, client.ObjectKey{Name: name}, &tenancyv1.Tenant{}); !apierrors.IsNotFound(err) {
+					return fmt.Errorf("Tenant %s: %v", name, err)
+				}
+			}
+			if err := cl.Get(ctx, client.ObjectKey{Name: auto}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
+				return fmt.Errorf("namespace %s: %v", auto, err)
+			}
+			return nil
+		})
+		// Orphan: the Subscription, CSV and Deployment keep running,
+		// disconnected from the tenant.
+		sub := &operatorsv1alpha1.Subscription{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: named, Name: "kv"}, sub); err != nil || sub.Labels[tenancy.LabelTenant] != "" {
+			t.Errorf("orphaned Subscription %v: %v", sub.Labels, err)
+		}
+		if v := csvVersion(t, named); v != "0.2.0" {
+			t.Errorf("orphaned CSV version %q", v)
+		}
+		dep := &appsv1.Deployment{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: named, Name: olmDeploy}, dep); err != nil || dep.Status.AvailableReplicas < 1 {
+			t.Errorf("orphaned Deployment: %v", err)
+		}
+		og := &operatorsv1.OperatorGroup{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: named, Name: tenancy.OperatorGroupName}, og); err != nil || og.Labels[tenancy.LabelTenant] != "" {
+			t.Errorf("orphaned OperatorGroup %v: %v", og.Labels, err)
+		}
+		_ = cl.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: named}})
+	})
+}
+
+// checkOLMInstall checks what OLM made in ns: the CSV Succeeded, the
+// operator Deployment Ready with olm.targetNamespaces set to ns, and
+// WATCH_NAMESPACE taken from it.
+func checkOLMInstall(t *testing.T, ns string) {
+	t.Helper()
+	ctx := context.Background()
+	og := &operatorsv1.OperatorGroup{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.OperatorGroupName}, og); err != nil || !slices.Equal(og.Spec.TargetNamespaces, []string{ns}) {
+		t.Errorf("OperatorGroup of %s targets %v: %v", ns, og.Spec.TargetNamespaces, err)
+	}
+	dep := &appsv1.Deployment{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: olmDeploy}, dep); err != nil {
+		t.Fatalf("operator Deployment in %s: %v", ns, err)
+	}
+	if dep.Status.AvailableReplicas < 1 {
+		t.Errorf("operator Deployment in %s not Ready: %+v", ns, dep.Status)
+	}
+	if got := dep.Spec.Template.Annotations["olm.targetNamespaces"]; got != ns {
+		t.Errorf("olm.targetNamespaces of the operator pods in %s = %q", ns, got)
+	}
+	found := false
+	for _, e := range dep.Spec.Template.Spec.Containers[0].Env {
+		found = found || (e.Name == "WATCH_NAMESPACE" && e.ValueFrom != nil && e.ValueFrom.FieldRef != nil &&
+			e.ValueFrom.FieldRef.FieldPath == "metadata.annotations['olm.targetNamespaces']")
+	}
+	if !found {
+		t.Errorf("the operator in %s does not take WATCH_NAMESPACE from olm.targetNamespaces", ns)
+	}
+}
+
+// csvVersion is the version of the Succeeded CSV of the sample in ns.
+func csvVersion(t *testing.T, ns string) string {
+	t.Helper()
+	var csvs operatorsv1alpha1.ClusterServiceVersionList
+	if err := cl.List(context.Background(), &csvs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, csv := range csvs.Items {
+		if csv.Status.Phase == operatorsv1alpha1.CSVPhaseSucceeded {
+			return csv.Spec.Version.String()
+		}
+	}
+	return ""
+}
+

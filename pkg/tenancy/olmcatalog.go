@@ -1,0 +1,208 @@
+package tenancy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/operator-framework/operator-registry/pkg/api"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// bundle is what the controller needs of a catalog bundle: its CSV, the
+// objects' analysis (CRDs, workloads, operands) and the APIs it owns.
+type bundle struct {
+	CSVName, Version string
+	InstallModes     map[operatorsv1alpha1.InstallModeType]bool
+	// OwnedAPIs are "Kind.version.group", as OLM's olm.providedAPIs.
+	OwnedAPIs []string
+	Analysis  *analysis
+}
+
+// catalogClient reads bundles from catalogs over operator-registry's gRPC
+// API, as OLM does. Bundles are cached by catalog address and CSV name
+// (a CSV name is one version of one package); channel heads and version
+// lookups for a minute.
+type catalogClient struct {
+	mu      sync.Mutex
+	conns   map[string]*grpc.ClientConn
+	bundles map[string]*bundle
+	lookups map[string]lookup
+}
+
+type lookup struct {
+	csv string
+	at  time.Time
+}
+
+const catalogLookupTTL = time.Minute
+
+func newCatalogClient() *catalogClient {
+	return &catalogClient{conns: map[string]*grpc.ClientConn{}, bundles: map[string]*bundle{}, lookups: map[string]lookup{}}
+}
+
+func (c *catalogClient) registry(address string) (api.RegistryClient, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	conn, ok := c.conns[address]
+	if !ok {
+		var err error
+		if conn, err = grpc.NewClient(address, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+			return nil, fmt.Errorf("catalog %s: %w", address, err)
+		}
+		c.conns[address] = conn
+	}
+	return api.NewRegistryClient(conn), nil
+}
+
+// csvFor returns the CSV name of version in the package's channel, or the
+// channel head when version is empty.
+func (c *catalogClient) csvFor(ctx context.Context, address, pkg, channel, version string) (string, error) {
+	key := address + "|" + pkg + "|" + channel + "|" + version
+	c.mu.Lock()
+	l, ok := c.lookups[key]
+	c.mu.Unlock()
+	if ok && time.Since(l.at) < catalogLookupTTL {
+		return l.csv, nil
+	}
+	reg, err := c.registry(address)
+	if err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	csv := ""
+	if version == "" {
+		p, err := reg.GetPackage(ctx, &api.GetPackageRequest{Name: pkg})
+		if err != nil {
+			return "", fmt.Errorf("catalog %s: package %s: %w", address, pkg, err)
+		}
+		for _, ch := range p.Channels {
+			if ch.Name == channel {
+				csv = ch.CsvName
+			}
+		}
+		if csv == "" {
+			return "", fmt.Errorf("catalog %s: package %s has no channel %s", address, pkg, channel)
+		}
+	} else {
+		stream, err := reg.ListBundles(ctx, &api.ListBundlesRequest{})
+		if err != nil {
+			return "", fmt.Errorf("catalog %s: listing bundles: %w", address, err)
+		}
+		for {
+			b, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return "", fmt.Errorf("catalog %s: listing bundles: %w", address, err)
+			}
+			if b.PackageName == pkg && b.ChannelName == channel && b.Version == version {
+				csv = b.CsvName
+			}
+		}
+		if csv == "" {
+			return "", fmt.Errorf("catalog %s: channel %s of package %s has no version %s", address, channel, pkg, version)
+		}
+	}
+	c.mu.Lock()
+	c.lookups[key] = lookup{csv: csv, at: time.Now()}
+	c.mu.Unlock()
+	return csv, nil
+}
+
+// bundle returns a catalog bundle, read once.
+func (c *catalogClient) bundle(ctx context.Context, address, pkg, channel, csv string) (*bundle, error) {
+	key := address + "|" + csv
+	c.mu.Lock()
+	b, ok := c.bundles[key]
+	c.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	reg, err := c.registry(address)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ab, err := reg.GetBundle(ctx, &api.GetBundleRequest{PkgName: pkg, ChannelName: channel, CsvName: csv})
+	if err != nil {
+		return nil, fmt.Errorf("catalog %s: bundle %s: %w", address, csv, err)
+	}
+	if b, err = readBundle(ab); err != nil {
+		return nil, fmt.Errorf("catalog %s: bundle %s: %w", address, csv, err)
+	}
+	c.mu.Lock()
+	c.bundles[key] = b
+	c.mu.Unlock()
+	return b, nil
+}
+
+// readBundle analyses a bundle's objects as a rendered chart is analysed:
+// its CRDs and ConfigMaps as they are, and the CSV's deployments as
+// Deployments.
+func readBundle(ab *api.Bundle) (*bundle, error) {
+	if len(ab.Object) == 0 {
+		return nil, fmt.Errorf("the catalog serves no objects of it (the quota needs its CRDs and CSV): render the catalog with its bundle objects (opctl publish does)")
+	}
+	var objs []*unstructured.Unstructured
+	var csv *operatorsv1alpha1.ClusterServiceVersion
+	for _, raw := range ab.Object {
+		u := &unstructured.Unstructured{}
+		if err := json.Unmarshal([]byte(raw), &u.Object); err != nil {
+			return nil, fmt.Errorf("reading an object: %w", err)
+		}
+		if u.GetKind() != "ClusterServiceVersion" {
+			objs = append(objs, u)
+			continue
+		}
+		csv = &operatorsv1alpha1.ClusterServiceVersion{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, csv); err != nil {
+			return nil, fmt.Errorf("reading the CSV: %w", err)
+		}
+	}
+	if csv == nil {
+		return nil, fmt.Errorf("it has no ClusterServiceVersion")
+	}
+	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
+		dep := &appsv1.Deployment{Spec: d.Spec}
+		dep.Name = d.Name
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(dep)
+		if err != nil {
+			return nil, err
+		}
+		obj := &unstructured.Unstructured{Object: u}
+		obj.SetKind("Deployment")
+		objs = append(objs, obj)
+	}
+	a, err := analyze(objs)
+	if err != nil {
+		return nil, err
+	}
+	b := &bundle{CSVName: csv.Name, Version: csv.Spec.Version.String(), Analysis: a, InstallModes: map[operatorsv1alpha1.InstallModeType]bool{}}
+	for _, m := range csv.Spec.InstallModes {
+		b.InstallModes[m.Type] = m.Supported
+	}
+	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
+		b.OwnedAPIs = append(b.OwnedAPIs, o.Kind+"."+o.Version+"."+groupOf(o.Name))
+	}
+	return b, nil
+}
+
+// groupOf is the group of a CRD name (<plural>.<group>).
+func groupOf(crdName string) string {
+	_, group, _ := strings.Cut(crdName, ".")
+	return group
+}
