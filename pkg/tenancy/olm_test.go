@@ -263,4 +263,3 @@ func csvVersion(t *testing.T, ns string) string {
 	}
 	return ""
 }
-
