@@ -274,14 +274,24 @@ func (c *Controller) guardPlan(ctx context.Context, op operatorPlan, csvs []stri
 			} else if err != nil {
 				return err
 			}
-			d, err := compareCRD(live, want)
-			if err != nil {
+			if err := olmCRDCheck(name, live, want); err != nil {
 				return err
 			}
-			if d == crdKeep && !subset(servedFields(live), servedFields(want)) {
-				return &SkewError{CRD: want.Name, Reason: fmt.Sprintf("%s carries an older definition, and OLM would replace the shared one with it; pin a version at least as new as the other tenants'", name)}
-			}
 		}
+	}
+	return nil
+}
+
+// olmCRDCheck is the skew guard for a bundle CRD that OLM would apply
+// over live. Unlike the controller, OLM cannot keep a newer live
+// definition for an older bundle, so an older definition is refused too.
+func olmCRDCheck(csv string, live, want *apiextensionsv1.CustomResourceDefinition) error {
+	d, err := compareCRD(live, want)
+	if err != nil {
+		return err
+	}
+	if d == crdKeep && live != nil && !subset(servedFields(live), servedFields(want)) {
+		return &SkewError{CRD: want.Name, Reason: fmt.Sprintf("%s carries an older definition, and OLM would replace the shared one with it; pin a version at least as new as the other tenants'", csv)}
 	}
 	return nil
 }

@@ -108,10 +108,35 @@ func TestOLMTenants(t *testing.T) {
 	orphan.Spec.DeletionPolicy = "Orphan"
 	createTenant(t, orphan)
 
+	// A namespace that already has an OperatorGroup: OLM would refuse a
+	// second one, and the controller says so instead of subscribing.
+	crowded := "olm-crowded-" + id
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: crowded}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.Create(ctx, &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: crowded, Name: "theirs"}}); err != nil {
+		t.Fatal(err)
+	}
+	tc := olmTenant(crowded, "owner-"+crowded, channel, "")
+	tc.Spec.AdoptNamespaces = true
+	createTenant(t, tc)
+
 	// The automatic tenant starts at 0.1.0 and follows the channel to 0.2.0.
 	waitTenant(t, auto, 3*time.Minute, "automatic tenant on 0.2.0", olmReady("0.2.0"))
 	waitTenant(t, named, 3*time.Minute, "tenant of a named CatalogSource on 0.2.0", olmReady("0.2.0"))
 	tm := waitTenant(t, manual, 3*time.Minute, "manual tenant on 0.1.0", olmReady("0.1.0"))
+
+	waitTenant(t, crowded, time.Minute, "TooManyOperatorGroups reported", func(tn *tenancyv1.Tenant) error {
+		for _, cond := range tn.Status.Conditions {
+			if cond.Type == "Ready" && cond.Reason == tenancy.ReasonTooManyOperatorGroups && strings.Contains(cond.Message, "OperatorGroup theirs") {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %s", dump(tn.Status.Conditions))
+	})
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: crowded, Name: "kv"}, &operatorsv1alpha1.Subscription{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Subscription in a namespace with a foreign OperatorGroup: %v, want none", err)
+	}
 
 	dc := dynamic.NewForConfigOrDie(c.Config)
 	for _, ns := range []string{auto, manual, named} {

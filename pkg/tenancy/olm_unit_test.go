@@ -1,0 +1,84 @@
+package tenancy
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+func TestOLMCRDCheck(t *testing.T) {
+	live := crdWith([]string{"v1alpha1"}, version("v1alpha1", true, "size", "mode"))
+	tests := []struct {
+		name string
+		live *apiextensionsv1.CustomResourceDefinition
+		want *apiextensionsv1.CustomResourceDefinition
+		skew string
+	}{
+		{"new CRD", nil, live, ""},
+		{"same fields", live, crdWith(nil, version("v1alpha1", true, "size", "mode")), ""},
+		{"newer", live, crdWith(nil, version("v1alpha1", true, "size", "mode", "extra")), ""},
+		{"older: OLM would replace the newer one", live, crdWith(nil, version("v1alpha1", true, "size")), "carries an older definition"},
+		{"drops a stored version", live, crdWith(nil, version("v1beta1", true, "size", "mode")), "stops serving version v1alpha1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := olmCRDCheck("widgets.v2", tt.live, tt.want)
+			var skew *SkewError
+			switch {
+			case tt.skew == "" && err != nil:
+				t.Fatalf("unexpected error %v", err)
+			case tt.skew != "" && (!errors.As(err, &skew) || !strings.Contains(err.Error(), tt.skew)):
+				t.Fatalf("error %v, want a SkewError containing %q", err, tt.skew)
+			}
+		})
+	}
+}
+
+func TestOLMConflicts(t *testing.T) {
+	group := func(ns, name string, targets, status []string, provided string) *operatorsv1.OperatorGroup {
+		g := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		g.Spec.TargetNamespaces, g.Status.Namespaces = targets, status
+		if provided != "" {
+			g.Annotations = map[string]string{annotationProvidedAPIs: provided}
+		}
+		return g
+	}
+	b := &bundle{OwnedAPIs: []string{"Widget.v1.example.com"}}
+	tests := []struct {
+		name   string
+		groups []client.Object
+		reason string // "" for no conflict
+	}{
+		{"none", nil, ""},
+		{"our own group", []client.Object{group("team-a", OperatorGroupName, []string{"team-a"}, nil, "Widget.v1.example.com")}, ""},
+		{"another group in the namespace", []client.Object{group("team-a", "theirs", nil, nil, "")}, ReasonTooManyOperatorGroups},
+		{"a global group providing the API", []client.Object{group("ops", "global", nil, []string{""}, "Other.v1.example.com,Widget.v1.example.com")}, ReasonOperatorGroupConflict},
+		{"a global group, status not computed yet", []client.Object{group("ops", "global", nil, nil, "Widget.v1.example.com")}, ReasonOperatorGroupConflict},
+		{"a global group providing other APIs", []client.Object{group("ops", "global", nil, []string{""}, "Other.v1.example.com")}, ""},
+		{"a group targeting other namespaces", []client.Object{group("ops", "other", []string{"team-b"}, []string{"team-b"}, "Widget.v1.example.com")}, ""},
+		{"a group targeting the tenant's namespace", []client.Object{group("ops", "other", []string{"team-a"}, []string{"team-a"}, "Widget.v1.example.com")}, ReasonOperatorGroupConflict},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cl := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(tt.groups...).Build()
+			c := &Controller{client: cl, reader: cl}
+			tn := &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}
+			err := c.olmConflicts(context.Background(), tn, b)
+			switch {
+			case tt.reason == "" && err != nil:
+				t.Fatalf("unexpected conflict %v", err)
+			case tt.reason != "" && (err == nil || err.reason != tt.reason):
+				t.Fatalf("conflict %v, want reason %s", err, tt.reason)
+			}
+		})
+	}
+}
