@@ -11,6 +11,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -190,7 +192,12 @@ func (c *Controller) reconcileOLM(ctx context.Context, t *tenancyv1.Tenant, op o
 		want.Spec.StartingCSV = p.pinned
 	}
 	if sub == nil || !sameSubscription(sub, want) {
-		if err := c.client.Patch(ctx, want, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil { //nolint:staticcheck // typed apply
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(want)
+		if err != nil {
+			return err
+		}
+		delete(u, "status")
+		if err := c.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u}), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying Subscription %s/%s: %w", ns, want.Name, err)
 		}
 		c.event(t, "Normal", "Subscribed", "operator %s: subscribed to %s/%s in catalog %s", op.spec.Name, src.Package, src.Channel, p.source)
