@@ -44,9 +44,13 @@ and the permissions in config/rbac; docs in README.md.`,
 			cfg.QPS, cfg.Burst = qps, burst
 			cfg.UserAgent = "opctl-tenancy"
 			ctrl.SetLogger(g.Logger())
+			cacheOpts, err := tenancy.CacheOptions(cfg)
+			if err != nil {
+				return err
+			}
 			mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 				Scheme:                  tenancy.Scheme(),
-				Cache:                   tenancy.CacheOptions(),
+				Cache:                   cacheOpts,
 				Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 				HealthProbeBindAddress:  probeAddr,
 				PprofBindAddress:        pprofAddr,

@@ -63,7 +63,11 @@ func startController(t *testing.T, opts tenancy.Options) {
 	t.Helper()
 	// Tests start one controller after another in this process.
 	skip := true
-	stop, err := cluster.StartManager(ctrl.Options{Scheme: tenancy.Scheme(), Cache: tenancy.CacheOptions(),
+	cacheOpts, err := tenancy.CacheOptions(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := cluster.StartManager(ctrl.Options{Scheme: tenancy.Scheme(), Cache: cacheOpts,
 		Controller: config.Controller{SkipNameValidation: &skip}}, "opctl-tenancy",
 		func(mgr ctrl.Manager) error { return tenancy.Setup(mgr, opts) })
 	if err != nil {

@@ -125,6 +125,10 @@ func TestOLMTenants(t *testing.T) {
 	waitTenant(t, auto, 3*time.Minute, "automatic tenant on 0.2.0", olmReady("0.2.0"))
 	waitTenant(t, named, 3*time.Minute, "tenant of a named CatalogSource on 0.2.0", olmReady("0.2.0"))
 	tm := waitTenant(t, manual, 3*time.Minute, "manual tenant on 0.1.0", olmReady("0.1.0"))
+	// The automatic tenant got there through the channel, from 0.1.0.
+	if got := completedCSVs(t, auto); !slices.Equal(got, []string{olmPackage + ".v0.1.0", olmPackage + ".v0.2.0"}) {
+		t.Errorf("completed InstallPlans of %s installed %v, want 0.1.0 then 0.2.0", auto, got)
+	}
 
 	waitTenant(t, crowded, time.Minute, "TooManyOperatorGroups reported", func(tn *tenancyv1.Tenant) error {
 		for _, cond := range tn.Status.Conditions {
@@ -272,6 +276,23 @@ func checkOLMInstall(t *testing.T, ns string) {
 	if !found {
 		t.Errorf("the operator in %s does not take WATCH_NAMESPACE from olm.targetNamespaces", ns)
 	}
+}
+
+// completedCSVs lists, sorted, the CSVs of the Complete InstallPlans in ns.
+func completedCSVs(t *testing.T, ns string) []string {
+	t.Helper()
+	var plans operatorsv1alpha1.InstallPlanList
+	if err := cl.List(context.Background(), &plans, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	var csvs []string
+	for _, p := range plans.Items {
+		if p.Status.Phase == operatorsv1alpha1.InstallPlanPhaseComplete {
+			csvs = append(csvs, p.Spec.ClusterServiceVersionNames...)
+		}
+	}
+	slices.Sort(csvs)
+	return csvs
 }
 
 // csvVersion is the version of the Succeeded CSV of the sample in ns.

@@ -11,10 +11,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -27,11 +28,13 @@ import (
 
 // CacheOptions selects the informers the controller needs by label, so
 // that it never caches the whole cluster: tenant namespaces and the
-// objects in them by the tenant label, Deployments by Helm's label.
-func CacheOptions() cache.Options {
+// objects in them by the tenant label, Deployments by Helm's label, and,
+// where the cluster serves OLM's APIs, the OLM objects. A controller
+// started before OLM was installed needs a restart to serve OLM tenants.
+func CacheOptions(cfg *rest.Config) (cache.Options, error) {
 	hasTenant, _ := labels.NewRequirement(LabelTenant, selection.Exists, nil)
 	tenantObjects := cache.ByObject{Label: labels.NewSelector().Add(*hasTenant)}
-	return cache.Options{
+	opts := cache.Options{
 		// managedFields are a large share of every cached object and the
 		// controller never reads them.
 		DefaultTransform: cache.TransformStripManagedFields(),
@@ -42,15 +45,20 @@ func CacheOptions() cache.Options {
 			&rbacv1.RoleBinding{}:         tenantObjects,
 			&networkingv1.NetworkPolicy{}: tenantObjects,
 			&appsv1.Deployment{}:          {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"})},
-			// OLM: what the controller creates by its label; the CSVs and
-			// InstallPlans OLM creates carry no label of ours, so they are
-			// cached cluster-wide with only the fields the controller reads.
-			&operatorsv1alpha1.Subscription{}:          tenantObjects,
-			&operatorsv1.OperatorGroup{}:               tenantObjects,
-			&operatorsv1alpha1.CatalogSource{}:         tenantObjects,
-			&operatorsv1alpha1.ClusterServiceVersion{}: {Transform: slimCSV},
-			&operatorsv1alpha1.InstallPlan{}:           {Transform: slimInstallPlan},
 		}}
+	olm, err := servesOLM(cfg)
+	if err != nil || !olm {
+		return opts, err
+	}
+	// OLM: what the controller creates by its label; the CSVs and
+	// InstallPlans OLM creates carry no label of ours, so they are cached
+	// cluster-wide with only the fields the controller reads.
+	opts.ByObject[&operatorsv1alpha1.Subscription{}] = tenantObjects
+	opts.ByObject[&operatorsv1.OperatorGroup{}] = tenantObjects
+	opts.ByObject[&operatorsv1alpha1.CatalogSource{}] = tenantObjects
+	opts.ByObject[&operatorsv1alpha1.ClusterServiceVersion{}] = cache.ByObject{Transform: slimCSV}
+	opts.ByObject[&operatorsv1alpha1.InstallPlan{}] = cache.ByObject{Transform: slimInstallPlan}
+	return opts, nil
 }
 
 // Setup registers the Tenant controller with mgr, whose cache must use
@@ -77,7 +85,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
 		recorder: mgr.GetEventRecorder("tenancy"), plans: map[string]*plan{}, analyses: map[string]*analysis{},
-		catalogs: newCatalogClient(), olmAPI: servesOLM(mgr),
+		catalogs: newCatalogClient(),
+	}
+	if c.olmAPI, err = servesOLM(mgr.GetConfig()); err != nil {
+		return err
 	}
 	r := operatorkit.New(mgr, "tenancy", func() *tenancyv1.Tenant { return &tenancyv1.Tenant{} }, operatorkit.Handler[*tenancyv1.Tenant](c),
 		operatorkit.Options{FieldManager: FieldManager, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
@@ -100,9 +111,19 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 
 // servesOLM reports whether the cluster serves OLM's APIs; the controller
 // watches them only then, and refuses OLM sources otherwise.
-func servesOLM(mgr ctrl.Manager) bool {
-	_, err := mgr.GetRESTMapper().RESTMapping(schema.GroupKind{Group: operatorsv1alpha1.GroupName, Kind: operatorsv1alpha1.SubscriptionKind}, operatorsv1alpha1.GroupVersion)
-	return err == nil
+func servesOLM(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	_, err = dc.ServerResourcesForGroupVersion(operatorsv1alpha1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discovering OLM's APIs: %w", err)
+	}
+	return true, nil
 }
 
 // slimCSV keeps what the controller reads of a CSV: its version and phase.
