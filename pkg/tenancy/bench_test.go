@@ -15,12 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
@@ -184,6 +186,7 @@ func tenantInformer(b *testing.B, c *testcluster.Cluster) cache.Cache {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
+	ctrllog.SetLogger(logr.Discard())
 	ca, err := cache.New(c.Config, cache.Options{Scheme: tenancy.Scheme()})
 	if err == nil {
 		_, err = ca.GetInformer(ctx, &tenancyv1.Tenant{})
