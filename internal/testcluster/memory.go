@@ -53,7 +53,11 @@ func (c *Cluster) PeakMemory() MemoryReport {
 }
 
 // vmHWM returns the VmHWM line of /proc/<pid>/status in bytes.
-func vmHWM(pid int) (int64, error) {
+func vmHWM(pid int) (int64, error) { return ProcStatus(pid, "VmHWM") }
+
+// ProcStatus returns a memory field of /proc/<pid>/status (VmHWM, VmRSS,
+// RssAnon, RssFile, ...) in bytes.
+func ProcStatus(pid int, field string) (int64, error) {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
@@ -61,13 +65,13 @@ func vmHWM(pid int) (int64, error) {
 	defer f.Close()
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if v, ok := strings.CutPrefix(s.Text(), "VmHWM:"); ok {
+		if v, ok := strings.CutPrefix(s.Text(), field+":"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
 			if err != nil {
-				return 0, fmt.Errorf("parsing VmHWM %q: %w", v, err)
+				return 0, fmt.Errorf("parsing %s %q: %w", field, v, err)
 			}
 			return kb << 10, nil
 		}
 	}
-	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }
