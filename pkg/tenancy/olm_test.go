@@ -13,6 +13,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -21,6 +22,7 @@ import (
 
 	"opctl.dev/opctl/internal/testcatalog"
 	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/internal/testproject"
 	"opctl.dev/opctl/internal/testregistry"
 	"opctl.dev/opctl/pkg/packaging"
 	"opctl.dev/opctl/pkg/tenancy"
@@ -38,11 +40,17 @@ const (
 // it returns.
 func publishSampleCatalog(t *testing.T, versions ...string) string {
 	t.Helper()
+	return publishCatalog(t, sampleProject, versions...)
+}
+
+// publishCatalog is publishSampleCatalog for the project in dir.
+func publishCatalog(t *testing.T, project string, versions ...string) string {
+	t.Helper()
 	reg := testregistry.Start(t)
 	catalog := t.TempDir()
 	for _, v := range versions {
 		out := t.TempDir()
-		if _, err := packaging.Package(context.Background(), sampleProject, packaging.PackageOptions{
+		if _, err := packaging.Package(context.Background(), project, packaging.PackageOptions{
 			Out: out, Load: packaging.Options{Version: v, Image: "opctl/kvstore-operator:" + v},
 		}); err != nil {
 			t.Fatalf("packaging %s: %v", v, err)
@@ -195,6 +203,38 @@ func TestOLMTenants(t *testing.T) {
 			t.Fatal(err)
 		}
 		waitTenant(t, manual, 3*time.Minute, "manual tenant on 0.2.0", olmReady("0.2.0"))
+	})
+
+	t.Run("skew guard", func(t *testing.T) {
+		// A catalog whose bundle drops a field of the shared CRD's storage
+		// version: the tenant is refused, nothing is subscribed, and the
+		// CRD keeps the field.
+		dir, crdFile := testproject.UnderGroup(t, sampleProject, "kv.opctl.dev")
+		testproject.Edit(t, crdFile, renameAdoptExisting)
+		bad := testcatalog.Serve(t, publishCatalog(t, dir, "0.3.0"))
+		skewed := "olm-skew-" + id
+		src := channel
+		src.Catalog.Address = bad
+		createTenant(t, olmTenant(skewed, "owner-"+skewed, src, ""))
+		waitTenant(t, skewed, 2*time.Minute, "CRDSkew reported", func(tn *tenancyv1.Tenant) error {
+			for _, cond := range tn.Status.Conditions {
+				if cond.Type == "Ready" && cond.Reason == tenancy.ReasonCRDSkew && strings.Contains(cond.Message, "adoptExisting") {
+					return nil
+				}
+			}
+			return fmt.Errorf("conditions %s", dump(tn.Status.Conditions))
+		})
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: skewed, Name: "kv"}, &operatorsv1alpha1.Subscription{}); !apierrors.IsNotFound(err) {
+			t.Errorf("Subscription of a tenant refused by the skew guard: %v, want none", err)
+		}
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: "kvstores.kv.opctl.dev"}, crd); err != nil {
+			t.Fatal(err)
+		}
+		spec := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+		if _, ok := spec.Properties["adoptExisting"]; !ok {
+			t.Errorf("the shared CRD lost spec.adoptExisting")
+		}
 	})
 
 	t.Run("deletion", func(t *testing.T) {

@@ -30,6 +30,14 @@ func projectCopy(t *testing.T, group string, edit func(crd string) string) strin
 	return dir
 }
 
+// renameAdoptExisting edits the sample CRD incompatibly: spec.adoptExisting
+// of the storage version is gone (renamed).
+func renameAdoptExisting(s string) string {
+	i := strings.Index(s, "              adoptExisting:")
+	j := strings.Index(s, "              config:")
+	return s[:i] + "              renamedInV3:\n                description: RenamedInV3 replaces adoptExisting.\n                type: boolean\n" + s[j:]
+}
+
 // The CRD is shared: a compatible newer definition is applied once and
 // serves every tenant; an incompatible one is refused on the tenant that
 // asks for it, and the CRD stays as it is.
@@ -44,14 +52,9 @@ func TestCRDSkewGuard(t *testing.T) {
 		_ = cl.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}})
 	})
 	addField := func(s string) string { return testproject.AddSpecField(s, "addedInV2", "AddedInV2 is new in 0.2.0.") }
-	removeField := func(s string) string {
-		i := strings.Index(s, "              adoptExisting:")
-		j := strings.Index(s, "              config:")
-		return s[:i] + "              renamedInV3:\n                description: RenamedInV3 replaces adoptExisting.\n                type: boolean\n" + s[j:]
-	}
 	v1 := sampleChart(t, projectCopy(t, group, nil), "0.1.0")
 	v2 := sampleChart(t, projectCopy(t, group, addField), "0.2.0")
-	v3 := sampleChart(t, projectCopy(t, group, removeField), "0.3.0")
+	v3 := sampleChart(t, projectCopy(t, group, renameAdoptExisting), "0.3.0")
 
 	old, newer, broken, late := "skew-old-"+id, "skew-new-"+id, "skew-broken-"+id, "skew-late-"+id
 	createTenant(t, newTenant(old, []string{old}, v1, 1))
