@@ -171,6 +171,10 @@ func TestOLMTenants(t *testing.T) {
 		checkIsolation(t, c, auto, manual, "owner-"+auto, olmSA, kvstores)
 	})
 
+	t.Run("steady state makes no writes", func(t *testing.T) {
+		checkNoSteadyStateWrites(t, c, []string{auto, manual, named})
+	})
+
 	t.Run("quota from the bundle", func(t *testing.T) {
 		q := &corev1.ResourceQuota{}
 		if err := cl.Get(ctx, client.ObjectKey{Namespace: manual, Name: tenancy.QuotaName}, q); err != nil {
