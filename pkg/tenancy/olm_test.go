@@ -138,17 +138,7 @@ func TestOLMTenants(t *testing.T) {
 		t.Errorf("completed InstallPlans of %s installed %v, want 0.1.0 then 0.2.0", auto, got)
 	}
 
-	waitTenant(t, crowded, time.Minute, "TooManyOperatorGroups reported", func(tn *tenancyv1.Tenant) error {
-		for _, cond := range tn.Status.Conditions {
-			if cond.Type == "Ready" && cond.Reason == tenancy.ReasonTooManyOperatorGroups && strings.Contains(cond.Message, "OperatorGroup theirs") {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %s", dump(tn.Status.Conditions))
-	})
-	if err := cl.Get(ctx, client.ObjectKey{Namespace: crowded, Name: "kv"}, &operatorsv1alpha1.Subscription{}); !apierrors.IsNotFound(err) {
-		t.Errorf("Subscription in a namespace with a foreign OperatorGroup: %v, want none", err)
-	}
+	refused(t, crowded, tenancy.ReasonTooManyOperatorGroups, "OperatorGroup theirs")
 
 	dc := dynamic.NewForConfigOrDie(c.Config)
 	for _, ns := range []string{auto, manual, named} {
@@ -220,17 +210,7 @@ func TestOLMTenants(t *testing.T) {
 		src := channel
 		src.Catalog.Address = bad
 		createTenant(t, olmTenant(skewed, "owner-"+skewed, src, ""))
-		waitTenant(t, skewed, 2*time.Minute, "CRDSkew reported", func(tn *tenancyv1.Tenant) error {
-			for _, cond := range tn.Status.Conditions {
-				if cond.Type == "Ready" && cond.Reason == tenancy.ReasonCRDSkew && strings.Contains(cond.Message, "adoptExisting") {
-					return nil
-				}
-			}
-			return fmt.Errorf("conditions %s", dump(tn.Status.Conditions))
-		})
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: skewed, Name: "kv"}, &operatorsv1alpha1.Subscription{}); !apierrors.IsNotFound(err) {
-			t.Errorf("Subscription of a tenant refused by the skew guard: %v, want none", err)
-		}
+		refused(t, skewed, tenancy.ReasonCRDSkew, "adoptExisting")
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := cl.Get(ctx, client.ObjectKey{Name: "kvstores.kv.opctl.dev"}, crd); err != nil {
 			t.Fatal(err)
@@ -290,6 +270,24 @@ func TestOLMTenants(t *testing.T) {
 		}
 		_ = cl.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: named}})
 	})
+}
+
+// refused waits until the OLM tenant name (one namespace, named alike)
+// is not Ready for reason with a message containing what, and checks
+// that nothing was subscribed.
+func refused(t *testing.T, name, reason, what string) {
+	t.Helper()
+	waitTenant(t, name, 2*time.Minute, reason+" reported", func(tn *tenancyv1.Tenant) error {
+		for _, cond := range tn.Status.Conditions {
+			if cond.Type == "Ready" && cond.Reason == reason && strings.Contains(cond.Message, what) {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %s", dump(tn.Status.Conditions))
+	})
+	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: name, Name: "kv"}, &operatorsv1alpha1.Subscription{}); !apierrors.IsNotFound(err) {
+		t.Errorf("Subscription of tenant %s refused with %s: %v, want none", name, reason, err)
+	}
 }
 
 // checkOLMInstall checks what OLM made in ns: the CSV Succeeded, the
