@@ -3,8 +3,6 @@ package tenancy
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
@@ -40,8 +38,10 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 		names[st.Name] = true
 		olm[st.Name] = olm[st.Name] || st.OLM != nil
 	}
+	anyOLM := false
 	for name := range names {
 		if olm[name] {
+			anyOLM = true
 			if err := c.unsubscribe(ctx, t, ns, name); err != nil {
 				return false, err
 			}
@@ -51,7 +51,7 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 			return false, err
 		}
 	}
-	if slices.Contains(slices.Collect(maps.Values(olm)), true) {
+	if anyOLM {
 		og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: OperatorGroupName}}
 		if err := c.client.Delete(ctx, og); err != nil && !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("deleting OperatorGroup %s/%s: %w", ns, og.Name, err)
