@@ -295,19 +295,23 @@ func (c *Controller) health(ctx context.Context, spec releaseSpec) string {
 	if len(deps.Items) == 0 {
 		return HealthProgressing
 	}
-	for _, d := range deps.Items {
-		want := int32(1)
-		if d.Spec.Replicas != nil {
-			want = *d.Spec.Replicas
-		}
-		// As `kubectl rollout status`: every replica updated and
-		// available, and no old replica left.
-		st := d.Status
-		if st.ObservedGeneration < d.Generation || st.UpdatedReplicas < want || st.Replicas > st.UpdatedReplicas || st.AvailableReplicas < st.UpdatedReplicas {
+	for i := range deps.Items {
+		if !rolledOut(&deps.Items[i]) {
 			return HealthProgressing
 		}
 	}
 	return HealthReady
+}
+
+// rolledOut is `kubectl rollout status`: every replica updated and
+// available, and no old replica left.
+func rolledOut(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas >= want && st.Replicas <= st.UpdatedReplicas && st.AvailableReplicas >= st.UpdatedReplicas
 }
 
 // sameValues compares release values through JSON, as Helm stores them.

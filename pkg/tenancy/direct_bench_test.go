@@ -1,0 +1,220 @@
+package tenancy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/storage/driver"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/pkg/tenancy"
+)
+
+// BenchmarkTenancyDirect is the reference BenchmarkTenancyProvision is
+// held against: what this machine takes to make the same objects with no
+// controller at all. A tenant provisioned by the controller is the
+// template; the controller then stops, and -tenants namespaces get copies
+// of that tenant's objects (namespace, quota, limits, NetworkPolicies,
+// owner RoleBinding and the release manifest of the sample chart) from a
+// tight client loop on -workers goroutines: no Helm release records, no
+// reconciles, status or events. As the controller does, each namespace's
+// chart objects wait until its quota is counted. It prints the wall time
+// until every Deployment is rolled out and the writes it took. Run it on a
+// control plane of its own: make bench-tenancy runs it after the controller.
+func BenchmarkTenancyDirect(b *testing.B) {
+	c := testcluster.Require(b, cluster)
+	ctx := context.Background()
+	n := *benchTenants
+	id := suffix()
+
+	proc := benchController(b, freeAddr(b))
+	warm := "warm-" + id
+	createTenant(b, newTenant(warm, []string{warm}, sampleChart(b, "", "0.1.0"), 1, "owner-"+warm))
+	waitTenant(b, warm, 2*time.Minute, "template tenant Ready", ready)
+	_ = proc.Process.Kill()
+	_, _ = proc.Process.Wait()
+	tpl := newDirectTemplate(b, c, warm)
+
+	quotas := informer(b, c, &corev1.ResourceQuota{}, cache.ByObject{})
+	deploys := informer(b, c, &appsv1.Deployment{}, cache.ByObject{})
+	rateBefore := rawWriteRate(b, c)
+	writes0, err := apiserverWrites(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prefix := "d" + id
+	cpu0 := processCPU()
+	start := time.Now()
+	if err := parallel(*benchWorkers, n, func(i int) error {
+		return tpl.provision(ctx, fmt.Sprintf("%s-%04d", prefix, i), quotas)
+	}); err != nil {
+		b.Fatal(err)
+	}
+	created := time.Since(start)
+	for {
+		var list appsv1.DeploymentList
+		if err := deploys.List(ctx, &list); err != nil {
+			b.Fatal(err)
+		}
+		done := 0
+		for i := range list.Items {
+			if strings.HasPrefix(list.Items[i].Namespace, prefix) && tenancy.RolledOut(&list.Items[i]) {
+				done++
+			}
+		}
+		if done == n {
+			break
+		}
+		if time.Since(start) > 30*time.Minute {
+			b.Fatalf("%d of %d Deployments rolled out after 30 minutes", done, n)
+		}
+		time.Sleep(250 * time.Millisecond)
+	}
+	toReady := time.Since(start)
+	cpu := cpuSpent(cpu0, processCPU(), toReady.Seconds())
+	writes1, err := apiserverWrites(ctx, c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := writes1 - writes0
+	rate, rates := floorRate(b, c, rateBefore)
+	floor := total / rate
+	fmt.Printf("\ndirect reference: the objects of %d tenants created by a client loop, no controller\n", n)
+	fmt.Printf("  wall time to all Deployments rolled out: %.1f s (objects created after %.1f s)\n", toReady.Seconds(), created.Seconds())
+	fmt.Printf("  API writes (all):                        %.0f (%.1f per tenant)\n", total, total/float64(n))
+	fmt.Printf("  reference, raw write probe:              %s -> physical floor %.1f s; direct loop at %.1fx the floor\n", rates, floor, toReady.Seconds()/floor)
+	fmt.Printf("  CPU while provisioning:                  %s\n", cpu)
+	b.ReportMetric(toReady.Seconds(), "s-to-all-ready")
+	b.ReportMetric(total, "writes-total")
+	b.ReportMetric(toReady.Seconds()/floor, "x-floor")
+	b.ReportMetric(0, "ns/op")
+}
+
+// directTemplate is one tenant's objects as JSON, in creation order, with
+// the template namespace's name to replace.
+type directTemplate struct {
+	from    string
+	setup   [][]byte // namespace, quota, limits, NetworkPolicies, RoleBindings
+	release [][]byte // the release manifest, in Helm's install order
+	client  client.Client
+	decoder runtime.Decoder
+}
+
+func newDirectTemplate(b *testing.B, c *testcluster.Cluster, ns string) *directTemplate {
+	b.Helper()
+	ctx := context.Background()
+	cfg := rest.CopyConfig(c.Config)
+	cfg.QPS, cfg.Burst = -1, 0
+	cl, err := client.New(cfg, client.Options{Scheme: tenancy.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	t := &directTemplate{from: ns, client: cl, decoder: serializer.NewCodecFactory(tenancy.Scheme()).UniversalDeserializer()}
+	nsObj := &corev1.Namespace{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: ns}, nsObj); err != nil {
+		b.Fatal(err)
+	}
+	objs := []client.Object{nsObj}
+	for _, l := range []client.ObjectList{&corev1.ResourceQuotaList{}, &corev1.LimitRangeList{}, &networkingv1.NetworkPolicyList{}, &rbacv1.RoleBindingList{}} {
+		if err := cl.List(ctx, l, client.InNamespace(ns), client.HasLabels{tenancy.LabelTenant}); err != nil {
+			b.Fatal(err)
+		}
+		items, err := apimeta.ExtractList(l)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, o := range items {
+			objs = append(objs, o.(client.Object))
+		}
+	}
+	for _, o := range objs {
+		t.setup = append(t.setup, templateJSON(b, o))
+	}
+	rel, err := driver.NewSecrets(c.Client.CoreV1().Secrets(ns)).Get("sh.helm.release.v1.kv.v1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(rel.Manifest, -1) {
+		j, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s := strings.TrimSpace(string(j)); s != "" && s != "null" {
+			t.release = append(t.release, j)
+		}
+	}
+	return t
+}
+
+// templateJSON is o as it was asked for: no server fields, no status, no
+// owner.
+func templateJSON(b *testing.B, o client.Object) []byte {
+	b.Helper()
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gvk, err := cl.GroupVersionKindFor(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	obj := &unstructured.Unstructured{Object: u}
+	obj.SetGroupVersionKind(gvk)
+	for _, f := range [][]string{{"status"}, {"metadata", "uid"}, {"metadata", "resourceVersion"}, {"metadata", "creationTimestamp"},
+		{"metadata", "managedFields"}, {"metadata", "ownerReferences"}, {"metadata", "generation"}} {
+		unstructured.RemoveNestedField(obj.Object, f...)
+	}
+	j, err := json.Marshal(obj)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return j
+}
+
+// provision creates the template's objects in namespace ns, the release's
+// once ns's quota is counted. Objects are decoded into their Go types, so
+// they go over the wire as protobuf: the cheapest requests there are.
+func (t *directTemplate) provision(ctx context.Context, ns string, quotas cache.Cache) error {
+	create := func(docs [][]byte) error {
+		for _, d := range docs {
+			o, _, err := t.decoder.Decode(bytes.ReplaceAll(d, []byte(t.from), []byte(ns)), nil, nil)
+			if err != nil {
+				return err
+			}
+			obj := o.(client.Object)
+			if err := t.client.Create(ctx, obj); err != nil {
+				return fmt.Errorf("%T %s/%s: %w", obj, ns, obj.GetName(), err)
+			}
+		}
+		return nil
+	}
+	if err := create(t.setup); err != nil {
+		return err
+	}
+	for {
+		q := &corev1.ResourceQuota{}
+		if err := quotas.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.QuotaName}, q); err == nil && tenancy.QuotaCounted(q) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return create(t.release)
+}

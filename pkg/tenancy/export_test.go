@@ -1,0 +1,7 @@
+package tenancy
+
+// For the external tests and benchmarks.
+var (
+	QuotaCounted = quotaCounted
+	RolledOut    = rolledOut
+)
