@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strconv"
 
+	"helm.sh/helm/v3/pkg/chart"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -30,6 +31,8 @@ type analysis struct {
 	// Others are the rendered objects that are neither CRDs nor needed
 	// here, kept for completeness.
 	Objects int
+	// release is the chart Helm installs (charts only): without CRDs.
+	release *chart.Chart
 }
 
 // analyze reads CRDs, workloads and platform-as-code figures.

@@ -120,8 +120,8 @@ func (c *chartCache) fetch(_ context.Context, src *tenancyv1.ChartSource) (*char
 }
 
 // Render renders the chart like `helm template`, CRDs included, and
-// returns its objects.
-func (lc *loadedChart) Render(release, namespace string, values map[string]any, kube chartutil.KubeVersion) ([]*unstructured.Unstructured, error) {
+// returns its objects by the template (or crds/ file) they came from.
+func (lc *loadedChart) Render(release, namespace string, values map[string]any, kube chartutil.KubeVersion) (map[string][]*unstructured.Unstructured, error) {
 	lc.mu.Lock()
 	defer lc.mu.Unlock()
 	if err := chartutil.ProcessDependenciesWithMerge(lc.chart, values); err != nil {
@@ -137,26 +137,53 @@ func (lc *loadedChart) Render(release, namespace string, values map[string]any, 
 	if err != nil {
 		return nil, fmt.Errorf("rendering chart %s: %w", lc.chart.Name(), err)
 	}
-	var docs []string
-	for name, content := range files {
-		if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
-			docs = append(docs, content)
+	for name := range files {
+		if !strings.HasSuffix(name, ".yaml") && !strings.HasSuffix(name, ".yml") {
+			delete(files, name)
 		}
 	}
 	for _, crd := range lc.chart.CRDObjects() {
-		docs = append(docs, string(crd.File.Data))
+		files[crd.Filename] = string(crd.File.Data)
 	}
-	var objs []*unstructured.Unstructured
-	for _, doc := range docs {
+	out := map[string][]*unstructured.Unstructured{}
+	for name, doc := range files {
 		for _, m := range releaseutil.SplitManifests(doc) {
 			u := &unstructured.Unstructured{}
 			if err := yaml.Unmarshal([]byte(m), &u.Object); err != nil {
-				return nil, fmt.Errorf("chart %s: %w", lc.chart.Name(), err)
+				return nil, fmt.Errorf("chart %s: %s: %w", lc.chart.Name(), name, err)
 			}
 			if len(u.Object) > 0 {
-				objs = append(objs, u)
+				out[name] = append(out[name], u)
 			}
 		}
 	}
-	return objs, nil
+	return out, nil
+}
+
+// withoutCRDs is the chart Helm installs for a tenant: the chart without
+// its crds/ files and without the templates that render only CRDs (with
+// rendered, from Render). Shared CRDs are the controller's, so they never
+// belong to one tenant's release, and the release records stay small.
+func (lc *loadedChart) withoutCRDs(rendered map[string][]*unstructured.Unstructured) *chart.Chart {
+	onlyCRDs := func(objs []*unstructured.Unstructured) bool {
+		for _, o := range objs {
+			if o.GetKind() != "CustomResourceDefinition" {
+				return false
+			}
+		}
+		return len(objs) > 0
+	}
+	cp := *lc.chart
+	cp.Templates, cp.Files = nil, nil
+	for _, t := range lc.chart.Templates {
+		if !onlyCRDs(rendered[lc.chart.Name()+"/"+t.Name]) {
+			cp.Templates = append(cp.Templates, t)
+		}
+	}
+	for _, f := range lc.chart.Files {
+		if !strings.HasPrefix(f.Name, "crds/") {
+			cp.Files = append(cp.Files, f)
+		}
+	}
+	return &cp
 }

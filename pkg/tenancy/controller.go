@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -192,13 +195,18 @@ func (c *Controller) analysis(lc *loadedChart, op tenancyv1.OperatorSpec) (*anal
 		return nil, operatorkit.Terminal("InvalidValues", fmt.Errorf("operator %s: %w", op.Name, err))
 	}
 	withCRDs := chartutil.CoalesceTables(map[string]any{"crds": map[string]any{"install": true}}, values)
-	objs, err := lc.Render(op.Name, "tenant", withCRDs, c.kube)
+	rendered, err := lc.Render(op.Name, "tenant", withCRDs, c.kube)
 	if err != nil {
 		return nil, operatorkit.Terminal("RenderFailed", fmt.Errorf("operator %s: %w", op.Name, err))
+	}
+	var objs []*unstructured.Unstructured
+	for _, name := range slices.Sorted(maps.Keys(rendered)) {
+		objs = append(objs, rendered[name]...)
 	}
 	if a, err = analyze(objs); err != nil {
 		return nil, operatorkit.Terminal("InvalidPlatformAsCode", fmt.Errorf("operator %s: %w", op.Name, err))
 	}
+	a.release = lc.withoutCRDs(rendered)
 	c.mu.Lock()
 	c.analyses[key] = a
 	c.mu.Unlock()

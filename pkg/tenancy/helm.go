@@ -117,7 +117,7 @@ func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spe
 	// The API server validates every object anyway; client-side OpenAPI
 	// validation would fetch the whole schema for each release.
 	in.DisableOpenAPIValidation = true
-	return in.RunWithContext(ctx, spec.Chart.chart, spec.Values)
+	return in.RunWithContext(ctx, spec.Install, spec.Values)
 }
 
 func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spec releaseSpec) (*release.Release, error) {
@@ -127,7 +127,7 @@ func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spe
 	up.MaxHistory = h.maxHistory
 	up.Timeout = 2 * time.Minute
 	up.DisableOpenAPIValidation = true
-	return up.RunWithContext(ctx, spec.Name, spec.Chart.chart, spec.Values)
+	return up.RunWithContext(ctx, spec.Name, spec.Install, spec.Values)
 }
 
 func (h *helmClient) rollback(cfg *action.Configuration, name string, version int) error {

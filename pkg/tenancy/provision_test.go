@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -118,6 +119,22 @@ func TestThreeTenants(t *testing.T) {
 
 	t.Run("isolation", func(t *testing.T) {
 		checkIsolation(t, c, nss[0], nss[1], owners[0], operatorSA, kvstores)
+	})
+
+	t.Run("release records hold no CRDs", func(t *testing.T) {
+		// The controller applies the shared CRD; Helm never sees it.
+		rel, err := driver.NewSecrets(c.Client.CoreV1().Secrets(nss[0])).Get("sh.helm.release.v1.kv.v1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range append(rel.Chart.Templates, rel.Chart.Files...) {
+			if strings.Contains(string(f.Data), "kind: CustomResourceDefinition") {
+				t.Errorf("release chart keeps %s, a CRD", f.Name)
+			}
+		}
+		if len(rel.Chart.Templates) == 0 || strings.Contains(rel.Manifest, "CustomResourceDefinition") {
+			t.Errorf("release chart has %d templates; manifest with CRDs: %t", len(rel.Chart.Templates), strings.Contains(rel.Manifest, "CustomResourceDefinition"))
+		}
 	})
 
 	t.Run("status explains the quota", func(t *testing.T) {

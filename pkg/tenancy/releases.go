@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,7 @@ const (
 type releaseSpec struct {
 	Name, Namespace string
 	Chart           *loadedChart
+	Install         *chart.Chart // what Helm installs: Chart without its CRDs
 	Values          map[string]any
 }
 
@@ -98,7 +100,7 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, _ []operat
 			}
 			continue
 		}
-		if err := c.reconcileRelease(ctx, t, releaseSpec{Name: op.spec.Name, Namespace: ns, Chart: op.chart, Values: op.values}, &statuses[i], p); err != nil {
+		if err := c.reconcileRelease(ctx, t, releaseSpec{Name: op.spec.Name, Namespace: ns, Chart: op.chart, Install: op.analysis.release, Values: op.values}, &statuses[i], p); err != nil {
 			errs = append(errs, fmt.Errorf("operator %s: %w", op.spec.Name, err))
 		}
 	}
