@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,9 +70,9 @@ func BenchmarkTenancyDirect(b *testing.B) {
 		b.Fatal(err)
 	}
 	created := time.Since(start)
-	for {
+	toReady := waitAll(b, start, n, "Deployments rolled out", func() (int, string) {
 		var list appsv1.DeploymentList
-		if err := deploys.List(ctx, &list); err != nil {
+		if err := deploys.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 			b.Fatal(err)
 		}
 		done := 0
@@ -80,15 +81,8 @@ func BenchmarkTenancyDirect(b *testing.B) {
 				done++
 			}
 		}
-		if done == n {
-			break
-		}
-		if time.Since(start) > 30*time.Minute {
-			b.Fatalf("%d of %d Deployments rolled out after 30 minutes", done, n)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
-	toReady := time.Since(start)
+		return done, strconv.Itoa(n - done)
+	})
 	cpu := cpuSpent(cpu0, processCPU(), toReady.Seconds())
 	writes1, err := apiserverWrites(ctx, c)
 	if err != nil {
