@@ -44,7 +44,7 @@ func CacheOptions(cfg *rest.Config) (cache.Options, error) {
 			&corev1.LimitRange{}:          tenantObjects,
 			&rbacv1.RoleBinding{}:         tenantObjects,
 			&networkingv1.NetworkPolicy{}: tenantObjects,
-			&appsv1.Deployment{}:          {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"})},
+			&appsv1.Deployment{}:          {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"}), Transform: slimDeployment},
 		}}
 	olm, err := servesOLM(cfg)
 	if err != nil || !olm {
@@ -124,6 +124,20 @@ func servesOLM(cfg *rest.Config) (bool, error) {
 		return false, fmt.Errorf("discovering OLM's APIs: %w", err)
 	}
 	return true, nil
+}
+
+// slimDeployment keeps what the controller reads of a Deployment (its
+// labels, replicas and rollout status), not its pod template.
+func slimDeployment(o any) (any, error) {
+	d, ok := o.(*appsv1.Deployment)
+	if !ok {
+		return o, nil
+	}
+	d.ManagedFields = nil
+	d.Annotations = nil
+	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas}
+	d.Status.Conditions = nil
+	return d, nil
 }
 
 // slimCSV keeps what the controller reads of a CSV: its version and phase.

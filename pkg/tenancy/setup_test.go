@@ -1,0 +1,45 @@
+package tenancy
+
+import (
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+)
+
+func TestSlimDeployment(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status appsv1.DeploymentStatus
+	}{
+		{"rolled out", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2}},
+		{"old generation", appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 2}},
+		{"old replica left", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 3, UpdatedReplicas: 2, AvailableReplicas: 3}},
+		{"not available", appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 2, UpdatedReplicas: 2, AvailableReplicas: 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := &appsv1.Deployment{
+				ObjectMeta: metav1.ObjectMeta{Name: "op", Namespace: "t1", Generation: 2, Labels: map[string]string{"app.kubernetes.io/instance": "kv"},
+					Annotations: map[string]string{"meta.helm.sh/release-name": "kv"}},
+				Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					Containers: []corev1.Container{{Name: "manager", Image: "opctl/kvstore-operator:0.1.0"}}}}},
+				Status: tc.status,
+			}
+			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}
+			want := rolledOut(d)
+			o, err := slimDeployment(d.DeepCopy())
+			if err != nil {
+				t.Fatal(err)
+			}
+			slim := o.(*appsv1.Deployment)
+			if got := rolledOut(slim); got != want {
+				t.Errorf("rolledOut after slimming = %t, before %t", got, want)
+			}
+			if len(slim.Spec.Template.Spec.Containers) != 0 || slim.Annotations != nil || slim.Labels["app.kubernetes.io/instance"] != "kv" || *slim.Spec.Replicas != 2 {
+				t.Errorf("slimmed Deployment %+v", slim)
+			}
+		})
+	}
+}
