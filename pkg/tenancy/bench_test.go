@@ -2,7 +2,6 @@ package tenancy_test
 
 import (
 	"bufio"
-	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -35,7 +34,7 @@ var (
 	benchTenants   = flag.Int("tenants", 100, "tenants BenchmarkTenancyProvision provisions")
 	benchWorkers   = flag.Int("workers", 32, "--max-concurrent-reconciles of the controller")
 	benchMemLimit  = flag.String("gomemlimit", "120MiB", "GOMEMLIMIT of the controller process")
-	benchGOGC      = flag.String("gogc", "", "GOGC of the controller process (default: Go's, 100)")
+	benchGOGC      = flag.String("gogc", "50", "GOGC of the controller process, as charts/opctl sets it")
 	benchPprof     = flag.String("pprof", "", "address the controller serves /debug/pprof on, for profiling a run")
 	benchCLISample = flag.Int("helm-cli-sample", 10, "helm install --wait CLI calls the reference loop runs (its per-install time is extrapolated to -tenants)")
 )
@@ -155,7 +154,7 @@ func BenchmarkTenancyProvision(b *testing.B) {
 	fmt.Printf("\ntenancy benchmark: %d tenants on this machine (after a warm-up tenant: %.1f s)\n", n, warmUp.Seconds())
 	fmt.Printf("  wall time to all Ready:            %.1f s (%.1f ms per tenant)\n", toReady.Seconds(), float64(toReady.Milliseconds())/float64(n))
 	fmt.Printf("  controller peak RSS:               %.0f MiB (GOMEMLIMIT=%s GOGC=%s; peak anonymous %.0f MiB, file-backed now %.0f MiB); CPU %.1f s\n",
-		float64(rss)/(1<<20), *benchMemLimit, cmp.Or(*benchGOGC, "100"), float64(peakAnon.Load())/(1<<20), float64(rssFile)/(1<<20), ctrlCPU)
+		float64(rss)/(1<<20), *benchMemLimit, *benchGOGC, float64(peakAnon.Load())/(1<<20), float64(rssFile)/(1<<20), ctrlCPU)
 	fmt.Printf("  API writes, provisioning (all):    %.0f (%.1f per tenant); by the controller: %d\n", totalWrites, totalWrites/float64(n), len(ctrlWrites))
 	fmt.Printf("  controller writes, one resync:     %d (of %d tenants)\n", len(resyncWrites), n)
 	fmt.Printf("  reference, raw write probe:        %s -> physical floor %.1f s; controller at %.1fx the floor\n", rates, floor, toReady.Seconds()/floor)
@@ -243,17 +242,14 @@ func informer(b *testing.B, c *testcluster.Cluster, obj client.Object, by cache.
 }
 
 // benchController runs `opctl tenancy run` for the benchmark. As
-// charts/opctl does from its memory limit, it sets GOMEMLIMIT: a soft heap
-// limit makes the GC work harder before the process grows.
+// charts/opctl does, it sets GOMEMLIMIT (there from the memory limit: a
+// soft heap limit makes the GC work harder before the process grows) and
+// GOGC=50.
 func benchController(b *testing.B, metricsAddr string) *exec.Cmd {
 	b.Helper()
 	logPath := filepath.Join(os.TempDir(), "opctl-tenancy-bench-controller.log")
 	fmt.Printf("  controller log: %s\n", logPath)
-	env := []string{"GOMEMLIMIT=" + *benchMemLimit}
-	if *benchGOGC != "" {
-		env = append(env, "GOGC="+*benchGOGC)
-	}
-	return runController(b, logPath, env, "--metrics-bind-address", metricsAddr,
+	return runController(b, logPath, []string{"GOMEMLIMIT=" + *benchMemLimit, "GOGC=" + *benchGOGC}, "--metrics-bind-address", metricsAddr,
 		"--max-concurrent-reconciles", strconv.Itoa(*benchWorkers), "--kube-api-qps", "2000", "--kube-api-burst", "4000",
 		"--pprof-bind-address", *benchPprof)
 }
