@@ -63,17 +63,12 @@ func BenchmarkTenancyProvision(b *testing.B) {
 	createTenant(b, newTenant(warm, []string{warm}, chart, 1))
 	waitTenant(b, warm, 2*time.Minute, "warm-up tenant Ready", ready)
 	warmUp := time.Since(warmStart)
-	rateBefore := rawWriteRate(b, c)
-	writes0, err := apiserverWrites(ctx, c)
-	if err != nil {
-		b.Fatal(err)
-	}
 	off, err := c.AuditOffset()
 	if err != nil {
 		b.Fatal(err)
 	}
-	cpu0 := processCPU()
-	start := time.Now()
+	w := openWindow(b, c)
+	start := w.start
 	names := make([]string, n)
 	createErr := parallel(16, n, func(i int) error {
 		names[i] = fmt.Sprintf("b%s-%04d", id, i)
@@ -112,16 +107,12 @@ func BenchmarkTenancyProvision(b *testing.B) {
 		}
 		return readyN, fmt.Sprint(waiting)
 	})
-	cpu := cpuSpent(cpu0, processCPU(), toReady.Seconds())
-	writes1, err := apiserverWrites(ctx, c)
-	if err != nil {
-		b.Fatal(err)
-	}
+	writes, cpu := w.close(b, c, toReady)
 	ctrlWrites, err := c.AuditWritesSince(off, func(e testcluster.AuditEvent) bool { return e.UserAgent == "opctl-tenancy" })
 	if err != nil {
 		b.Fatal(err)
 	}
-	totalWrites := writes1 - writes0 - float64(n) // not the benchmark's own creates
+	totalWrites := writes - float64(n) // not the benchmark's own creates
 
 	// One steady-state resync: every tenant reconciled once more.
 	time.Sleep(15 * time.Second) // let phases and quota counts settle
@@ -147,7 +138,7 @@ func BenchmarkTenancyProvision(b *testing.B) {
 	ctrlCPU := cpuSeconds(proc.Process.Pid)
 	body, _ := testcluster.HTTPGet(ctx, "http://"+metricsAddr+"/metrics")
 
-	rate, rates := floorRate(b, c, rateBefore)
+	rate, rates := w.floorRate(b, c)
 	cliPer := helmCLILoop(b, c, chart, *benchCLISample)
 
 	floor := totalWrites / rate
@@ -335,12 +326,46 @@ func rawWriteRate(b *testing.B, c *testcluster.Cluster) float64 {
 	return float64(count.Load()) / 5
 }
 
+// runWindow is one measured provisioning: the write probe just before
+// it, and the API writes and CPU time from its start.
+type runWindow struct {
+	start              time.Time
+	rateBefore, writes float64
+	cpu                map[string]float64
+}
+
+// openWindow probes the write rate, then starts the window.
+func openWindow(b *testing.B, c *testcluster.Cluster) *runWindow {
+	b.Helper()
+	w := &runWindow{rateBefore: rawWriteRate(b, c)}
+	var err error
+	if w.writes, err = apiserverWrites(context.Background(), c); err != nil {
+		b.Fatal(err)
+	}
+	w.cpu = processCPU()
+	w.start = time.Now()
+	return w
+}
+
+// close returns the API writes since the window opened and the CPU each
+// process spent in wall, described.
+func (w *runWindow) close(b *testing.B, c *testcluster.Cluster, wall time.Duration) (float64, string) {
+	b.Helper()
+	cpu := cpuSpent(w.cpu, processCPU(), wall.Seconds())
+	writes, err := apiserverWrites(context.Background(), c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return writes - w.writes, cpu
+}
+
 // floorRate probes the write rate again after a run and returns the
 // better of before and after (the floor is what the control plane can do
 // at best) and both, described.
-func floorRate(b *testing.B, c *testcluster.Cluster, before float64) (float64, string) {
+func (w *runWindow) floorRate(b *testing.B, c *testcluster.Cluster) (float64, string) {
 	after := rawWriteRate(b, c)
-	return max(before, after), fmt.Sprintf("%.0f writes/s (%.0f before the run, %.0f after)", max(before, after), before, after)
+	best := max(w.rateBefore, after)
+	return best, fmt.Sprintf("%.0f writes/s (%.0f before the run, %.0f after)", best, w.rateBefore, after)
 }
 
 // helmCLILoop installs the chart with `helm install --wait` k times, one

@@ -56,14 +56,9 @@ func BenchmarkTenancyDirect(b *testing.B) {
 
 	quotas := informer(b, c, &corev1.ResourceQuota{}, cache.ByObject{})
 	deploys := informer(b, c, &appsv1.Deployment{}, cache.ByObject{})
-	rateBefore := rawWriteRate(b, c)
-	writes0, err := apiserverWrites(ctx, c)
-	if err != nil {
-		b.Fatal(err)
-	}
 	prefix := "d" + id
-	cpu0 := processCPU()
-	start := time.Now()
+	w := openWindow(b, c)
+	start := w.start
 	if err := parallel(*benchWorkers, n, func(i int) error {
 		return tpl.provision(ctx, fmt.Sprintf("%s-%04d", prefix, i), quotas)
 	}); err != nil {
@@ -83,13 +78,8 @@ func BenchmarkTenancyDirect(b *testing.B) {
 		}
 		return done, strconv.Itoa(n - done)
 	})
-	cpu := cpuSpent(cpu0, processCPU(), toReady.Seconds())
-	writes1, err := apiserverWrites(ctx, c)
-	if err != nil {
-		b.Fatal(err)
-	}
-	total := writes1 - writes0
-	rate, rates := floorRate(b, c, rateBefore)
+	total, cpu := w.close(b, c, toReady)
+	rate, rates := w.floorRate(b, c)
 	floor := total / rate
 	fmt.Printf("\ndirect reference: the objects of %d tenants created by a client loop, no controller\n", n)
 	fmt.Printf("  wall time to all Deployments rolled out: %.1f s (objects created after %.1f s)\n", toReady.Seconds(), created.Seconds())
