@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -19,6 +20,14 @@ func newTenancyCommand(g *GlobalOptions) *cobra.Command {
 	}
 	cmd.AddCommand(newTenancyRunCommand(g))
 	return cmd
+}
+
+// envOr returns the environment variable key, or def when it is empty.
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
 }
 
 func newTenancyRunCommand(g *GlobalOptions) *cobra.Command {
@@ -83,6 +92,7 @@ and the permissions in config/rbac; docs in README.md.`,
 	f.DurationVar(&opts.UpgradeTimeout, "upgrade-timeout", 5*time.Minute, "time a release has to become ready before an upgrade is rolled back")
 	f.IntVar(&opts.MaxHistory, "max-history", 5, "Helm revisions kept per release")
 	f.BoolVar(&opts.DeleteUnusedCRDs, "delete-unused-crds", false, "delete a shared CRD, and all its objects, when the last Tenant using it is deleted")
+	f.StringVar(&opts.StorageNamespace, "storage-namespace", envOr("POD_NAMESPACE", tenancy.DefaultStorageNamespace), "namespace of the Helm release records of every tenant; no tenant may have access to it (default: $POD_NAMESPACE, else opctl-system)")
 	f.BoolVar(&opts.PlainHTTPRegistries, "plain-http-registries", false, "pull oci:// charts over plain HTTP")
 	f.Float32Var(&qps, "kube-api-qps", 100, "queries per second to the API server")
 	f.IntVar(&burst, "kube-api-burst", 200, "burst of queries to the API server")

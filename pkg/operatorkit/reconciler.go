@@ -128,7 +128,10 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 	}()
 
 	if !obj.GetDeletionTimestamp().IsZero() {
-		return r.finalize(ctx, obj)
+		if res, err = r.finalize(ctx, obj); err != nil {
+			r.fail(ctx, obj, err)
+		}
+		return res, err
 	}
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		patch := client.MergeFrom(obj.DeepCopyObject().(T))

@@ -38,7 +38,14 @@ type Options struct {
 	DeleteUnusedCRDs bool
 	// PlainHTTPRegistries pulls oci:// charts over plain HTTP.
 	PlainHTTPRegistries bool
+	// StorageNamespace holds the Helm release records of every tenant,
+	// where no tenant can read or write (default opctl-system).
+	StorageNamespace string
 }
+
+// DefaultStorageNamespace is where release records live when
+// Options.StorageNamespace is empty.
+const DefaultStorageNamespace = "opctl-system"
 
 func (o *Options) defaults() {
 	if o.MaxConcurrentReconciles <= 0 {
@@ -49,6 +56,9 @@ func (o *Options) defaults() {
 	}
 	if o.MaxHistory <= 0 {
 		o.MaxHistory = 5
+	}
+	if o.StorageNamespace == "" {
+		o.StorageNamespace = DefaultStorageNamespace
 	}
 }
 

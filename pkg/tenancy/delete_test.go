@@ -53,6 +53,9 @@ func TestDeletion(t *testing.T) {
 			t.Fatal(err)
 		}
 		tenantGone(t, name)
+		if n, err := storedRecords(ctx, name); err != nil || n != 0 {
+			t.Errorf("release records of %s left in the storage namespace after Delete: %d, %v", name, n, err)
+		}
 		for _, ns := range nss {
 			if err := cl.Get(ctx, client.ObjectKey{Name: ns}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
 				t.Errorf("namespace %s after Delete: %v, want NotFound", ns, err)
@@ -94,7 +97,10 @@ func TestDeletion(t *testing.T) {
 			t.Errorf("quota after Orphan: %v, owners %v", err, q.OwnerReferences)
 		}
 		if n, err := releaseSecrets(ctx, name); err != nil || n != 1 {
-			t.Errorf("release records after Orphan: %d, %v; want the release kept", n, err)
+			t.Errorf("release records in %s after Orphan: %d, %v; want the release handed back", name, n, err)
+		}
+		if n, err := storedRecords(ctx, name); err != nil || n != 0 {
+			t.Errorf("release records of %s left in the storage namespace after Orphan: %d, %v", name, n, err)
 		}
 		time.Sleep(2 * time.Second) // the garbage collector would act by now
 		deps, err := cluster.Client.AppsV1().Deployments(name).List(ctx, metav1.ListOptions{})

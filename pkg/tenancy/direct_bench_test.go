@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/storage/driver"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -132,10 +131,7 @@ func newDirectTemplate(b *testing.B, c *testcluster.Cluster, ns string) *directT
 	for _, o := range objs {
 		t.setup = append(t.setup, templateJSON(b, o))
 	}
-	rel, err := driver.NewSecrets(c.Client.CoreV1().Secrets(ns)).Get("sh.helm.release.v1.kv.v1")
-	if err != nil {
-		b.Fatal(err)
-	}
+	rel := storedRelease(b, nsObj.Labels[tenancy.LabelTenant], ns, "kv", 1)
 	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(rel.Manifest, -1) {
 		j, err := yaml.YAMLToJSON([]byte(doc))
 		if err != nil {

@@ -65,15 +65,25 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 	return true, nil
 }
 
-func (c *Controller) uninstall(_ context.Context, t *tenancyv1.Tenant, ns, name string) error {
+// uninstall removes a release, once its records are in the controller's
+// storage and its last revision names only the tenant's objects.
+func (c *Controller) uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, name string) error {
 	unlock := c.helm.lock(ns, name)
 	defer unlock()
-	cfg, err := c.helm.action(ns)
+	cfg, err := c.helm.action(t.Name, ns)
 	if err != nil {
 		return err
 	}
-	if rel, err := last(cfg, name); err != nil || rel == nil {
+	if _, err := c.helm.migrate(t.Name, ns, name); err != nil {
 		return err
+	}
+	rel, err := last(cfg, name)
+	if err != nil || rel == nil {
+		return err
+	}
+	if err := c.scope(t, ns, name).verify(ctx, rel); err != nil {
+		c.event(t, "Warning", ReasonReleaseTampered, "%v", err)
+		return operatorkit.WithReason(ReasonReleaseTampered, err)
 	}
 	if _, err := c.timed("uninstall", func() (*release.Release, error) { return nil, c.helm.uninstall(cfg, name) }); err != nil {
 		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)
@@ -148,9 +158,18 @@ func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant) error 
 	if err != nil {
 		return err
 	}
+	ns := t.Spec.Namespaces[0]
 	for _, op := range t.Spec.Operators {
 		if op.OLM != nil {
-			objs = append(objs, &operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: t.Spec.Namespaces[0], Name: op.Name}})
+			objs = append(objs, &operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: op.Name}})
+			continue
+		}
+		// The owners take the release over: its records go back to the
+		// release namespace, where the helm CLI finds them.
+		if moved, err := c.helm.handBack(t.Name, ns, op.Name); err != nil {
+			return err
+		} else if len(moved) > 0 {
+			c.event(t, "Normal", "ReleaseRecordsHandedBack", "moved the records of release %s (revisions %v) back to namespace %s", op.Name, moved, ns)
 		}
 	}
 	for _, desired := range objs {

@@ -8,13 +8,16 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
@@ -31,12 +34,17 @@ type helmClient struct {
 	mapper     meta.RESTMapper
 	maxHistory int
 	log        func(format string, args ...any)
+	// secrets reads and writes release records; storageNamespace holds
+	// them, out of the tenants' reach.
+	secrets          kubernetes.Interface
+	storageNamespace string
 
-	mu    sync.Mutex
-	locks map[string]*sync.Mutex
+	mu       sync.Mutex
+	locks    map[string]*sync.Mutex
+	migrated map[string]bool // releases whose records were looked for in the tenant namespace
 }
 
-func newHelmClient(cfg *rest.Config, maxHistory int, log func(string, ...any)) (*helmClient, error) {
+func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, log func(string, ...any)) (*helmClient, error) {
 	cfg = rest.CopyConfig(cfg)
 	// Release records (Secrets of ~20 KB) go as protobuf, not as JSON with
 	// the data base64-encoded once more: smaller and cheaper to decode on
@@ -47,10 +55,15 @@ func newHelmClient(cfg *rest.Config, maxHistory int, log func(string, ...any)) (
 	if err != nil {
 		return nil, err
 	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
 	cached := memory.NewMemCacheClient(dc)
 	return &helmClient{
 		config: cfg, discovery: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
-		maxHistory: maxHistory, log: log, locks: map[string]*sync.Mutex{},
+		maxHistory: maxHistory, log: log, locks: map[string]*sync.Mutex{}, migrated: map[string]bool{},
+		secrets: cs, storageNamespace: storageNamespace,
 	}, nil
 }
 
@@ -68,14 +81,66 @@ func (h *helmClient) lock(namespace, name string) func() {
 	return l.Unlock
 }
 
-// action returns an action configuration for namespace.
-func (h *helmClient) action(namespace string) (*action.Configuration, error) {
+// action returns an action configuration for the releases of tenant in
+// namespace, with their records in the storage namespace.
+func (h *helmClient) action(tenant, namespace string) (*action.Configuration, error) {
 	cfg := new(action.Configuration)
 	getter := &restGetter{h: h, namespace: namespace}
 	if err := cfg.Init(getter, namespace, "secret", h.log); err != nil {
 		return nil, fmt.Errorf("helm configuration for %s: %w", namespace, err)
 	}
+	cfg.Releases = storage.Init(h.storage(tenant, namespace))
 	return cfg, nil
+}
+
+// storage is the driver of tenant's release records of namespace.
+func (h *helmClient) storage(tenant, namespace string) driver.Driver {
+	d := driver.NewSecrets(&tenantSecrets{SecretInterface: h.secrets.CoreV1().Secrets(h.storageNamespace), tenant: tenant, namespace: namespace})
+	d.Log = h.log
+	return d
+}
+
+// legacy is the driver of the records Helm keeps by default: in the
+// release namespace, where the tenant can write.
+func (h *helmClient) legacy(namespace string) driver.Driver {
+	d := driver.NewSecrets(h.secrets.CoreV1().Secrets(namespace))
+	d.Log = h.log
+	return d
+}
+
+// migrate moves a release's records from the release namespace into the
+// storage namespace, once per release and process. The objects of the
+// release are not touched, so nothing is reinstalled or restarted.
+func (h *helmClient) migrate(tenant, namespace, name string) ([]int, error) {
+	key := tenant + "/" + namespace + "/" + name
+	h.mu.Lock()
+	done := h.migrated[key]
+	h.mu.Unlock()
+	if done {
+		return nil, nil
+	}
+	moved, err := moveRecords(h.legacy(namespace), h.storage(tenant, namespace), name, intoStorage)
+	if err != nil {
+		return moved, fmt.Errorf("moving the records of release %s out of namespace %s: %w", name, namespace, err)
+	}
+	h.mu.Lock()
+	h.migrated[key] = true
+	h.mu.Unlock()
+	return moved, nil
+}
+
+// handBack moves a release's records back into the release namespace,
+// for a Tenant that is orphaned: its owners may manage the release with
+// Helm from then on.
+func (h *helmClient) handBack(tenant, namespace, name string) ([]int, error) {
+	moved, err := moveRecords(h.storage(tenant, namespace), h.legacy(namespace), name, everything)
+	if err != nil {
+		return moved, fmt.Errorf("handing the records of release %s back to namespace %s: %w", name, namespace, err)
+	}
+	h.mu.Lock()
+	delete(h.migrated, tenant+"/"+namespace+"/"+name)
+	h.mu.Unlock()
+	return moved, nil
 }
 
 // last returns the latest revision of a release, or nil.
@@ -115,8 +180,9 @@ func markFailed(cfg *action.Configuration, rel *release.Release) error {
 	return cfg.Releases.Update(rel)
 }
 
-func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spec releaseSpec) (*release.Release, error) {
+func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spec releaseSpec, guard postrender.PostRenderer) (*release.Release, error) {
 	in := action.NewInstall(cfg)
+	in.PostRenderer = guard
 	in.ReleaseName, in.Namespace = spec.Name, spec.Namespace
 	in.SkipCRDs = true // the controller owns shared CRDs
 	in.Timeout = 2 * time.Minute
@@ -126,8 +192,9 @@ func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spe
 	return in.RunWithContext(ctx, spec.Install, spec.Values)
 }
 
-func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spec releaseSpec) (*release.Release, error) {
+func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spec releaseSpec, guard postrender.PostRenderer) (*release.Release, error) {
 	up := action.NewUpgrade(cfg)
+	up.PostRenderer = guard
 	up.Namespace = spec.Namespace
 	up.SkipCRDs = true
 	up.MaxHistory = h.maxHistory

@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"helm.sh/helm/v3/pkg/release"
+
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,6 +45,11 @@ func setup(c *testcluster.Cluster) (func(), error) {
 		return nil, err
 	}
 	if err := c.InstallCRDs(context.Background(), "../../config/crd/bases"); err != nil {
+		return nil, err
+	}
+	// The controller's namespace, which holds every release record.
+	storage := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: tenancy.DefaultStorageNamespace}}
+	if err := cl.Create(context.Background(), storage); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
 	dir, err := os.MkdirTemp("", "opctl-tenancy-")
@@ -144,4 +153,31 @@ func rbacSubject(user string) rbacv1.Subject {
 func dump(v any) string {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	return string(b)
+}
+
+// storedRelease reads revision version of tenant's release name (in
+// namespace ns) from the controller's storage namespace.
+func storedRelease(t testing.TB, tenant, ns, name string, version int) *release.Release {
+	t.Helper()
+	key := fmt.Sprintf("sh.helm.release.v1.%s.%s.%s.v%d", tenant, ns, name, version)
+	sec, err := cluster.Client.CoreV1().Secrets(tenancy.DefaultStorageNamespace).Get(context.Background(), key, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("release record %s: %v", key, err)
+	}
+	if sec.Labels[tenancy.LabelRecordTenant] != tenant || sec.Labels[tenancy.LabelRecordNamespace] != ns {
+		t.Errorf("release record %s labels %v", key, sec.Labels)
+	}
+	rel, err := tenancy.DecodeRelease(string(sec.Data["release"]))
+	if err != nil {
+		t.Fatalf("decoding %s: %v", key, err)
+	}
+	return rel
+}
+
+// storedRecords counts the release records of tenant in the storage
+// namespace.
+func storedRecords(ctx context.Context, tenant string) (int, error) {
+	var secrets corev1.SecretList
+	err := cl.List(ctx, &secrets, client.InNamespace(tenancy.DefaultStorageNamespace), client.MatchingLabels{tenancy.LabelRecordTenant: tenant, "owner": "helm"})
+	return len(secrets.Items), err
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -123,10 +122,7 @@ func TestThreeTenants(t *testing.T) {
 
 	t.Run("release records hold no CRDs", func(t *testing.T) {
 		// The controller applies the shared CRD; Helm never sees it.
-		rel, err := driver.NewSecrets(c.Client.CoreV1().Secrets(nss[0])).Get("sh.helm.release.v1.kv.v1")
-		if err != nil {
-			t.Fatal(err)
-		}
+		rel := storedRelease(t, names[0], nss[0], "kv", 1)
 		for _, f := range append(rel.Chart.Templates, rel.Chart.Files...) {
 			if strings.Contains(string(f.Data), "kind: CustomResourceDefinition") {
 				t.Errorf("release chart keeps %s, a CRD", f.Name)

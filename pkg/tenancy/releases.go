@@ -135,10 +135,16 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 	unlock := c.helm.lock(spec.Namespace, spec.Name)
 	defer unlock()
 	logger := log.FromContext(ctx).WithValues("release", spec.Namespace+"/"+spec.Name)
-	cfg, err := c.helm.action(spec.Namespace)
+	cfg, err := c.helm.action(t.Name, spec.Namespace)
 	if err != nil {
 		return err
 	}
+	if moved, err := c.helm.migrate(t.Name, spec.Namespace, spec.Name); err != nil {
+		return err
+	} else if len(moved) > 0 {
+		c.event(t, "Normal", "ReleaseRecordsMoved", "moved the records of release %s (revisions %v) from namespace %s to the controller's storage", spec.Name, moved, spec.Namespace)
+	}
+	scope := c.scope(t, spec.Namespace, spec.Name)
 	cur, err := last(cfg, spec.Name)
 	if err != nil {
 		return fmt.Errorf("reading release history: %w", err)
@@ -166,11 +172,17 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 	case cur == nil || deployed == nil:
 		// Nothing deployed yet: (re)install from scratch.
 		if cur != nil {
+			if err := scope.verify(ctx, cur); c.tampered(t, st, err) {
+				return nil
+			}
 			if err := c.helm.uninstall(cfg, spec.Name); err != nil {
 				return fmt.Errorf("removing failed release: %w", err)
 			}
 		}
-		rel, err := c.timed("install", func() (*release.Release, error) { return c.helm.install(ctx, cfg, spec) })
+		rel, err := c.timed("install", func() (*release.Release, error) { return c.helm.install(ctx, cfg, spec, renderGuard{ctx, scope}) })
+		if c.tampered(t, st, err) {
+			return nil
+		}
 		if err != nil {
 			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
 			c.event(t, "Warning", ReasonInstallFailed, "installing %s %s: %v", spec.Name, want, err)
@@ -187,7 +199,7 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 		// The last upgrade failed: go back. (An interrupted one is simply
 		// run again below.)
 		failed := cur.Chart.Metadata.Version
-		if err := c.rollback(t, cfg, spec.Name, deployed.Version, failed, st, "the upgrade failed"); err != nil {
+		if err := c.rollback(ctx, t, cfg, scope, deployed.Version, failed, st, "the upgrade failed"); err != nil {
 			return err
 		}
 		return nil
@@ -203,10 +215,16 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 			}
 			return nil
 		}
-		rel, err := c.timed("upgrade", func() (*release.Release, error) { return c.helm.upgrade(ctx, cfg, spec) })
+		if err := scope.verify(ctx, cur, deployed); c.tampered(t, st, err) {
+			return nil
+		}
+		rel, err := c.timed("upgrade", func() (*release.Release, error) { return c.helm.upgrade(ctx, cfg, spec, renderGuard{ctx, scope}) })
+		if c.tampered(t, st, err) {
+			return nil
+		}
 		if err != nil {
 			logger.Info("upgrade failed, rolling back", "error", err.Error())
-			return c.rollback(t, cfg, spec.Name, deployed.Version, want, st, err.Error())
+			return c.rollback(ctx, t, cfg, scope, deployed.Version, want, st, err.Error())
 		}
 		c.event(t, "Normal", "Upgraded", "upgraded %s from %s to %s (revision %d)", spec.Name, deployed.Chart.Metadata.Version, want, rel.Version)
 		st.TargetVersion, st.UpgradeStartTime, st.LastError, st.FailedVersion, st.Reason = want, &metav1.Time{Time: now}, "", "", ""
@@ -244,9 +262,28 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 			st.LastError = fmt.Sprintf("%s %s did not become ready within %s", spec.Name, want, c.opts.UpgradeTimeout)
 			return nil
 		}
-		return c.rollback(t, cfg, spec.Name, prev, want, st, fmt.Sprintf("not ready within %s", c.opts.UpgradeTimeout))
+		return c.rollback(ctx, t, cfg, scope, prev, want, st, fmt.Sprintf("not ready within %s", c.opts.UpgradeTimeout))
 	}
 	return nil
+}
+
+// scope is what the release name of t in ns may touch.
+func (c *Controller) scope(t *tenancyv1.Tenant, ns, name string) releaseScope {
+	return releaseScope{release: name, namespace: ns, namespaces: t.Spec.Namespaces, mapper: c.helm.mapper, reader: c.reader}
+}
+
+// tampered reports a TamperError on st and in an Event, and whether err
+// was one. The release is left as it is until its record or chart is
+// fixed.
+func (c *Controller) tampered(t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, err error) bool {
+	var te *TamperError
+	if !errors.As(err, &te) {
+		return false
+	}
+	st.Health, st.Reason, st.LastError = HealthFailed, ReasonReleaseTampered, te.Error()
+	releaseOps.WithLabelValues("verify", "refused").Inc()
+	c.event(t, "Warning", ReasonReleaseTampered, "%s", te.Error())
+	return true
 }
 
 // interrupted reports whether rel is a revision markFailed recovered.
@@ -255,7 +292,21 @@ func interrupted(rel *release.Release) bool {
 }
 
 // rollback returns the release to revision and records version as failed.
-func (c *Controller) rollback(t *tenancyv1.Tenant, cfg *action.Configuration, name string, revision int, version string, st *tenancyv1.OperatorStatus, why string) error {
+// It refuses when the current or the target revision names objects
+// outside the tenant.
+func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *action.Configuration, scope releaseScope, revision int, version string, st *tenancyv1.OperatorStatus, why string) error {
+	name := scope.release
+	target, err := cfg.Releases.Get(name, revision)
+	if err != nil {
+		return fmt.Errorf("reading revision %d of %s: %w", revision, name, err)
+	}
+	cur, err := last(cfg, name)
+	if err != nil {
+		return err
+	}
+	if err := scope.verify(ctx, cur, target); c.tampered(t, st, err) {
+		return nil
+	}
 	if _, err := c.timed("rollback", func() (*release.Release, error) { return nil, c.helm.rollback(cfg, name, revision) }); err != nil {
 		st.Health, st.Reason, st.LastError = HealthFailed, ReasonUpgradeFailed, fmt.Sprintf("rollback to revision %d failed: %v", revision, err)
 		return fmt.Errorf("rolling back %s to revision %d: %w", name, revision, err)

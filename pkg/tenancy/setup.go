@@ -74,7 +74,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("reading the Kubernetes version: %w", err)
 	}
 	logger := mgr.GetLogger().WithName("helm")
-	hc, err := newHelmClient(mgr.GetConfig(), opts.MaxHistory, func(format string, args ...any) {
+	hc, err := newHelmClient(mgr.GetConfig(), opts.StorageNamespace, opts.MaxHistory, func(format string, args ...any) {
 		logger.V(2).Info(fmt.Sprintf(format, args...))
 	})
 	if err != nil {

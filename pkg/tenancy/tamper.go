@@ -1,0 +1,157 @@
+package tenancy
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// ReasonReleaseTampered reports a release whose stored or rendered
+// manifest names objects outside the tenant: the controller would act on
+// them with its own rights, so it does nothing.
+const ReasonReleaseTampered = "ReleaseTampered"
+
+// Helm's ownership annotations on the objects of a release.
+const (
+	annotationReleaseName      = "meta.helm.sh/release-name"
+	annotationReleaseNamespace = "meta.helm.sh/release-namespace"
+)
+
+// TamperError names the objects of a release manifest that do not belong
+// to the tenant.
+type TamperError struct {
+	Release string
+	What    string // "revision 3", "the rendered chart"
+	Foreign []string
+}
+
+func (e *TamperError) Error() string {
+	return fmt.Sprintf("release %s, %s, names objects outside the tenant: %s; nothing was changed. Fix or delete the release record, or the chart",
+		e.Release, e.What, strings.Join(e.Foreign, ", "))
+}
+
+// releaseScope is what a tenant's release may touch: namespaced objects in
+// the tenant's namespaces, and cluster-scoped objects that the chart
+// renders for this release (their names carry the release and its
+// namespace) and that, where they exist, Helm marked as this release's.
+type releaseScope struct {
+	release, namespace string
+	namespaces         []string
+	mapper             meta.RESTMapper
+	reader             client.Reader
+}
+
+// foreign returns the objects a manifest names outside the scope, as
+// "Kind namespace/name", sorted. A manifest that does not parse is foreign
+// as a whole: Helm would not act on it either, but nothing can vouch for
+// it.
+func (s releaseScope) foreign(ctx context.Context, manifest string) []string {
+	var out []string
+	for _, doc := range releaseutil.SplitManifests(manifest) {
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			out = append(out, fmt.Sprintf("an unreadable document (%v)", err))
+			continue
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		if why := s.outside(ctx, &u); why != "" {
+			out = append(out, why)
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+// outside says why one object is outside the scope, or "".
+func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured) string {
+	gvk := u.GroupVersionKind()
+	ns := u.GetNamespace()
+	name := gvk.Kind + " " + u.GetName()
+	if ns != "" {
+		name = gvk.Kind + " " + ns + "/" + u.GetName()
+	}
+	if gvk.Kind == "" || u.GetName() == "" {
+		return "an object without kind or name"
+	}
+	clusterScoped := false
+	if m, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
+		clusterScoped = m.Scope.Name() == meta.RESTScopeNameRoot
+	} else if ns == "" {
+		// An unknown kind without a namespace: Helm cannot act on it
+		// until it is served, and then it goes to the release namespace
+		// or is cluster-scoped; neither can be vouched for now.
+		return name + " (unknown kind)"
+	}
+	if !clusterScoped {
+		if ns == "" {
+			ns = s.namespace
+		}
+		if slices.Contains(s.namespaces, ns) {
+			return ""
+		}
+		return name
+	}
+	if !strings.Contains(u.GetName(), s.namespace) || !strings.Contains(u.GetName(), s.release) {
+		return name + " (cluster-scoped, not named for this release)"
+	}
+	live := &metav1.PartialObjectMetadata{}
+	live.SetGroupVersionKind(gvk)
+	if err := s.reader.Get(ctx, client.ObjectKey{Name: u.GetName()}, live); apierrors.IsNotFound(err) {
+		return "" // absent: nothing of anyone else's to change
+	} else if err != nil {
+		return fmt.Sprintf("%s (cluster-scoped, unreadable: %v)", name, err)
+	}
+	a := live.GetAnnotations()
+	if a[annotationReleaseName] != s.release || a[annotationReleaseNamespace] != s.namespace {
+		return name + " (cluster-scoped, owned by another release)"
+	}
+	return ""
+}
+
+// verify checks the manifests and hooks of stored revisions.
+func (s releaseScope) verify(ctx context.Context, revisions ...*release.Release) error {
+	for _, rel := range revisions {
+		if rel == nil {
+			continue
+		}
+		foreign := s.foreign(ctx, rel.Manifest)
+		for _, h := range rel.Hooks {
+			for _, f := range s.foreign(ctx, h.Manifest) {
+				foreign = append(foreign, f+" (hook "+h.Name+")")
+			}
+		}
+		if len(foreign) > 0 {
+			return &TamperError{Release: s.namespace + "/" + s.release, What: fmt.Sprintf("revision %d", rel.Version), Foreign: foreign}
+		}
+	}
+	return nil
+}
+
+// renderGuard is a Helm post-renderer that refuses a rendered manifest
+// naming objects outside the scope, before Helm touches the cluster.
+type renderGuard struct {
+	ctx   context.Context
+	scope releaseScope
+}
+
+// Run passes the manifest through unchanged, or fails.
+func (g renderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+	if foreign := g.scope.foreign(g.ctx, rendered.String()); len(foreign) > 0 {
+		return nil, &TamperError{Release: g.scope.namespace + "/" + g.scope.release, What: "the rendered chart", Foreign: foreign}
+	}
+	return rendered, nil
+}

@@ -1,0 +1,88 @@
+package tenancy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/release"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+func testScope(t *testing.T) releaseScope {
+	m := meta.NewDefaultRESTMapper(nil)
+	m.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
+	m.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, meta.RESTScopeRoot)
+	m.Add(rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), meta.RESTScopeRoot)
+	owned := func(name, rel, ns string) *rbacv1.ClusterRole {
+		return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
+			annotationReleaseName: rel, annotationReleaseNamespace: ns}}}
+	}
+	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(
+		owned("kv-ns-a-manager", "kv", "ns-a"),
+		owned("kv-ns-a-stolen", "kv", "ns-b"),
+	).Build()
+	return releaseScope{release: "kv", namespace: "ns-a", namespaces: []string{"ns-a", "ns-a2"}, mapper: m, reader: reader}
+}
+
+func TestReleaseScope(t *testing.T) {
+	s := testScope(t)
+	cases := []struct {
+		name, manifest, want string // want: a substring of the one foreign object, or ""
+	}{
+		{"namespaced, release namespace", "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: x\n", ""},
+		{"namespaced, another tenant namespace", "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: x\n  namespace: ns-a2\n", ""},
+		{"namespaced, foreign", "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: victim\n  namespace: kube-system\n", "ConfigMap kube-system/victim"},
+		{"cluster-scoped, this release's", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-manager\n", ""},
+		{"cluster-scoped, named for the release, absent", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-new\n", ""},
+		{"cluster-scoped, not named for it", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: cluster-admin\n", "ClusterRole cluster-admin (cluster-scoped, not named"},
+		{"cluster-scoped, another release's", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-stolen\n", "owned by another release"},
+		{"a namespace", "kind: Namespace\napiVersion: v1\nmetadata:\n  name: kube-system\n", "Namespace kube-system"},
+		{"unknown kind without namespace", "kind: Widget\napiVersion: example.com/v1\nmetadata:\n  name: w\n", "unknown kind"},
+		{"unknown kind in the tenant", "kind: Widget\napiVersion: example.com/v1\nmetadata:\n  name: w\n  namespace: ns-a\n", ""},
+		{"no name", "kind: ConfigMap\napiVersion: v1\nmetadata: {}\n", "without kind or name"},
+		{"unreadable", "kind: [\n", "unreadable"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := s.foreign(context.Background(), "---\n"+tc.manifest)
+			if tc.want == "" {
+				if len(got) != 0 {
+					t.Errorf("foreign %v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], tc.want) {
+				t.Errorf("foreign %v, want one naming %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestVerifyRevisions(t *testing.T) {
+	s := testScope(t)
+	ctx := context.Background()
+	clean := testRelease("kv", "ns-a", 1, release.StatusDeployed, "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: x\n")
+	if err := s.verify(ctx, clean, nil); err != nil {
+		t.Errorf("clean revision: %v", err)
+	}
+	hooked := testRelease("kv", "ns-a", 2, release.StatusDeployed, clean.Manifest)
+	hooked.Hooks = []*release.Hook{{Name: "pre-delete", Manifest: "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: v\n  namespace: kube-system\n"}}
+	var te *TamperError
+	if err := s.verify(ctx, clean, hooked); !errors.As(err, &te) || te.What != "revision 2" || !strings.Contains(te.Error(), "kube-system/v (hook pre-delete)") {
+		t.Errorf("a foreign hook: %v", err)
+	}
+	g := renderGuard{ctx: ctx, scope: s}
+	if _, err := g.Run(bytes.NewBufferString(clean.Manifest)); err != nil {
+		t.Errorf("guard on a clean render: %v", err)
+	}
+	if _, err := g.Run(bytes.NewBufferString(hooked.Hooks[0].Manifest)); !errors.As(err, &te) || te.What != "the rendered chart" {
+		t.Errorf("guard on a foreign render: %v", err)
+	}
+}
