@@ -15,6 +15,10 @@ import (
 var bundleKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "NetworkPolicy", "PodDisruptionBudget",
 	"PriorityClass", "PrometheusRule", "Role", "RoleBinding", "Secret", "Service", "ServiceAccount", "ServiceMonitor"}
 
+// chartOnlyKinds are carried by the chart and left out of the bundle, with
+// a warning: OLM v0 refuses to install them.
+var chartOnlyKinds = []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+
 // Bundle renders the OLM registry+v1 bundle under bundle/<name>/.
 func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 	if len(opts.Channels) == 0 {
@@ -66,9 +70,11 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 			return nil, nil, err
 		}
 	}
-	if err := p.bundleObjects(files, dir, grants, pacs); err != nil {
+	left, err := p.bundleObjects(files, dir, grants, pacs)
+	if err != nil {
 		return nil, nil, err
 	}
+	warnings = append(warnings, left...)
 	channels := strings.Join(opts.Channels, ",")
 	ann, err := bundle.GenerateAnnotations(bundle.RegistryV1Type, bundle.ManifestsDir, bundle.MetadataDir, p.Name, channels, opts.DefaultChannel)
 	if err != nil {
@@ -86,7 +92,8 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 // bundleObjects adds the overlay's extra objects, except what OLM creates
 // itself from the CSV: the ServiceAccounts of grants and the RBAC that the
 // CSV's permissions carry. Platform-as-code ConfigMaps are added.
-func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []PlatformAsCode) error {
+func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []PlatformAsCode) ([]string, error) {
+	var warnings []string
 	inCSV := map[string]bool{}
 	for _, g := range grants {
 		inCSV["ServiceAccount/"+g.ServiceAccount] = true
@@ -99,8 +106,12 @@ func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []
 	}
 	for _, o := range p.Objects {
 		kind := o.GetKind()
+		if slices.Contains(chartOnlyKinds, kind) {
+			warnings = append(warnings, fmt.Sprintf("%s %s: OLM cannot install kind %s, so the bundle leaves it out: apply it from the chart or with kubectl", kind, o.GetName(), kind))
+			continue
+		}
 		if !slices.Contains(bundleKinds, kind) {
-			return fmt.Errorf("%s %s: kind %s cannot be shipped in an OLM bundle (supported: %s)", kind, o.GetName(), kind, strings.Join(bundleKinds, ", "))
+			return nil, fmt.Errorf("%s %s: kind %s cannot be shipped in an OLM bundle (supported: %s)", kind, o.GetName(), kind, strings.Join(bundleKinds, ", "))
 		}
 		if inCSV[kind+"/"+o.GetName()] || (p.Webhook != nil && kind == "Service" && o.GetName() == p.Webhook.Service) {
 			continue // OLM creates these from the CSV
@@ -116,7 +127,7 @@ func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []
 		c.SetNamespace("")
 		name := fmt.Sprintf("%s_%s_%s.yaml", c.GetName(), strings.ReplaceAll(c.GroupVersionKind().Version, "/", "_"), strings.ToLower(kind))
 		if err := put(files, dir+"manifests/"+name, c.Object); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	for _, pac := range pacs {
@@ -126,10 +137,10 @@ func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []
 		}
 		cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": pac.ConfigMap}, "data": data}
 		if err := put(files, dir+"manifests/"+pac.ConfigMap+"_v1_configmap.yaml", cm); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return warnings, nil
 }
 
 func put(files Files, path string, obj map[string]any) error {

@@ -38,8 +38,9 @@ type Files map[string][]byte
 // manager; clusterKinds are the cluster-scoped ones among them.
 var (
 	chartKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "NetworkPolicy", "PodDisruptionBudget",
-		"PodMonitor", "PriorityClass", "PrometheusRule", "Role", "RoleBinding", "Secret", "Service", "ServiceAccount", "ServiceMonitor"}
-	clusterKinds = []string{"ClusterRole", "ClusterRoleBinding", "PriorityClass"}
+		"PodMonitor", "PriorityClass", "PrometheusRule", "Role", "RoleBinding", "Secret", "Service", "ServiceAccount", "ServiceMonitor",
+		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
+	clusterKinds = []string{"ClusterRole", "ClusterRoleBinding", "PriorityClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 	// monitoringKinds need the Prometheus operator's CRDs.
 	monitoringKinds = []string{"PodMonitor", "PrometheusRule", "ServiceMonitor"}
 	rbacKinds       = []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}

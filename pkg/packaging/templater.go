@@ -121,7 +121,7 @@ func (t *templater) labels(meta map[string]any) {
 }
 
 // referenceKeys are fields that name other objects of the overlay.
-var referenceKeys = []string{"name", "serviceAccountName", "secretName", "claimName"}
+var referenceKeys = []string{"name", "serviceAccountName", "secretName", "claimName", "policyName"}
 
 // rewriteRefs replaces names of overlay objects and the overlay namespace
 // wherever v refers to them.

@@ -164,7 +164,8 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) error {
 		p.operators = append(p.operators, operatorPlan{spec: op, chart: lc, values: values, analysis: a})
 	}
 	for i, ns := range t.Spec.Namespaces {
-		in := QuotaInput{HeadroomPercent: p.settings.HeadroomPercent}
+		in := QuotaInput{HeadroomPercent: p.settings.HeadroomPercent,
+			NoNodePorts: !p.settings.Services.AllowNodePorts, NoLoadBalancers: !p.settings.Services.AllowLoadBalancers}
 		if t.Spec.Quota != nil {
 			in.Overrides = t.Spec.Quota.Hard
 		}

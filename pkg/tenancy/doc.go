@@ -1,8 +1,16 @@
 // Package tenancy is the tenancy controller: for each Tenant it creates
 // the namespaces with quota, limits, isolation and owner access, applies
 // the shared CRDs of the tenant's operators (refusing version skew that
-// would break another tenant), and installs, upgrades, rolls back and
-// uninstalls one Helm release per operator and tenant.
+// would break another tenant), and installs each operator either as a
+// Helm release (install, upgrade, rollback, uninstall) or from an OLM
+// catalog (OperatorGroup, CatalogSource, Subscription, InstallPlan
+// approval).
+//
+// Tenants are untrusted: Helm release records live in the controller's
+// storage namespace (storage.go, migrate.go), every stored and rendered
+// manifest is checked against the tenant before Helm acts on it
+// (tamper.go), and the guardrail ValidatingAdmissionPolicies in
+// config/guardrails read the namespace labels this package sets.
 //
 // The quota is computed by ComputeQuota, a pure function, from the
 // operator's own workloads and the platform-as-code figures of its CRDs.

@@ -15,6 +15,8 @@ var (
 	QuotaCounted  = quotaCounted
 	RolledOut     = rolledOut
 	DecodeRelease = decodeRelease
+	EncodeRelease = encodeRelease
+	ReleaseValues = releaseValues
 )
 
 // decodeRelease reads a release record's data as Helm's Secrets driver
@@ -35,4 +37,24 @@ func decodeRelease(data string) (*release.Release, error) {
 	}
 	var rel release.Release
 	return &rel, json.Unmarshal(b, &rel)
+}
+
+// encodeRelease writes a release record's data as Helm does.
+func encodeRelease(rel *release.Release) (string, error) {
+	b, err := json.Marshal(rel)
+	if err != nil {
+		return "", err
+	}
+	var buf bytes.Buffer
+	w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return "", err
+	}
+	if _, err := w.Write(b); err != nil {
+		return "", err
+	}
+	if err := w.Close(); err != nil {
+		return "", err
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +53,10 @@ func setup(c *testcluster.Cluster) (func(), error) {
 	if err := cl.Create(context.Background(), storage); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
+	// The guardrails, as charts/opctl ships them.
+	if err := installGuardrails(context.Background()); err != nil {
+		return nil, err
+	}
 	dir, err := os.MkdirTemp("", "opctl-tenancy-")
 	if err != nil {
 		return nil, err
@@ -67,8 +72,9 @@ func setup(c *testcluster.Cluster) (func(), error) {
 	return func() { os.RemoveAll(dir) }, nil
 }
 
-// startController runs the controller in this process until the test ends.
-func startController(t *testing.T, opts tenancy.Options) {
+// startController runs the controller in this process until the test
+// ends, or until the stop it returns is called.
+func startController(t *testing.T, opts tenancy.Options) (stop func()) {
 	t.Helper()
 	// Tests start one controller after another in this process.
 	skip := true
@@ -76,13 +82,15 @@ func startController(t *testing.T, opts tenancy.Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, err := cluster.StartManager(ctrl.Options{Scheme: tenancy.Scheme(), Cache: cacheOpts,
+	stop, err = cluster.StartManager(ctrl.Options{Scheme: tenancy.Scheme(), Cache: cacheOpts,
 		Controller: config.Controller{SkipNameValidation: &skip}}, "opctl-tenancy",
 		func(mgr ctrl.Manager) error { return tenancy.Setup(mgr, opts) })
 	if err != nil {
 		t.Fatal(err)
 	}
+	stop = sync.OnceFunc(stop)
 	t.Cleanup(stop)
+	return stop
 }
 
 // sampleChart packages the sample operator's chart at version with the

@@ -21,12 +21,37 @@ const (
 	labelPSAEnforce = "pod-security.kubernetes.io/enforce"
 )
 
+// Namespace labels the guardrail policies (config/guardrails) read.
+const (
+	LabelAllowNodePorts      = "tenancy.opctl.dev/allow-nodeports"
+	LabelAllowLoadBalancers  = "tenancy.opctl.dev/allow-loadbalancers"
+	LabelAllowExternalIPs    = "tenancy.opctl.dev/allow-externalips"
+	LabelLockNetworkPolicies = "tenancy.opctl.dev/lock-network-policies"
+)
+
 // settings are a Tenant's effective settings, its profile applied.
 type settings struct {
-	PodSecurity       string
-	HeadroomPercent   int64
-	NetworkPolicy     bool
-	IngressNamespaces []string
+	PodSecurity         string
+	HeadroomPercent     int64
+	NetworkPolicy       bool
+	IngressNamespaces   []string
+	LockNetworkPolicies bool
+	Services            tenancyv1.ServiceExposure
+}
+
+// namespaceLabels are the labels of a tenant namespace: the tenant, the
+// Pod Security level and what the guardrails allow.
+func (s settings) namespaceLabels(tenant string) map[string]string {
+	l := map[string]string{LabelTenant: tenant, labelPSAEnforce: s.PodSecurity}
+	for label, on := range map[string]bool{
+		LabelAllowNodePorts: s.Services.AllowNodePorts, LabelAllowLoadBalancers: s.Services.AllowLoadBalancers,
+		LabelAllowExternalIPs: s.Services.AllowExternalIPs, LabelLockNetworkPolicies: s.LockNetworkPolicies,
+	} {
+		if on {
+			l[label] = "true"
+		}
+	}
+	return l
 }
 
 func effectiveSettings(t *tenancyv1.Tenant, p *tenancyv1.TenantProfile) settings {
@@ -39,6 +64,9 @@ func effectiveSettings(t *tenancyv1.Tenant, p *tenancyv1.TenantProfile) settings
 		if p.Spec.HeadroomPercent != nil {
 			s.HeadroomPercent = int64(*p.Spec.HeadroomPercent)
 		}
+		if p.Spec.Services != nil {
+			s.Services = *p.Spec.Services
+		}
 		if iso == nil {
 			iso = p.Spec.Isolation
 		}
@@ -48,6 +76,7 @@ func effectiveSettings(t *tenancyv1.Tenant, p *tenancyv1.TenantProfile) settings
 			s.NetworkPolicy = *iso.NetworkPolicy
 		}
 		s.IngressNamespaces = iso.IngressNamespaces
+		s.LockNetworkPolicies = iso.LockNetworkPolicies
 	}
 	return s
 }
@@ -59,9 +88,7 @@ func namespaceObjects(t *tenancyv1.Tenant, ns string, s settings, q Quota) []cli
 		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
 	}
 	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{
-			LabelTenant: t.Name, labelPSAEnforce: s.PodSecurity,
-		}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: s.namespaceLabels(t.Name)}},
 		&corev1.ResourceQuota{ObjectMeta: meta(QuotaName), Spec: corev1.ResourceQuotaSpec{Hard: q.Hard}},
 	}
 	if len(q.Default) > 0 || len(q.DefaultRequest) > 0 {

@@ -40,6 +40,9 @@ type QuotaInput struct {
 	HeadroomPercent int64
 	// Overrides replace computed figures (spec.quota.hard).
 	Overrides corev1.ResourceList
+	// NoNodePorts and NoLoadBalancers set services.nodeports and
+	// services.loadbalancers to 0, a second layer under the guardrails.
+	NoNodePorts, NoLoadBalancers bool
 }
 
 // Quota is a computed ResourceQuota and LimitRange.
@@ -127,6 +130,12 @@ func ComputeQuota(in QuotaInput) Quota {
 		q.Hard[corev1.ResourceRequestsStorage] = storage
 		explain[corev1.ResourcePersistentVolumeClaims] = fmt.Sprintf("persistentvolumeclaims = %d", pvcs)
 		explain[corev1.ResourceRequestsStorage] = fmt.Sprintf("requests.storage = %s = %s", strings.Join(pvcTerms, " + "), storage.String())
+	}
+	for name, none := range map[corev1.ResourceName]bool{corev1.ResourceServicesNodePorts: in.NoNodePorts, corev1.ResourceServicesLoadBalancers: in.NoLoadBalancers} {
+		if none {
+			q.Hard[name] = *resource.NewQuantity(0, resource.DecimalSI)
+			explain[name] = fmt.Sprintf("%s = 0 (not allowed by the profile)", name)
+		}
 	}
 	for name, v := range in.Overrides {
 		q.Hard[name] = v.DeepCopy()

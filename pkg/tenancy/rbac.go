@@ -27,6 +27,11 @@ package tenancy
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles;clusterrolebindings,verbs=get;list;watch;create;patch;update;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles,verbs=bind;escalate
 //
+// The guardrail policies (config/guardrails) let whoever holds this
+// verb through: the controller and cluster admins. The resource is
+// virtual; nothing serves it.
+// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=guardrails,verbs=bypass
+//
 // Events for every action.
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
 //

@@ -179,7 +179,9 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 				return fmt.Errorf("removing failed release: %w", err)
 			}
 		}
-		rel, err := c.timed("install", func() (*release.Release, error) { return c.helm.install(ctx, cfg, spec, renderGuard{ctx, scope}) })
+		rel, err := c.timed("install", func() (*release.Release, error) {
+			return c.helm.install(ctx, cfg, spec, renderGuard{ctx, scope, t.Name})
+		})
 		if c.tampered(t, st, err) {
 			return nil
 		}
@@ -218,7 +220,9 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 		if err := scope.verify(ctx, cur, deployed); c.tampered(t, st, err) {
 			return nil
 		}
-		rel, err := c.timed("upgrade", func() (*release.Release, error) { return c.helm.upgrade(ctx, cfg, spec, renderGuard{ctx, scope}) })
+		rel, err := c.timed("upgrade", func() (*release.Release, error) {
+			return c.helm.upgrade(ctx, cfg, spec, renderGuard{ctx, scope, t.Name})
+		})
 		if c.tampered(t, st, err) {
 			return nil
 		}

@@ -142,16 +142,64 @@ func (s releaseScope) verify(ctx context.Context, revisions ...*release.Release)
 }
 
 // renderGuard is a Helm post-renderer that refuses a rendered manifest
-// naming objects outside the scope, before Helm touches the cluster.
+// naming objects outside the scope, before Helm touches the cluster, and
+// labels every object with the tenant: the guardrail policies keep
+// labelled objects for the controller.
 type renderGuard struct {
-	ctx   context.Context
-	scope releaseScope
+	ctx    context.Context
+	scope  releaseScope
+	tenant string
 }
 
-// Run passes the manifest through unchanged, or fails.
+// Run returns the labelled manifest, or fails.
 func (g renderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	if foreign := g.scope.foreign(g.ctx, rendered.String()); len(foreign) > 0 {
 		return nil, &TamperError{Release: g.scope.namespace + "/" + g.scope.release, What: "the rendered chart", Foreign: foreign}
 	}
-	return rendered, nil
+	return labelManifest(rendered.String(), LabelTenant, g.tenant)
+}
+
+// labelManifest sets a label on every object of a manifest, keeping the
+// documents' order and their leading comments (Helm's "# Source:").
+func labelManifest(manifest, key, value string) (*bytes.Buffer, error) {
+	docs := releaseutil.SplitManifests(manifest)
+	keys := make([]string, 0, len(docs))
+	for k := range docs {
+		keys = append(keys, k)
+	}
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+	out := &bytes.Buffer{}
+	for _, k := range keys {
+		doc := docs[k]
+		var comments []string
+		for _, line := range strings.Split(doc, "\n") {
+			if !strings.HasPrefix(line, "#") {
+				break
+			}
+			comments = append(comments, line)
+		}
+		var u unstructured.Unstructured
+		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
+			return nil, fmt.Errorf("reading the rendered manifest: %w", err)
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		labels := u.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[key] = value
+		u.SetLabels(labels)
+		b, err := yaml.Marshal(u.Object)
+		if err != nil {
+			return nil, err
+		}
+		out.WriteString("---\n")
+		for _, c := range comments {
+			out.WriteString(c + "\n")
+		}
+		out.Write(b)
+	}
+	return out, nil
 }

@@ -78,9 +78,15 @@ func TestVerifyRevisions(t *testing.T) {
 	if err := s.verify(ctx, clean, hooked); !errors.As(err, &te) || te.What != "revision 2" || !strings.Contains(te.Error(), "kube-system/v (hook pre-delete)") {
 		t.Errorf("a foreign hook: %v", err)
 	}
-	g := renderGuard{ctx: ctx, scope: s}
-	if _, err := g.Run(bytes.NewBufferString(clean.Manifest)); err != nil {
-		t.Errorf("guard on a clean render: %v", err)
+	g := renderGuard{ctx: ctx, scope: s, tenant: "a"}
+	out, err := g.Run(bytes.NewBufferString("---\n# Source: c/templates/cm.yaml\n" + clean.Manifest + "---\n# Source: c/templates/two.yaml\nkind: ConfigMap\napiVersion: v1\nmetadata:\n  name: z\n  labels:\n    keep: me\n"))
+	if err != nil {
+		t.Fatalf("guard on a clean render: %v", err)
+	}
+	want := "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    tenancy.opctl.dev/tenant: a\n  name: x\n" +
+		"---\n# Source: c/templates/two.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    keep: me\n    tenancy.opctl.dev/tenant: a\n  name: z\n"
+	if out.String() != want {
+		t.Errorf("labelled manifest:\n%s\nwant:\n%s", out, want)
 	}
 	if _, err := g.Run(bytes.NewBufferString(hooked.Hooks[0].Manifest)); !errors.As(err, &te) || te.What != "the rendered chart" {
 		t.Errorf("guard on a foreign render: %v", err)

@@ -19,11 +19,31 @@ type TenantProfileSpec struct {
 	// Isolation defaults for Tenants that set none.
 	// +optional
 	Isolation *IsolationSpec `json:"isolation,omitempty"`
+	// Services allows tenant Services to be reached from outside the
+	// cluster network; by default nothing is allowed, and guardrails and
+	// the quota refuse such Services.
+	// +optional
+	Services *ServiceExposure `json:"services,omitempty"`
 	// AllowedSources are prefixes of chart paths or repositories Tenants of
 	// this profile may install from; empty allows any.
 	// +listType=set
 	// +optional
 	AllowedSources []string `json:"allowedSources,omitempty"`
+}
+
+// ServiceExposure allows the kinds of Services that reach past the
+// cluster network.
+type ServiceExposure struct {
+	// AllowNodePorts allows NodePort Services.
+	// +optional
+	AllowNodePorts bool `json:"allowNodePorts,omitempty"`
+	// AllowLoadBalancers allows LoadBalancer Services.
+	// +optional
+	AllowLoadBalancers bool `json:"allowLoadBalancers,omitempty"`
+	// AllowExternalIPs allows Services with externalIPs, which can
+	// intercept other traffic of the cluster (CVE-2020-8554).
+	// +optional
+	AllowExternalIPs bool `json:"allowExternalIPs,omitempty"`
 }
 
 // TenantProfile holds defaults many Tenants share.

@@ -157,6 +157,11 @@ type IsolationSpec struct {
 	// +listType=set
 	// +optional
 	IngressNamespaces []string `json:"ingressNamespaces,omitempty"`
+	// LockNetworkPolicies refuses NetworkPolicies in the tenant's
+	// namespaces whose namespaceSelectors could admit another tenant's
+	// namespaces (a guardrail policy).
+	// +optional
+	LockNetworkPolicies bool `json:"lockNetworkPolicies,omitempty"`
 }
 
 // TenantStatus is the observed state of a Tenant.

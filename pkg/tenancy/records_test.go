@@ -1,0 +1,322 @@
+package tenancy_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/tenancy"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// legacyInstall installs the chart into ns the way the controller did
+// before release records moved: with Helm's default storage in the
+// release namespace, and the values the controller gives. It upgrades
+// revisions-1 times with the same chart and values.
+func legacyInstall(t *testing.T, tn *tenancyv1.Tenant, chartPath string, revisions int) {
+	t.Helper()
+	ns := tn.Spec.Namespaces[0]
+	if err := cl.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig, flags.Namespace = &cluster.Kubeconfig, &ns
+	cfg := new(action.Configuration)
+	if err := cfg.Init(flags, ns, "secret", t.Logf); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := loader.Load(chartPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	values, err := tenancy.ReleaseValues(tn.Spec.Operators[0], tn.Spec.Namespaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := action.NewInstall(cfg)
+	in.ReleaseName, in.Namespace, in.SkipCRDs = tn.Spec.Operators[0].Name, ns, true
+	if _, err := in.Run(ch, values); err != nil {
+		t.Fatalf("legacy install: %v", err)
+	}
+	for range revisions - 1 {
+		up := action.NewUpgrade(cfg)
+		up.Namespace, up.SkipCRDs = ns, true
+		if _, err := up.Run(tn.Spec.Operators[0].Name, ch, values); err != nil {
+			t.Fatalf("legacy upgrade: %v", err)
+		}
+	}
+}
+
+// An older controller's records in the tenant namespace move to the
+// controller's namespace once: history kept, nothing reinstalled, the
+// operator not restarted, and the owner cannot read them any more.
+func TestReleaseRecordsMigrate(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	chart := sampleChart(t, "", "0.1.0")
+	name := "migrate-" + suffix()
+	tn := newTenant(name, []string{name}, chart, 1, "owner-"+name)
+	tn.Spec.AdoptNamespaces = true
+	legacyInstall(t, tn, chart, 2)
+	before, err := c.Client.AppsV1().Deployments(name).List(ctx, metav1.ListOptions{})
+	if err != nil || len(before.Items) != 1 {
+		t.Fatalf("operator Deployment before the move: %v", err)
+	}
+	createTenant(t, tn)
+	waitTenant(t, name, 2*time.Minute, "Tenant Ready", func(tn *tenancyv1.Tenant) error {
+		if err := ready(tn); err != nil {
+			return err
+		}
+		if op := tn.Status.Operators[0]; op.Revision != 2 {
+			return fmt.Errorf("revision %d, want the migrated 2", op.Revision)
+		}
+		return nil
+	})
+	if n, err := releaseSecrets(ctx, name); err != nil || n != 0 {
+		t.Errorf("records left in the tenant namespace: %d, %v", n, err)
+	}
+	if first, second := storedRelease(t, name, name, "kv", 1), storedRelease(t, name, name, "kv", 2); first.Info.Status != release.StatusSuperseded || second.Info.Status != release.StatusDeployed {
+		t.Errorf("history after the move: revision 1 %s, revision 2 %s", first.Info.Status, second.Info.Status)
+	}
+	after, err := c.Client.AppsV1().Deployments(name).List(ctx, metav1.ListOptions{})
+	if err != nil || len(after.Items) != 1 {
+		t.Fatalf("operator Deployment after the move: %v", err)
+	}
+	if b, a := before.Items[0], after.Items[0]; a.UID != b.UID || a.Generation != b.Generation {
+		t.Errorf("operator Deployment replaced or changed: uid %s→%s, generation %d→%d", b.UID, a.UID, b.Generation, a.Generation)
+	}
+	owner := c.As("owner-" + name)
+	if _, err := kubernetes.NewForConfigOrDie(owner).CoreV1().Secrets(tenancy.DefaultStorageNamespace).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
+		t.Errorf("tenant owner listing the storage namespace: %v, want Forbidden", err)
+	}
+	events, err := c.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=ReleaseRecordsMoved"})
+	if err != nil || len(events.Items) == 0 {
+		t.Errorf("no ReleaseRecordsMoved event: %v", err)
+	}
+}
+
+// victims are objects outside every tenant that a forged record names.
+func victims(t *testing.T) (manifest string, check func(*testing.T)) {
+	t.Helper()
+	ctx := context.Background()
+	id := suffix()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "victim-" + id, Namespace: "kube-system"}, Data: map[string]string{"keep": "me"}}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "victim-" + id}}
+	for _, o := range []client.Object{cm, role} {
+		if err := cl.Create(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = cl.Delete(context.Background(), cm)
+		_ = cl.Delete(context.Background(), role)
+	})
+	manifest = fmt.Sprintf(`---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: %s
+  namespace: kube-system
+data:
+  keep: forged
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: %s
+rules: []
+`, cm.Name, role.Name)
+	return manifest, func(t *testing.T) {
+		t.Helper()
+		got := &corev1.ConfigMap{}
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(cm), got); err != nil || got.Data["keep"] != "me" {
+			t.Errorf("ConfigMap kube-system/%s after the forged record: %v, %v", cm.Name, got.Data, err)
+		}
+		if err := cl.Get(ctx, client.ObjectKeyFromObject(role), &rbacv1.ClusterRole{}); err != nil {
+			t.Errorf("ClusterRole %s after the forged record: %v", role.Name, err)
+		}
+	}
+}
+
+// forge adds extra objects to the manifest of a stored record; unforge
+// takes them out again.
+func forge(t *testing.T, ns, secret, extra string) {
+	t.Helper()
+	editRecord(t, ns, secret, func(rel *release.Release) { rel.Manifest += "\n" + extra })
+}
+
+func unforge(t *testing.T, ns, secret, extra string) {
+	t.Helper()
+	editRecord(t, ns, secret, func(rel *release.Release) { rel.Manifest = strings.TrimSuffix(rel.Manifest, "\n"+extra) })
+}
+
+func editRecord(t *testing.T, ns, secret string, edit func(*release.Release)) {
+	t.Helper()
+	testcluster.Eventually(t, 30*time.Second, "record "+ns+"/"+secret+" edited", func(ctx context.Context) error {
+		s, err := cluster.Client.CoreV1().Secrets(ns).Get(ctx, secret, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		rel, err := tenancy.DecodeRelease(string(s.Data["release"]))
+		if err != nil {
+			return err
+		}
+		edit(rel)
+		data, err := tenancy.EncodeRelease(rel)
+		if err != nil {
+			return err
+		}
+		s.Data["release"] = []byte(data)
+		_, err = cluster.Client.CoreV1().Secrets(ns).Update(ctx, s, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func tampered(tn *tenancyv1.Tenant) error {
+	return testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancy.ReasonReleaseTampered)
+}
+
+// A forged release record, in the tenant namespace (before it moves) or
+// in the controller's storage, cannot make the controller touch anything
+// outside the tenant on uninstall, upgrade or rollback: it does nothing,
+// reports ReleaseTampered and names the foreign objects.
+func TestForgedReleaseRecords(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{UpgradeTimeout: 10 * time.Second})
+	const brokenImage = "opctl/kvstore-operator:0.3.0"
+	remove, err := c.AddStage(ctx, testcluster.NeverReadyStage("never-ready-"+suffix(), brokenImage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = remove(context.Background()) })
+	v1, v2, v3 := sampleChart(t, "", "0.1.0"), sampleChart(t, "", "0.2.0"), sampleChart(t, "", "0.3.0")
+
+	setChart := func(name, path string) {
+		testcluster.UpdateObject(t, cl, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}, func(tn *tenancyv1.Tenant) {
+			tn.Spec.Operators[0].Chart.Path = path
+		})
+	}
+	stored := func(name string, version int) (string, string) {
+		return tenancy.DefaultStorageNamespace, fmt.Sprintf("sh.helm.release.v1.%s.%s.kv.v%d", name, name, version)
+	}
+	// start makes a Ready tenant whose revision 1 is forged: in the tenant
+	// namespace before the controller moves it, or in storage after.
+	start := func(t *testing.T, legacy bool, extra string) (name string, restore func()) {
+		name = "forged-" + suffix()
+		tn := newTenant(name, []string{name}, v1, 1)
+		ns, key := stored(name, 1)
+		if legacy {
+			tn.Spec.AdoptNamespaces = true
+			legacyInstall(t, tn, v1, 1)
+			forge(t, name, "sh.helm.release.v1.kv.v1", extra)
+		}
+		createTenant(t, tn)
+		waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
+		if !legacy {
+			forge(t, ns, key, extra)
+		}
+		return name, func() { unforge(t, ns, key, extra) }
+	}
+	waitTampered := func(t *testing.T, name string) *tenancyv1.Tenant {
+		return waitTenant(t, name, time.Minute, "ReleaseTampered", func(tn *tenancyv1.Tenant) error {
+			if err := tampered(tn); err != nil {
+				return fmt.Errorf("%w; operators %s", err, dump(tn.Status.Operators))
+			}
+			return nil
+		})
+	}
+	mentions := func(t *testing.T, tn *tenancyv1.Tenant) {
+		t.Helper()
+		msg := ""
+		for _, cond := range tn.Status.Conditions {
+			if cond.Type == operatorkit.ConditionDegraded {
+				msg = cond.Message
+			}
+		}
+		for _, want := range []string{"ConfigMap kube-system/victim-", "ClusterRole victim-"} {
+			if !strings.Contains(msg, want) {
+				t.Errorf("Degraded message does not name %q: %s", want, msg)
+			}
+		}
+	}
+
+	for _, legacy := range []bool{true, false} {
+		where := map[bool]string{true: "tenant namespace", false: "storage"}[legacy]
+		t.Run("uninstall/"+where, func(t *testing.T) {
+			t.Parallel()
+			extra, intact := victims(t)
+			name, restore := start(t, legacy, extra)
+			if err := cl.Delete(ctx, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+				t.Fatal(err)
+			}
+			tn := waitTampered(t, name)
+			mentions(t, tn)
+			intact(t)
+			if _, err := c.Client.AppsV1().Deployments(name).Get(ctx, "kv-sample-operator-controller-manager", metav1.GetOptions{}); err != nil {
+				t.Errorf("the operator was uninstalled despite the refusal: %v", err)
+			}
+			// Once the record is repaired, the deletion goes through.
+			restore()
+			tenantGone(t, name)
+			intact(t)
+		})
+		t.Run("upgrade/"+where, func(t *testing.T) {
+			t.Parallel()
+			extra, intact := victims(t)
+			name, restore := start(t, legacy, extra)
+			t.Cleanup(restore)
+			setChart(name, v2)
+			tn := waitTampered(t, name)
+			mentions(t, tn)
+			intact(t)
+			if op := tn.Status.Operators[0]; op.Revision != 1 || op.ChartVersion != "0.1.0" {
+				t.Errorf("operator after a refused upgrade: %s", dump(op))
+			}
+		})
+	}
+	t.Run("rollback/storage", func(t *testing.T) {
+		t.Parallel()
+		extra, intact := victims(t)
+		name := "forged-" + suffix()
+		createTenant(t, newTenant(name, []string{name}, v1, 1))
+		waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
+		// 0.3.0 never becomes ready: once its revision 2 is out, forge
+		// revision 1, the one the controller will roll back to.
+		setChart(name, v3)
+		waitTenant(t, name, time.Minute, "revision 2 rolling out", func(tn *tenancyv1.Tenant) error {
+			if op := tn.Status.Operators[0]; op.Revision != 2 || op.TargetVersion != "0.3.0" {
+				return fmt.Errorf("operator %s", dump(op))
+			}
+			return nil
+		})
+		ns, key := stored(name, 1)
+		forge(t, ns, key, extra)
+		t.Cleanup(func() { unforge(t, ns, key, extra) })
+		tn := waitTampered(t, name)
+		mentions(t, tn)
+		intact(t)
+		if op := tn.Status.Operators[0]; op.FailedVersion != "" {
+			t.Errorf("rolled back despite the forged target: %s", dump(op))
+		}
+		if _, err := cluster.Client.CoreV1().Secrets(ns).Get(ctx, fmt.Sprintf("sh.helm.release.v1.%s.%s.kv.v3", name, name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("revision 3 (a rollback) exists: %v", err)
+		}
+	})
+}
