@@ -148,3 +148,24 @@ func keyedSubset(desired, live []any, key string) bool {
 	}
 	return true
 }
+
+// Drifted reports whether live lacks a field that desired sets or holds
+// another value for it: what a server-side apply of desired would change.
+// apiVersion and kind are not compared.
+func Drifted(desired map[string]any, live any) (bool, error) {
+	d := make(map[string]any, len(desired))
+	for k, v := range desired {
+		if k != "apiVersion" && k != "kind" {
+			d[k] = v
+		}
+	}
+	dn, err := normalize(d)
+	if err != nil {
+		return false, err
+	}
+	ln, err := normalize(live)
+	if err != nil {
+		return false, err
+	}
+	return !subset(dn, ln), nil
+}

@@ -88,8 +88,12 @@ type Operand struct {
 	Usage string `json:"usage,omitempty"`
 	// Replicas of the operand per custom resource, by default.
 	Replicas int `json:"replicas,omitempty"`
-	// Resources of one operand replica: cpu/memory requests and limits.
+	// Resources of one operand replica: cpu/memory requests and limits,
+	// and requests.storage, the size of one of its volumes.
 	Resources OperandResources `json:"resources,omitempty"`
+	// PVCsPerReplica is how many volumes of requests.storage each replica
+	// claims (default 1 when storage is set).
+	PVCsPerReplica int `json:"pvcsPerReplica,omitempty"`
 	// PDB of the operand: minAvailable or maxUnavailable.
 	PDB map[string]string `json:"pdb,omitempty"`
 	// SecurityContext the operand pods run with.

@@ -7,15 +7,14 @@ import (
 	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"opctl.dev/opctl/pkg/pac"
 )
 
 // PlatformAsCodePrefix prefixes the platform-as-code annotations on CRDs.
-const PlatformAsCodePrefix = "platform-as-code/"
-
-// pacKeys are the annotations whose value names the ConfigMap holding the
-// figure under the same key.
-var pacKeys = []string{"usage", "cpu-requests", "cpu-limits", "mem-requests", "mem-limits", "pdb-minavailable", "pdb-maxunavailable", "securitycontext", "serviceaccount"}
+const PlatformAsCodePrefix = pac.Prefix
 
 // PlatformAsCode is what one CRD declares about its operands.
 type PlatformAsCode struct {
@@ -41,23 +40,20 @@ func (p *Project) PlatformAsCode() ([]PlatformAsCode, []string, error) {
 			warnings = append(warnings, fmt.Sprintf("CRD %s: no operands.%s entry in %s, so no platform-as-code annotations", crd.Name, crd.Name, ConfigFile))
 			continue
 		}
-		figures, err := operandFigures(crd.Name, op)
+		f, err := operandFigures(crd.Name, op)
 		if err != nil {
 			return nil, nil, err
 		}
-		pac := PlatformAsCode{CRD: crd.Name, ConfigMap: crd.Name + "-platform-as-code", Annotations: map[string]string{}, Figures: figures}
-		if len(op.Composition) > 0 {
-			pac.Annotations[PlatformAsCodePrefix+"composition"] = strings.Join(op.Composition, ", ")
-		}
+		figures := f.Data()
+		pc := PlatformAsCode{CRD: crd.Name, ConfigMap: pac.ConfigMapName(crd.Name),
+			Annotations: f.Annotations(pac.ConfigMapName(crd.Name), strings.Join(op.Composition, ", ")), Figures: figures}
 		var missing []string
-		for _, k := range pacKeys {
-			if _, ok := figures[k]; ok {
-				pac.Annotations[PlatformAsCodePrefix+k] = pac.ConfigMap
-			} else if k != "pdb-minavailable" && k != "pdb-maxunavailable" {
+		for _, k := range pac.AnnotatedKeys {
+			if _, ok := figures[k]; !ok && k != pac.PDBMinAvailable && k != pac.PDBMaxUnavailable {
 				missing = append(missing, k)
 			}
 		}
-		if figures["pdb-minavailable"] == "" && figures["pdb-maxunavailable"] == "" {
+		if figures[pac.PDBMinAvailable] == "" && figures[pac.PDBMaxUnavailable] == "" {
 			missing = append(missing, "pdb-minavailable/pdb-maxunavailable")
 		}
 		if len(op.Composition) == 0 {
@@ -66,60 +62,61 @@ func (p *Project) PlatformAsCode() ([]PlatformAsCode, []string, error) {
 		if len(missing) > 0 {
 			warnings = append(warnings, fmt.Sprintf("CRD %s: %s unknown in %s, annotations left out", crd.Name, strings.Join(missing, ", "), ConfigFile))
 		}
-		out = append(out, pac)
+		out = append(out, pc)
 	}
 	return out, warnings, nil
 }
 
-// operandFigures computes the per-custom-resource figures: one replica's
-// requests and limits times the default replicas.
-func operandFigures(crd string, op Operand) (map[string]string, error) {
-	f := map[string]string{}
-	if op.Usage != "" {
-		f["usage"] = op.Usage
+// operandFigures reads an operand of opctl.yaml into the contract's
+// per-pod figures: one replica's requests and limits, the replicas of one
+// custom resource, and each replica's volumes.
+func operandFigures(crd string, op Operand) (pac.Figures, error) {
+	f := pac.Figures{Usage: op.Usage, Replicas: int64(max(op.Replicas, 1)), Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{},
+		ServiceAccount: op.ServiceAccount}
+	for _, kr := range []struct {
+		kind string
+		src  map[string]string
+	}{{"requests", op.Resources.Requests}, {"limits", op.Resources.Limits}} {
+		kind, src := kr.kind, kr.src
+		for _, res := range slices.Sorted(maps.Keys(src)) {
+			v, err := resource.ParseQuantity(src[res])
+			if err != nil {
+				return f, fmt.Errorf("%s: operands.%s.resources.%s.%s: %q is not a quantity (like 100m or 128Mi)", ConfigFile, crd, kind, res, src[res])
+			}
+			switch {
+			case res == "cpu" || res == "memory":
+				if kind == "requests" {
+					f.Requests[corev1.ResourceName(res)] = v
+				} else {
+					f.Limits[corev1.ResourceName(res)] = v
+				}
+			case res == "storage" && kind == "requests":
+				f.Storage = &v
+				f.PVCsPerReplica = int64(max(op.PVCsPerReplica, 1))
+			default:
+				return f, fmt.Errorf("%s: operands.%s.resources.%s.%s: use cpu and memory (and storage under requests)", ConfigFile, crd, kind, res)
+			}
+		}
 	}
-	replicas := int64(max(op.Replicas, 1))
-	for _, q := range []struct{ key, kind, res string }{
-		{"cpu-requests", "requests", "cpu"}, {"cpu-limits", "limits", "cpu"},
-		{"mem-requests", "requests", "memory"}, {"mem-limits", "limits", "memory"},
-	} {
-		src := op.Resources.Requests
-		if q.kind == "limits" {
-			src = op.Resources.Limits
-		}
-		s, ok := src[q.res]
-		if !ok {
-			continue
-		}
-		v, err := resource.ParseQuantity(s)
-		if err != nil {
-			return nil, fmt.Errorf("%s: operands.%s.resources.%s.%s: %q is not a quantity (like 100m or 128Mi)", ConfigFile, crd, q.kind, q.res, s)
-		}
-		total := resource.NewMilliQuantity(v.MilliValue()*replicas, v.Format)
-		f[q.key] = total.String()
+	if op.PVCsPerReplica != 0 && f.Storage == nil {
+		return f, fmt.Errorf("%s: operands.%s.pvcsPerReplica: set resources.requests.storage, the size of one volume, too", ConfigFile, crd)
 	}
 	for k, v := range op.PDB {
 		switch strings.ToLower(k) {
 		case "minavailable":
-			f["pdb-minavailable"] = v
+			f.PDBMinAvailable = v
 		case "maxunavailable":
-			f["pdb-maxunavailable"] = v
+			f.PDBMaxUnavailable = v
 		default:
-			return nil, fmt.Errorf("%s: operands.%s.pdb.%s: use minAvailable or maxUnavailable", ConfigFile, crd, k)
+			return f, fmt.Errorf("%s: operands.%s.pdb.%s: use minAvailable or maxUnavailable", ConfigFile, crd, k)
 		}
 	}
 	if len(op.SecurityContext) > 0 {
 		b, err := json.Marshal(op.SecurityContext)
 		if err != nil {
-			return nil, err
+			return f, err
 		}
-		f["securitycontext"] = string(b)
-	}
-	if op.ServiceAccount != "" {
-		f["serviceaccount"] = op.ServiceAccount
-	}
-	if len(f) > 0 {
-		f["replicas"] = fmt.Sprint(replicas)
+		f.SecurityContext = string(b)
 	}
 	return f, nil
 }

@@ -3,23 +3,15 @@ package tenancy
 import (
 	"fmt"
 	"sort"
-	"strconv"
 
 	"helm.sh/helm/v3/pkg/chart"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-)
 
-// Platform-as-code annotations on a CRD name the ConfigMap that holds
-// each figure (see the operator maturity guidelines).
-const (
-	pacPrefix = "platform-as-code/"
-	// pacStorage is opctl's extension: one pod's volume size.
-	pacStorage = "storage-requests"
+	"opctl.dev/opctl/pkg/pac"
 )
 
 // analysis is what the controller needs from a rendered chart.
@@ -110,65 +102,12 @@ func addAll(dst, src corev1.ResourceList) {
 	}
 }
 
-// operand reads a CRD's platform-as-code figures; ok is false when the
-// CRD carries none.
+// operand reads a CRD's platform-as-code figures through the contract;
+// ok is false when the CRD carries none.
 func operand(crd *apiextensionsv1.CustomResourceDefinition, configMaps map[string]map[string]string) (Operand, bool, error) {
-	op := Operand{CRD: crd.Name, Replicas: 1, Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
-	found := false
-	figure := func(key string) (string, bool, error) {
-		cm, ok := crd.Annotations[pacPrefix+key]
-		if !ok {
-			return "", false, nil
-		}
-		data, ok := configMaps[cm]
-		if !ok {
-			return "", false, fmt.Errorf("CRD %s: annotation %s%s names ConfigMap %s, which the chart does not ship", crd.Name, pacPrefix, key, cm)
-		}
-		v, ok := data[key]
-		return v, ok, nil
+	f, ok, err := pac.Read(crd.Name, crd.Annotations, configMaps)
+	if err != nil || !ok {
+		return Operand{}, false, err
 	}
-	set := func(key string, dst corev1.ResourceList, name corev1.ResourceName) error {
-		v, ok, err := figure(key)
-		if err != nil || !ok {
-			return err
-		}
-		q, err := resource.ParseQuantity(v)
-		if err != nil {
-			return fmt.Errorf("CRD %s: platform-as-code %s %q: %w", crd.Name, key, v, err)
-		}
-		dst[name] = q
-		found = true
-		return nil
-	}
-	for _, f := range []struct {
-		key  string
-		dst  corev1.ResourceList
-		name corev1.ResourceName
-	}{
-		{"cpu-requests", op.Requests, corev1.ResourceCPU},
-		{"mem-requests", op.Requests, corev1.ResourceMemory},
-		{"cpu-limits", op.Limits, corev1.ResourceCPU},
-		{"mem-limits", op.Limits, corev1.ResourceMemory},
-	} {
-		if err := set(f.key, f.dst, f.name); err != nil {
-			return op, false, err
-		}
-	}
-	// replicas and storage live in the same ConfigMap as the CPU figures.
-	data := configMaps[crd.Annotations[pacPrefix+"cpu-requests"]]
-	if v, ok := data["replicas"]; ok {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n < 0 {
-			return op, false, fmt.Errorf("CRD %s: platform-as-code replicas %q is not a count", crd.Name, v)
-		}
-		op.Replicas = n
-	}
-	if v, ok := data[pacStorage]; ok {
-		q, err := resource.ParseQuantity(v)
-		if err != nil {
-			return op, false, fmt.Errorf("CRD %s: platform-as-code %s %q: %w", crd.Name, pacStorage, v, err)
-		}
-		op.Storage = &q
-	}
-	return op, found, nil
+	return Operand{CRD: crd.Name, Replicas: f.Replicas, Requests: f.Requests, Limits: f.Limits, Storage: f.Storage, PVCsPerReplica: f.PVCsPerReplica}, true, nil
 }

@@ -74,6 +74,8 @@ type Controller struct {
 	opts     Options
 	recorder events.EventRecorder
 
+	drift driftMemo
+
 	mu       sync.Mutex
 	plans    map[string]*plan     // by Tenant UID, for one reconcile
 	analyses map[string]*analysis // by chart and user values
@@ -127,6 +129,13 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) error {
 		}
 	}
 	p := &plan{settings: effectiveSettings(t, profile), quotas: map[string]Quota{}}
+	if p.settings.NetworkPolicy {
+		api, err := c.apiServerEndpoints(ctx)
+		if err != nil {
+			return err
+		}
+		p.settings.APIServer = api
+	}
 	for _, op := range t.Spec.Operators {
 		if op.OLM != nil {
 			if profile != nil && !allowed(olmSourceString(op.OLM), profile.Spec.AllowedSources) {

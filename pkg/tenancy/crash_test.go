@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/pkg/tenancy"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
@@ -55,12 +56,14 @@ func tail(b []byte, n int) string {
 	return string(b)
 }
 
-// pendingReleases counts release revisions in a pending state in ns.
-func pendingReleases(ctx context.Context, ns string) (int, error) {
+// pendingReleases counts the release revisions of tenant in a pending
+// state, in the controller's storage namespace.
+func pendingReleases(ctx context.Context, tenant string) (int, error) {
 	n := 0
 	for _, status := range []string{"pending-install", "pending-upgrade", "pending-rollback"} {
 		var secrets corev1.SecretList
-		if err := cl.List(ctx, &secrets, client.InNamespace(ns), client.MatchingLabels{"owner": "helm", "status": status}); err != nil {
+		if err := cl.List(ctx, &secrets, client.InNamespace(tenancy.DefaultStorageNamespace),
+			client.MatchingLabels{"owner": "helm", "status": status, tenancy.LabelRecordTenant: tenant}); err != nil {
 			return 0, err
 		}
 		n += len(secrets.Items)

@@ -53,6 +53,9 @@ func setup(c *testcluster.Cluster) (func(), error) {
 	if err := cl.Create(context.Background(), storage); err != nil && !apierrors.IsAlreadyExists(err) {
 		return nil, err
 	}
+	if err := ensureAPIServerSlice(context.Background()); err != nil {
+		return nil, err
+	}
 	// The guardrails, as charts/opctl ships them.
 	if err := installGuardrails(context.Background()); err != nil {
 		return nil, err

@@ -22,6 +22,10 @@ var (
 		Help:    "Duration of Helm release operations.",
 		Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
 	}, []string{"operation"})
+	driftCorrections = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "opctl_tenancy_drift_corrections_total",
+		Help: "Release objects restored from the release manifest after a change or deletion outside the controller, by kind.",
+	}, []string{"kind"})
 	quotaUtilisation = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Name: "opctl_tenancy_quota_utilisation_ratio",
 		Help: "Used over hard of each tenant namespace's quota, by resource.",
@@ -34,7 +38,7 @@ var (
 var tenants = &tenantCollector{}
 
 func init() {
-	metrics.Registry.MustRegister(releaseOps, releaseDuration, quotaUtilisation, tenants)
+	metrics.Registry.MustRegister(releaseOps, releaseDuration, driftCorrections, quotaUtilisation, tenants)
 }
 
 // recordQuota sets the utilisation gauges of one namespace.

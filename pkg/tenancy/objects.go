@@ -37,6 +37,8 @@ type settings struct {
 	IngressNamespaces   []string
 	LockNetworkPolicies bool
 	Services            tenancyv1.ServiceExposure
+	// APIServer are the addresses tenant pods may reach the API server at.
+	APIServer []apiEndpoint
 }
 
 // namespaceLabels are the labels of a tenant namespace: the tenant, the
@@ -128,9 +130,16 @@ func networkPolicies(t *tenancyv1.Tenant, s settings, meta func(string) metav1.O
 				To:    []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"kubernetes.io/metadata.name": "kube-system"}}}},
 				Ports: []networkingv1.NetworkPolicyPort{port(udp, 53), port(tcp, 53)},
 			},
-			// Operators talk to the API server, whose address is not a pod.
-			{Ports: []networkingv1.NetworkPolicyPort{port(tcp, 443), port(tcp, 6443)}},
 		},
+	}
+	// Operators talk to the API server, whose addresses are not pods:
+	// exactly those, on their ports.
+	for _, e := range s.APIServer {
+		rule := networkingv1.NetworkPolicyEgressRule{To: []networkingv1.NetworkPolicyPeer{{IPBlock: &networkingv1.IPBlock{CIDR: cidr(e.IP)}}}}
+		for _, p := range e.Ports {
+			rule.Ports = append(rule.Ports, port(tcp, int(p)))
+		}
+		allow.Egress = append(allow.Egress, rule)
 	}
 	if len(s.IngressNamespaces) > 0 {
 		allow.Ingress = append(allow.Ingress, networkingv1.NetworkPolicyIngressRule{From: []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{

@@ -27,10 +27,12 @@ type Operand struct {
 	Instances int64
 	// Replicas are the pods of one instance.
 	Replicas int64
-	// Requests and Limits are per pod; Storage is one pod's volume.
-	Requests corev1.ResourceList
-	Limits   corev1.ResourceList
-	Storage  *resource.Quantity
+	// Requests and Limits are per pod; Storage is one volume, of which
+	// each pod claims PVCsPerReplica (pkg/pac has the units).
+	Requests       corev1.ResourceList
+	Limits         corev1.ResourceList
+	Storage        *resource.Quantity
+	PVCsPerReplica int64
 }
 
 // QuotaInput is everything a namespace's quota is computed from.
@@ -112,11 +114,12 @@ func ComputeQuota(in QuotaInput) Quota {
 		q.Hard[corev1.ResourceName("count/"+o.CRD)] = *resource.NewQuantity(o.Instances, resource.DecimalSI)
 		explain[corev1.ResourceName("count/"+o.CRD)] = fmt.Sprintf("count/%s = instances %d", o.CRD, o.Instances)
 		if o.Storage != nil && n > 0 {
-			pvcs += n
+			claims := n * max(o.PVCsPerReplica, 1)
+			pvcs += claims
 			part := o.Storage.DeepCopy()
-			part.Mul(n)
+			part.Mul(claims)
 			storage.Add(part)
-			pvcTerms = append(pvcTerms, fmt.Sprintf("%s %d×%s", o.CRD, n, o.Storage.String()))
+			pvcTerms = append(pvcTerms, fmt.Sprintf("%s %d×%s", o.CRD, claims, o.Storage.String()))
 		}
 		mergeMax(q.Default, o.Limits)
 		mergeMax(q.DefaultRequest, o.Requests)

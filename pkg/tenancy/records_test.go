@@ -24,11 +24,10 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
-// legacyInstall installs the chart into ns the way the controller did
-// before release records moved: with Helm's default storage in the
-// release namespace, and the values the controller gives. It upgrades
-// revisions-1 times with the same chart and values.
-func legacyInstall(t *testing.T, tn *tenancyv1.Tenant, chartPath string, revisions int) {
+// legacyInstall installs the charts into ns, one revision each, the way
+// the controller did before release records moved: with Helm's default
+// storage in the release namespace, and the values the controller gives.
+func legacyInstall(t *testing.T, tn *tenancyv1.Tenant, charts ...string) {
 	t.Helper()
 	ns := tn.Spec.Namespaces[0]
 	if err := cl.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
@@ -40,20 +39,23 @@ func legacyInstall(t *testing.T, tn *tenancyv1.Tenant, chartPath string, revisio
 	if err := cfg.Init(flags, ns, "secret", t.Logf); err != nil {
 		t.Fatal(err)
 	}
-	ch, err := loader.Load(chartPath)
-	if err != nil {
-		t.Fatal(err)
-	}
 	values, err := tenancy.ReleaseValues(tn.Spec.Operators[0], tn.Spec.Namespaces)
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := action.NewInstall(cfg)
-	in.ReleaseName, in.Namespace, in.SkipCRDs = tn.Spec.Operators[0].Name, ns, true
-	if _, err := in.Run(ch, values); err != nil {
-		t.Fatalf("legacy install: %v", err)
-	}
-	for range revisions - 1 {
+	for i, path := range charts {
+		ch, err := loader.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			in := action.NewInstall(cfg)
+			in.ReleaseName, in.Namespace, in.SkipCRDs = tn.Spec.Operators[0].Name, ns, true
+			if _, err := in.Run(ch, values); err != nil {
+				t.Fatalf("legacy install: %v", err)
+			}
+			continue
+		}
 		up := action.NewUpgrade(cfg)
 		up.Namespace, up.SkipCRDs = ns, true
 		if _, err := up.Run(tn.Spec.Operators[0].Name, ch, values); err != nil {
@@ -73,7 +75,7 @@ func TestReleaseRecordsMigrate(t *testing.T) {
 	name := "migrate-" + suffix()
 	tn := newTenant(name, []string{name}, chart, 1, "owner-"+name)
 	tn.Spec.AdoptNamespaces = true
-	legacyInstall(t, tn, chart, 2)
+	legacyInstall(t, tn, chart, chart)
 	before, err := c.Client.AppsV1().Deployments(name).List(ctx, metav1.ListOptions{})
 	if err != nil || len(before.Items) != 1 {
 		t.Fatalf("operator Deployment before the move: %v", err)
@@ -200,12 +202,7 @@ func TestForgedReleaseRecords(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
 	startController(t, tenancy.Options{UpgradeTimeout: 10 * time.Second})
-	const brokenImage = "opctl/kvstore-operator:0.3.0"
-	remove, err := c.AddStage(ctx, testcluster.NeverReadyStage("never-ready-"+suffix(), brokenImage))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = remove(context.Background()) })
+	neverReady(t, c, "opctl/kvstore-operator:0.3.0")
 	v1, v2, v3 := sampleChart(t, "", "0.1.0"), sampleChart(t, "", "0.2.0"), sampleChart(t, "", "0.3.0")
 
 	setChart := func(name, path string) {
@@ -224,7 +221,7 @@ func TestForgedReleaseRecords(t *testing.T) {
 		ns, key := stored(name, 1)
 		if legacy {
 			tn.Spec.AdoptNamespaces = true
-			legacyInstall(t, tn, v1, 1)
+			legacyInstall(t, tn, v1)
 			forge(t, name, "sh.helm.release.v1.kv.v1", extra)
 		}
 		createTenant(t, tn)
@@ -291,6 +288,38 @@ func TestForgedReleaseRecords(t *testing.T) {
 			}
 		})
 	}
+	// noRollback checks that the rollback to a forged revision was
+	// refused: ReleaseTampered, victims intact, no revision 3.
+	noRollback := func(t *testing.T, name, extra string, intact func(*testing.T)) {
+		t.Helper()
+		tn := waitTampered(t, name)
+		mentions(t, tn)
+		intact(t)
+		if op := tn.Status.Operators[0]; op.FailedVersion != "" {
+			t.Errorf("rolled back despite the forged target: %s", dump(op))
+		}
+		ns, key := stored(name, 3)
+		if _, err := cluster.Client.CoreV1().Secrets(ns).Get(ctx, key, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			t.Errorf("revision 3 (a rollback) exists: %v", err)
+		}
+	}
+	t.Run("rollback/tenant namespace", func(t *testing.T) {
+		t.Parallel()
+		extra, intact := victims(t)
+		name := "forged-" + suffix()
+		// An older controller left revision 1 (0.1.0, forged since) and
+		// revision 2 (0.3.0, never ready) in the tenant namespace; the
+		// controller moves them, waits for 0.3.0, then must not roll
+		// back to the forged revision.
+		tn := newTenant(name, []string{name}, v3, 1)
+		tn.Spec.AdoptNamespaces = true
+		legacyInstall(t, tn, v1, v3)
+		forge(t, name, "sh.helm.release.v1.kv.v1", extra)
+		createTenant(t, tn)
+		ns, key := stored(name, 1)
+		t.Cleanup(func() { unforge(t, ns, key, extra) })
+		noRollback(t, name, extra, intact)
+	})
 	t.Run("rollback/storage", func(t *testing.T) {
 		t.Parallel()
 		extra, intact := victims(t)
@@ -309,14 +338,6 @@ func TestForgedReleaseRecords(t *testing.T) {
 		ns, key := stored(name, 1)
 		forge(t, ns, key, extra)
 		t.Cleanup(func() { unforge(t, ns, key, extra) })
-		tn := waitTampered(t, name)
-		mentions(t, tn)
-		intact(t)
-		if op := tn.Status.Operators[0]; op.FailedVersion != "" {
-			t.Errorf("rolled back despite the forged target: %s", dump(op))
-		}
-		if _, err := cluster.Client.CoreV1().Secrets(ns).Get(ctx, fmt.Sprintf("sh.helm.release.v1.%s.%s.kv.v3", name, name), metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			t.Errorf("revision 3 (a rollback) exists: %v", err)
-		}
+		noRollback(t, name, extra, intact)
 	})
 }

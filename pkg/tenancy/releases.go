@@ -240,6 +240,9 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 
 	st.Revision = deployed.Version
 	st.Chart = deployed.Chart.Metadata.Name
+	if err := c.correctDrift(ctx, t, deployed, spec.Namespace); err != nil {
+		return err
+	}
 	switch st.Health = c.health(ctx, spec); st.Health {
 	case HealthReady:
 		st.ChartVersion, st.AppVersion = want, deployed.Chart.Metadata.AppVersion

@@ -9,9 +9,11 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
@@ -43,8 +45,15 @@ func CacheOptions(cfg *rest.Config) (cache.Options, error) {
 			&corev1.ResourceQuota{}:       tenantObjects,
 			&corev1.LimitRange{}:          tenantObjects,
 			&rbacv1.RoleBinding{}:         tenantObjects,
+			&rbacv1.Role{}:                tenantObjects,
+			&corev1.ServiceAccount{}:      tenantObjects,
 			&networkingv1.NetworkPolicy{}: tenantObjects,
 			&appsv1.Deployment{}:          {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"}), Transform: slimDeployment},
+			// The API server's addresses, for the tenants' egress policy.
+			&corev1.Service{}: {Namespaces: map[string]cache.Config{apiServerNamespace: {}},
+				Field: fields.OneTermEqualSelector("metadata.name", apiServerService)},
+			&discoveryv1.EndpointSlice{}: {Namespaces: map[string]cache.Config{apiServerNamespace: {}},
+				Label: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: apiServerService})},
 		}}
 	olm, err := servesOLM(cfg)
 	if err != nil || !olm {
@@ -85,7 +94,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
 		recorder: mgr.GetEventRecorder("tenancy"), plans: map[string]*plan{}, analyses: map[string]*analysis{},
-		catalogs: newCatalogClient(),
+		catalogs: newCatalogClient(), drift: driftMemo{rv: map[string]string{}},
 	}
 	if c.olmAPI, err = servesOLM(mgr.GetConfig()); err != nil {
 		return err
@@ -100,7 +109,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	}
 	b := r.Builder(mgr, owns...).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
-		Watches(&tenancyv1.TenantProfile{}, handler.EnqueueRequestsFromMapFunc(c.tenantsOfProfile))
+		// The release objects drift correction keeps (drift.go).
+		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
+		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
+		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
+		Watches(&tenancyv1.TenantProfile{}, handler.EnqueueRequestsFromMapFunc(c.tenantsOfProfile)).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(c.allTenants))
 	if c.olmAPI {
 		for _, o := range []client.Object{&operatorsv1alpha1.Subscription{}, &operatorsv1alpha1.InstallPlan{}, &operatorsv1alpha1.ClusterServiceVersion{}} {
 			b = b.Watches(o, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace))

@@ -56,8 +56,8 @@ type releaseScope struct {
 // foreign returns the objects a manifest names outside the scope, as
 // "Kind namespace/name", sorted. A manifest that does not parse is foreign
 // as a whole: Helm would not act on it either, but nothing can vouch for
-// it.
-func (s releaseScope) foreign(ctx context.Context, manifest string) []string {
+// it. An error is a failure to read the cluster, not a finding.
+func (s releaseScope) foreign(ctx context.Context, manifest string) ([]string, error) {
 	var out []string
 	for _, doc := range releaseutil.SplitManifests(manifest) {
 		var u unstructured.Unstructured
@@ -68,16 +68,20 @@ func (s releaseScope) foreign(ctx context.Context, manifest string) []string {
 		if len(u.Object) == 0 {
 			continue
 		}
-		if why := s.outside(ctx, &u); why != "" {
+		why, err := s.outside(ctx, &u)
+		if err != nil {
+			return nil, err
+		}
+		if why != "" {
 			out = append(out, why)
 		}
 	}
 	sort.Strings(out)
-	return slices.Compact(out)
+	return slices.Compact(out), nil
 }
 
 // outside says why one object is outside the scope, or "".
-func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured) string {
+func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured) (string, error) {
 	gvk := u.GroupVersionKind()
 	ns := u.GetNamespace()
 	name := gvk.Kind + " " + u.GetName()
@@ -85,7 +89,7 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 		name = gvk.Kind + " " + ns + "/" + u.GetName()
 	}
 	if gvk.Kind == "" || u.GetName() == "" {
-		return "an object without kind or name"
+		return "an object without kind or name", nil
 	}
 	clusterScoped := false
 	if m, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
@@ -94,32 +98,32 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 		// An unknown kind without a namespace: Helm cannot act on it
 		// until it is served, and then it goes to the release namespace
 		// or is cluster-scoped; neither can be vouched for now.
-		return name + " (unknown kind)"
+		return name + " (unknown kind)", nil
 	}
 	if !clusterScoped {
 		if ns == "" {
 			ns = s.namespace
 		}
 		if slices.Contains(s.namespaces, ns) {
-			return ""
+			return "", nil
 		}
-		return name
+		return name, nil
 	}
 	if !strings.Contains(u.GetName(), s.namespace) || !strings.Contains(u.GetName(), s.release) {
-		return name + " (cluster-scoped, not named for this release)"
+		return name + " (cluster-scoped, not named for this release)", nil
 	}
 	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(gvk)
 	if err := s.reader.Get(ctx, client.ObjectKey{Name: u.GetName()}, live); apierrors.IsNotFound(err) {
-		return "" // absent: nothing of anyone else's to change
+		return "", nil // absent: nothing of anyone else's to change
 	} else if err != nil {
-		return fmt.Sprintf("%s (cluster-scoped, unreadable: %v)", name, err)
+		return "", fmt.Errorf("checking the owner of %s: %w", name, err)
 	}
 	a := live.GetAnnotations()
 	if a[annotationReleaseName] != s.release || a[annotationReleaseNamespace] != s.namespace {
-		return name + " (cluster-scoped, owned by another release)"
+		return name + " (cluster-scoped, owned by another release)", nil
 	}
-	return ""
+	return "", nil
 }
 
 // verify checks the manifests and hooks of stored revisions.
@@ -128,9 +132,16 @@ func (s releaseScope) verify(ctx context.Context, revisions ...*release.Release)
 		if rel == nil {
 			continue
 		}
-		foreign := s.foreign(ctx, rel.Manifest)
+		foreign, err := s.foreign(ctx, rel.Manifest)
+		if err != nil {
+			return err
+		}
 		for _, h := range rel.Hooks {
-			for _, f := range s.foreign(ctx, h.Manifest) {
+			hooked, err := s.foreign(ctx, h.Manifest)
+			if err != nil {
+				return err
+			}
+			for _, f := range hooked {
 				foreign = append(foreign, f+" (hook "+h.Name+")")
 			}
 		}
@@ -153,7 +164,11 @@ type renderGuard struct {
 
 // Run returns the labelled manifest, or fails.
 func (g renderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
-	if foreign := g.scope.foreign(g.ctx, rendered.String()); len(foreign) > 0 {
+	foreign, err := g.scope.foreign(g.ctx, rendered.String())
+	if err != nil {
+		return nil, err
+	}
+	if len(foreign) > 0 {
 		return nil, &TamperError{Release: g.scope.namespace + "/" + g.scope.release, What: "the rendered chart", Foreign: foreign}
 	}
 	return labelManifest(rendered.String(), LabelTenant, g.tenant)

@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
 func testScope(t *testing.T) releaseScope {
@@ -51,7 +53,10 @@ func TestReleaseScope(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := s.foreign(context.Background(), "---\n"+tc.manifest)
+			got, err := s.foreign(context.Background(), "---\n"+tc.manifest)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tc.want == "" {
 				if len(got) != 0 {
 					t.Errorf("foreign %v, want none", got)
@@ -90,5 +95,20 @@ func TestVerifyRevisions(t *testing.T) {
 	}
 	if _, err := g.Run(bytes.NewBufferString(hooked.Hooks[0].Manifest)); !errors.As(err, &te) || te.What != "the rendered chart" {
 		t.Errorf("guard on a foreign render: %v", err)
+	}
+}
+
+// A failure to read the cluster is an error to retry, never a finding.
+func TestVerifyReadError(t *testing.T) {
+	s := testScope(t)
+	s.reader = fake.NewClientBuilder().WithScheme(Scheme()).WithInterceptorFuncs(interceptor.Funcs{
+		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
+			return errors.New("connection refused")
+		},
+	}).Build()
+	rel := testRelease("kv", "ns-a", 1, release.StatusDeployed, "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-manager\n")
+	var te *TamperError
+	if err := s.verify(context.Background(), rel); err == nil || errors.As(err, &te) || !strings.Contains(err.Error(), "connection refused") {
+		t.Errorf("verify with the cluster unreadable: %v, want a plain error", err)
 	}
 }

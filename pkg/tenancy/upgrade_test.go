@@ -22,12 +22,7 @@ func TestUpgradeAndRollback(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
 	startController(t, tenancy.Options{UpgradeTimeout: 8 * time.Second})
-	const brokenImage = "opctl/kvstore-operator:0.3.0"
-	remove, err := c.AddStage(ctx, testcluster.NeverReadyStage("never-ready-"+suffix(), brokenImage))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = remove(context.Background()) })
+	neverReady(t, c, "opctl/kvstore-operator:0.3.0")
 	v1, v2, v3 := sampleChart(t, "", "0.1.0"), sampleChart(t, "", "0.2.0"), sampleChart(t, "", "0.3.0")
 
 	name := "upgrade-" + suffix()
@@ -83,4 +78,15 @@ func TestUpgradeAndRollback(t *testing.T) {
 	if err := testcluster.HasCondition(tn.Status.Conditions, "Ready", metav1.ConditionFalse, ""); err != nil {
 		t.Errorf("a tenant whose upgrade failed: %v", err)
 	}
+}
+
+// neverReady makes kwok keep pods of image from ever becoming ready, until
+// the test ends.
+func neverReady(t *testing.T, c *testcluster.Cluster, image string) {
+	t.Helper()
+	remove, err := c.AddStage(context.Background(), testcluster.NeverReadyStage("never-ready-"+suffix(), image))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = remove(context.Background()) })
 }

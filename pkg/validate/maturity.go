@@ -7,6 +7,8 @@ import (
 	"github.com/operator-framework/api/pkg/manifests"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+
+	"opctl.dev/opctl/pkg/pac"
 )
 
 // Guideline outcomes.
@@ -38,14 +40,14 @@ type Guideline struct {
 func maturityOf(b *manifests.Bundle, files map[string]string, structural bool) []Guideline {
 	csvFile := files["ClusterServiceVersion/"+b.CSV.Name]
 	spec := map[string]string{}
-	var printerColumns, validations, pac []string
+	var printerColumns, validations, pacs []string
 	annotations := map[string]bool{}
 	for _, crd := range b.V1CRDs {
 		file := files["CustomResourceDefinition/"+crd.Name]
 		for _, k := range sortedKeys(crd.Annotations) {
-			if strings.HasPrefix(k, "platform-as-code/") {
-				annotations[strings.TrimPrefix(k, "platform-as-code/")] = true
-				pac = append(pac, file+":metadata.annotations."+k)
+			if strings.HasPrefix(k, pac.Prefix) {
+				annotations[strings.TrimPrefix(k, pac.Prefix)] = true
+				pacs = append(pacs, file+":metadata.annotations."+k)
 			}
 		}
 		for _, v := range crd.Spec.Versions {
@@ -119,18 +121,18 @@ func maturityOf(b *manifests.Bundle, files map[string]string, structural bool) [
 			metricsEvidence = append(metricsEvidence, files[o.GetKind()+"/"+o.GetName()])
 		}
 	}
-	pacSC := pacEvidence(annotations, pac, "securitycontext")
-	pacSA := pacEvidence(annotations, pac, "serviceaccount")
+	pacSC := pacEvidence(annotations, pacs, pac.SecurityContext)
+	pacSA := pacEvidence(annotations, pacs, pac.ServiceAccount)
 	return []Guideline{
 		declarative,
 		openAPI,
 		passIf(DimUsability, "underlying resources configured through the custom resource spec, a ConfigMap or annotations", specField("config", "configuration", "configMap", "settings"), Unknown, "no config field in spec"),
-		passIf(DimUsability, "PodDisruptionBudget for custom resources", append(pacEvidence(annotations, pac, "pdb-minavailable"), pacEvidence(annotations, pac, "pdb-maxunavailable")...), Fail, "no platform-as-code/pdb-* annotation"),
-		passIf(DimUsability, "platform-as-code annotations on CRDs", pac, Fail, "no platform-as-code/* annotation on any CRD"),
+		passIf(DimUsability, "PodDisruptionBudget for custom resources", append(pacEvidence(annotations, pacs, pac.PDBMinAvailable), pacEvidence(annotations, pacs, pac.PDBMaxUnavailable)...), Fail, "no platform-as-code/pdb-* annotation"),
+		passIf(DimUsability, "platform-as-code annotations on CRDs", pacs, Fail, "no platform-as-code/* annotation on any CRD"),
 		passIf(DimUsability, "kubectl as the primary interaction (printer columns)", printerColumns, Fail, "no additionalPrinterColumns"),
 		passIf(DimUsability, "ServiceAccount needs documented", pacSA, Unknown, "documentation outside the manifests cannot be judged"),
 		g(DimUsability, "naming conventions and labels documented", Unknown, "documentation outside the manifests cannot be judged"),
-		passIf(DimInterop, "resource requests and limits for custom resources", append(pacEvidence(annotations, pac, "cpu-requests"), specField("resources")...), Fail, "no resources field or platform-as-code/cpu-requests annotation"),
+		passIf(DimInterop, "resource requests and limits for custom resources", append(pacEvidence(annotations, pacs, pac.CPURequests), specField("resources")...), Fail, "no resources field or platform-as-code/cpu-requests annotation"),
 		passIf(DimInterop, "node affinity rules", specField("nodeSelector", "affinity"), Fail, "no nodeSelector or affinity in spec"),
 		passIf(DimInterop, "pod affinity rules", specField("affinity", "podAffinity"), Unknown, "no affinity in spec; the operator may set it itself"),
 		passIf(DimInterop, "pod anti-affinity rules", specField("affinity", "podAntiAffinity"), Unknown, "no affinity in spec; the operator may set it itself"),
@@ -149,12 +151,17 @@ func maturityOf(b *manifests.Bundle, files map[string]string, structural bool) [
 	}
 }
 
+// pacEvidence names the annotation of key as evidence; the keys the
+// tenancy controller does not enforce say so.
 func pacEvidence(have map[string]bool, all []string, key string) []string {
 	if !have[key] {
 		return nil
 	}
 	for _, e := range all {
-		if strings.HasSuffix(e, "platform-as-code/"+key) {
+		if strings.HasSuffix(e, pac.Prefix+key) {
+			if slices.Contains(pac.Informational, key) {
+				e += " (informational: shipped, not enforced by the tenancy controller)"
+			}
 			return []string{e}
 		}
 	}

@@ -1,0 +1,74 @@
+package pac
+
+import (
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// What the writer writes, the reader reads back, in the same units.
+func TestRoundTrip(t *testing.T) {
+	storage := resource.MustParse("2Gi")
+	cases := []Figures{
+		{Replicas: 1, Requests: corev1.ResourceList{"cpu": resource.MustParse("100m")}, Limits: corev1.ResourceList{}},
+		{Usage: "make one", Replicas: 3,
+			Requests: corev1.ResourceList{"cpu": resource.MustParse("250m"), "memory": resource.MustParse("128Mi")},
+			Limits:   corev1.ResourceList{"cpu": resource.MustParse("1"), "memory": resource.MustParse("256Mi")},
+			Storage:  &storage, PVCsPerReplica: 2, PDBMaxUnavailable: "1", SecurityContext: `{"runAsNonRoot":true}`, ServiceAccount: "kv"},
+	}
+	for _, want := range cases {
+		cm := ConfigMapName("things.example.com")
+		ann := want.Annotations(cm, "StatefulSet, Service")
+		if ann[Prefix+Composition] != "StatefulSet, Service" || ann[Prefix+CPURequests] != cm {
+			t.Errorf("annotations %v", ann)
+		}
+		got, ok, err := Read("things.example.com", ann, map[string]map[string]string{cm: want.Data()})
+		if err != nil || !ok {
+			t.Fatalf("Read: %v, %v", ok, err)
+		}
+		if got.Replicas != want.Replicas || got.Usage != want.Usage || got.PVCsPerReplica != want.PVCsPerReplica ||
+			got.ServiceAccount != want.ServiceAccount || got.SecurityContext != want.SecurityContext || got.PDBMaxUnavailable != want.PDBMaxUnavailable {
+			t.Errorf("read %+v, wrote %+v", got, want)
+		}
+		for name, q := range want.Requests {
+			if g := got.Requests[name]; g.Cmp(q) != 0 {
+				t.Errorf("requests %s: read %s, wrote %s", name, g.String(), q.String())
+			}
+		}
+		for name, q := range want.Limits {
+			if g := got.Limits[name]; g.Cmp(q) != 0 {
+				t.Errorf("limits %s: read %s, wrote %s", name, g.String(), q.String())
+			}
+		}
+		if (want.Storage == nil) != (got.Storage == nil) || (want.Storage != nil && want.Storage.Cmp(*got.Storage) != 0) {
+			t.Errorf("storage: read %v, wrote %v", got.Storage, want.Storage)
+		}
+	}
+}
+
+func TestReadErrors(t *testing.T) {
+	ann := map[string]string{Prefix + CPURequests: "cm"}
+	cases := []struct {
+		name string
+		cms  map[string]map[string]string
+		want string
+	}{
+		{"missing ConfigMap", nil, "names ConfigMap cm, which is not shipped"},
+		{"bad quantity", map[string]map[string]string{"cm": {CPURequests: "lots"}}, "cpu-requests \"lots\": not a quantity"},
+		{"bad replicas", map[string]map[string]string{"cm": {CPURequests: "1", Replicas: "-2"}}, "replicas \"-2\" is not a count"},
+		{"bad storage", map[string]map[string]string{"cm": {CPURequests: "1", StorageRequests: "big"}}, "storage-requests \"big\""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := Read("things.example.com", ann, tc.cms)
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "things.example.com") {
+				t.Errorf("error %v, want one naming the CRD and %q", err, tc.want)
+			}
+		})
+	}
+	if _, ok, err := Read("x", nil, nil); ok || err != nil {
+		t.Errorf("a CRD without annotations: %v, %v", ok, err)
+	}
+}

@@ -1,0 +1,134 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/releaseutil"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"opctl.dev/opctl/pkg/operatorkit"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// driftKinds are the release objects kept as the release manifest says,
+// with the typed object their cached copy is read into.
+var driftKinds = map[string]func() client.Object{
+	"Deployment":     func() client.Object { return &appsv1.Deployment{} },
+	"Role":           func() client.Object { return &rbacv1.Role{} },
+	"RoleBinding":    func() client.Object { return &rbacv1.RoleBinding{} },
+	"ServiceAccount": func() client.Object { return &corev1.ServiceAccount{} },
+}
+
+// driftMemo remembers, per object, the resourceVersion last seen to match
+// the manifest: an unchanged object is not read again, so a steady state
+// costs no request.
+type driftMemo struct {
+	mu sync.Mutex
+	rv map[string]string
+}
+
+func (m *driftMemo) synced(key, rv string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.rv[key] == rv
+}
+
+func (m *driftMemo) set(key, rv string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.rv[key] = rv
+}
+
+// correctDrift restores the release's Deployments, Roles, RoleBindings and
+// ServiceAccounts that someone other than the controller changed or
+// deleted, from the deployed revision's manifest, with a server-side apply
+// of the controller's field manager (flux's drift detection). Only objects
+// in the tenant's namespaces are touched.
+func (c *Controller) correctDrift(ctx context.Context, t *tenancyv1.Tenant, rel *release.Release, ns string) error {
+	var restored []string
+	for _, obj := range driftObjects(rel.Manifest, ns, t) {
+		key := obj.GetNamespace() + "/" + obj.GetKind() + "/" + obj.GetName()
+		cached := driftKinds[obj.GetKind()]()
+		err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), cached)
+		if err == nil && c.drift.synced(key, cached.GetResourceVersion()) {
+			continue
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(obj.GroupVersionKind())
+		err = c.reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reading %s: %w", key, err)
+		}
+		if err == nil {
+			drifted, err := operatorkit.Drifted(obj.Object, live.Object)
+			if err != nil {
+				return err
+			}
+			if !drifted {
+				c.drift.set(key, live.GetResourceVersion())
+				continue
+			}
+		}
+		if err := c.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("restoring %s %s/%s from release %s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), rel.Name, err)
+		}
+		c.drift.set(key, obj.GetResourceVersion())
+		driftCorrections.WithLabelValues(obj.GetKind()).Inc()
+		restored = append(restored, obj.GetKind()+" "+obj.GetName())
+	}
+	if len(restored) > 0 {
+		sort.Strings(restored)
+		c.event(t, "Warning", "DriftCorrected", "release %s: restored %s, changed or deleted outside the controller", rel.Name, strings.Join(restored, ", "))
+	}
+	return nil
+}
+
+// driftObjects are the manifest's objects of driftKinds in the tenant's
+// namespaces, labelled as the render guard labels them.
+func driftObjects(manifest, ns string, t *tenancyv1.Tenant) []*unstructured.Unstructured {
+	docs := releaseutil.SplitManifests(manifest)
+	keys := make([]string, 0, len(docs))
+	for k := range docs {
+		keys = append(keys, k)
+	}
+	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
+	var out []*unstructured.Unstructured
+	for _, k := range keys {
+		u := &unstructured.Unstructured{}
+		if err := yaml.Unmarshal([]byte(docs[k]), &u.Object); err != nil || len(u.Object) == 0 {
+			continue
+		}
+		if _, ok := driftKinds[u.GetKind()]; !ok || u.GetName() == "" {
+			continue
+		}
+		if u.GetNamespace() == "" {
+			u.SetNamespace(ns)
+		}
+		if !slices.Contains(t.Spec.Namespaces, u.GetNamespace()) {
+			continue
+		}
+		labels := u.GetLabels()
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[LabelTenant] = t.Name
+		u.SetLabels(labels)
+		out = append(out, u)
+	}
+	return out
+}
