@@ -40,6 +40,7 @@ func TestDriftCorrection(t *testing.T) {
 	if err := c.Client.CoreV1().ServiceAccounts(name).Delete(ctx, operatorSA, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	start := time.Now()
 	testcluster.Eventually(t, time.Minute, "release objects restored", func(ctx context.Context) error {
 		d, err := c.Client.AppsV1().Deployments(name).Get(ctx, deploy, metav1.GetOptions{})
 		if err != nil || d.Spec.Replicas == nil || *d.Spec.Replicas != 1 {
@@ -55,6 +56,7 @@ func TestDriftCorrection(t *testing.T) {
 		_, err = c.Client.CoreV1().ServiceAccounts(name).Get(ctx, operatorSA, metav1.GetOptions{})
 		return err
 	})
+	t.Logf("restored in %s", time.Since(start).Round(100*time.Millisecond))
 	if got := driftCount(t) - before; got < 4 {
 		t.Errorf("%v drift corrections counted, want at least 4", got)
 	}
