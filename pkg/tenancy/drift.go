@@ -84,10 +84,12 @@ func (c *Controller) correctDrift(ctx context.Context, t *tenancyv1.Tenant, rel 
 				continue
 			}
 		}
-		if err := c.client.Patch(ctx, obj, client.Apply, client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		if err := c.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("restoring %s %s/%s from release %s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), rel.Name, err)
 		}
-		c.drift.set(key, obj.GetResourceVersion())
+		if rv := obj.GetResourceVersion(); rv != "" {
+			c.drift.set(key, rv)
+		}
 		driftCorrections.WithLabelValues(obj.GetKind()).Inc()
 		restored = append(restored, obj.GetKind()+" "+obj.GetName())
 	}

@@ -42,7 +42,7 @@ func installGuardrails(ctx context.Context) error {
 		if err := yaml.Unmarshal([]byte(rendered[name]), &u.Object); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if err := cl.Patch(ctx, u, client.Apply, client.FieldOwner("opctl-tests"), client.ForceOwnership); err != nil {
+		if err := cl.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner("opctl-tests"), client.ForceOwnership); err != nil {
 			return fmt.Errorf("applying %s: %w", name, err)
 		}
 		n++
