@@ -51,7 +51,7 @@ func rbacTemplate(chart string, g Grant) (string, error) {
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
-  name: {{ include "CHART.fullname" $ }}-manager
+  name: {{ include "CHART.child" (list $ "manager") }}
   namespace: {{ $ns }}
   labels:
     {{- include "CHART.labels" $ | nindent 4 }}
@@ -63,14 +63,14 @@ rules:
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
-  name: {{ include "CHART.fullname" $ }}-manager
+  name: {{ include "CHART.child" (list $ "manager") }}
   namespace: {{ $ns }}
   labels:
     {{- include "CHART.labels" $ | nindent 4 }}
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: Role
-  name: {{ include "CHART.fullname" $ }}-manager
+  name: {{ include "CHART.child" (list $ "manager") }}
 subjects:
 - kind: ServiceAccount
   name: {{ include "CHART.serviceAccountName" $ }}
@@ -95,7 +95,7 @@ func clusterRoleTemplate(suffix string) string {
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
 metadata:
-  name: {{ include "CHART.fullname" . }}-{{ .Release.Namespace }}-%s
+  name: {{ include "CHART.child" (list . (printf "%%s-%s" .Release.Namespace)) }}
   labels:
     {{- include "CHART.labels" . | nindent 4 }}
 rules:
@@ -108,13 +108,13 @@ func clusterBindingTemplate(suffix string) string {
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
 metadata:
-  name: {{ include "CHART.fullname" . }}-{{ .Release.Namespace }}-%[1]s
+  name: {{ include "CHART.child" (list . (printf "%%s-%[1]s" .Release.Namespace)) }}
   labels:
     {{- include "CHART.labels" . | nindent 4 }}
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: ClusterRole
-  name: {{ include "CHART.fullname" . }}-{{ .Release.Namespace }}-%[1]s
+  name: {{ include "CHART.child" (list . (printf "%%s-%[1]s" .Release.Namespace)) }}
 subjects:
 - kind: ServiceAccount
   name: {{ include "CHART.serviceAccountName" . }}

@@ -11,11 +11,11 @@ import (
 // genSignedCert, kept across upgrades with lookup). Nothing renders with
 // webhooks.enabled=false.
 func (p *Project) webhookTemplate(t *templater) (string, error) {
-	fullname := fmt.Sprintf(`(include "%s.fullname" .)`, t.chart)
+	child := func(suffix string) string { return fmt.Sprintf(`(include "%s.child" (list . %q))`, t.chart, suffix) }
 	var b strings.Builder
 	fmt.Fprintf(&b, `{{- if .Values.webhooks.enabled }}
-{{- $svc := printf "%%s-%[2]s" %[1]s }}
-{{- $secret := printf "%%s-%[3]s" %[1]s }}
+{{- $svc := %[2]s }}
+{{- $secret := %[3]s }}
 {{- $crt := "" }}
 {{- $key := "" }}
 {{- $ca := "" }}
@@ -24,7 +24,7 @@ func (p *Project) webhookTemplate(t *templater) (string, error) {
 apiVersion: cert-manager.io/v1
 kind: Issuer
 metadata:
-  name: {{ %[1]s }}-selfsigned-issuer
+  name: {{ %[5]s }}
   namespace: {{ .Release.Namespace }}
   labels:
     {{- include "%[4]s.labels" . | nindent 4 }}
@@ -34,7 +34,7 @@ spec:
 apiVersion: cert-manager.io/v1
 kind: Certificate
 metadata:
-  name: {{ %[1]s }}-serving-cert
+  name: {{ %[1]s }}
   namespace: {{ .Release.Namespace }}
   labels:
     {{- include "%[4]s.labels" . | nindent 4 }}
@@ -44,7 +44,7 @@ spec:
   - {{ $svc }}.{{ .Release.Namespace }}.svc.cluster.local
   issuerRef:
     kind: Issuer
-    name: {{ %[1]s }}-selfsigned-issuer
+    name: {{ %[5]s }}
   secretName: {{ $secret }}
 {{- else }}
 {{- $existing := lookup "v1" "Secret" .Release.Namespace $secret }}
@@ -53,7 +53,7 @@ spec:
 {{- $key = index $existing.data "tls.key" }}
 {{- $ca = index $existing.data "ca.crt" }}
 {{- else }}
-{{- $caCert := genCA (printf "%%s-webhook-ca" %[1]s) 3650 }}
+{{- $caCert := genCA %[6]s 3650 }}
 {{- $cert := genSignedCert $svc nil (list (printf "%%s.%%s.svc" $svc .Release.Namespace) (printf "%%s.%%s.svc.cluster.local" $svc .Release.Namespace)) 3650 $caCert }}
 {{- $crt = $cert.Cert | b64enc }}
 {{- $key = $cert.Key | b64enc }}
@@ -73,7 +73,8 @@ data:
   tls.key: {{ $key }}
   ca.crt: {{ $ca }}
 {{- end }}
-`, fullname, strings.TrimPrefix(p.Webhook.Service, p.NamePrefix), strings.TrimPrefix(p.Webhook.Secret, p.NamePrefix), t.chart)
+`, child("serving-cert"), child(strings.TrimPrefix(p.Webhook.Service, p.NamePrefix)), child(strings.TrimPrefix(p.Webhook.Secret, p.NamePrefix)), t.chart,
+		child("selfsigned-issuer"), child("webhook-ca"))
 	for _, o := range p.Webhooks {
 		c := o.DeepCopy()
 		ann := c.GetAnnotations()
@@ -86,7 +87,7 @@ data:
 		}
 		annotations[t.line(func(indent int) string {
 			pad := strings.Repeat(" ", indent)
-			return fmt.Sprintf("%s{{- if .Values.certManager.enabled }}\n%scert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ %s }}-serving-cert\n%s{{- end }}", pad, pad, fullname, pad)
+			return fmt.Sprintf("%s{{- if .Values.certManager.enabled }}\n%scert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ %s }}\n%s{{- end }}", pad, pad, child("serving-cert"), pad)
 		})] = ""
 		meta["annotations"] = annotations
 		hooks, _ := c.Object["webhooks"].([]any)

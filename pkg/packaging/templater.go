@@ -45,9 +45,15 @@ func (t *templater) include(helper string) string {
 func (t *templater) nameFor(name string, clusterScoped bool) string {
 	suffix := strings.TrimPrefix(name, t.prefix)
 	if clusterScoped {
-		return t.include("fullname") + "-{{ .Release.Namespace }}-" + suffix
+		return t.child(`(printf "%s-` + suffix + `" .Release.Namespace)`)
 	}
-	return t.include("fullname") + "-" + suffix
+	return t.child(`"` + suffix + `"`)
+}
+
+// child renders the chart's name of one of its objects: the fullname and
+// suffix, a template expression, shortened to a DNS label.
+func (t *templater) child(suffix string) string {
+	return fmt.Sprintf(`{{ include "%s.child" (list . %s) }}`, t.chart, suffix)
 }
 
 // blockPattern finds "key: BLOCKTOKEN" lines to expand into toYaml blocks.

@@ -43,9 +43,9 @@ func (e *TamperError) Error() string {
 }
 
 // releaseScope is what a tenant's release may touch: namespaced objects in
-// the tenant's namespaces, and cluster-scoped objects that the chart
-// renders for this release (their names carry the release and its
-// namespace) and that, where they exist, Helm marked as this release's.
+// the tenant's namespaces, and cluster-scoped objects that Helm marked as
+// this release's where they exist, or that are named for the release
+// where they do not.
 type releaseScope struct {
 	release, namespace string
 	namespaces         []string
@@ -109,13 +109,16 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 		}
 		return name, nil
 	}
-	if !strings.Contains(u.GetName(), s.namespace) || !strings.Contains(u.GetName(), s.release) {
-		return name + " (cluster-scoped, not named for this release)", nil
-	}
 	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(gvk)
 	if err := s.reader.Get(ctx, client.ObjectKey{Name: u.GetName()}, live); apierrors.IsNotFound(err) {
-		return "", nil // absent: nothing of anyone else's to change
+		// Absent: nothing of anyone else's to change. Charts name their
+		// cluster-scoped objects after the release (opctl's keep the whole
+		// release name even when they shorten a name to 63 characters).
+		if !strings.Contains(u.GetName(), s.release) {
+			return name + " (cluster-scoped, not named for this release)", nil
+		}
+		return "", nil
 	} else if err != nil {
 		return "", fmt.Errorf("checking the owner of %s: %w", name, err)
 	}

@@ -43,6 +43,7 @@ func TestReleaseScope(t *testing.T) {
 		{"namespaced, foreign", "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: victim\n  namespace: kube-system\n", "ConfigMap kube-system/victim"},
 		{"cluster-scoped, this release's", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-manager\n", ""},
 		{"cluster-scoped, named for the release, absent", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-new\n", ""},
+		{"cluster-scoped, shortened with a hash, absent", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-sample-operator-a-very-long-tenant-namespace-na-1a2b3c4d\n", ""},
 		{"cluster-scoped, not named for it", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: cluster-admin\n", "ClusterRole cluster-admin (cluster-scoped, not named"},
 		{"cluster-scoped, another release's", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-stolen\n", "owned by another release"},
 		{"a namespace", "kind: Namespace\napiVersion: v1\nmetadata:\n  name: kube-system\n", "Namespace kube-system"},

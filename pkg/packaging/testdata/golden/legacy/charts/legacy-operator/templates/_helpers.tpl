@@ -19,6 +19,16 @@
 {{- end }}
 {{- end }}
 
+{{/* The name of one object of the release: fullname-suffix. Past 63 characters (a DNS label) it is cut and ends in 8 hex digits of the whole name's sha256, so names stay distinct. Call with (list . "suffix"). */}}
+{{- define "legacy-operator.child" -}}
+{{- $name := printf "%s-%s" (include "legacy-operator.fullname" (index . 0)) (index . 1) }}
+{{- if gt (len $name) 63 }}
+{{- printf "%s-%s" ($name | trunc 54 | trimSuffix "-") ($name | sha256sum | trunc 8) }}
+{{- else }}
+{{- $name }}
+{{- end }}
+{{- end }}
+
 {{/* Labels of every object. */}}
 {{- define "legacy-operator.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
@@ -36,7 +46,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{/* The operator's ServiceAccount. */}}
 {{- define "legacy-operator.serviceAccountName" -}}
 {{- if .Values.serviceAccount.create }}
-{{- default (printf "%s-controller-manager" (include "legacy-operator.fullname" .)) .Values.serviceAccount.name }}
+{{- default (include "legacy-operator.child" (list . "controller-manager")) .Values.serviceAccount.name }}
 {{- else }}
 {{- required "serviceAccount.name is required when serviceAccount.create is false" .Values.serviceAccount.name }}
 {{- end }}
