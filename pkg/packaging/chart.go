@@ -346,7 +346,7 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		{Key: "metrics", Doc: "The operator's metrics endpoint.", Kids: []value{
 			{Key: "enabled", Doc: "Create the metrics Service.", Val: true},
 		}},
-		{Key: "relatedImages", Doc: "Images the operator runs (RELATED_IMAGE_*), by name; point them at a mirror here.", Val: relImgs, Free: true},
+		{Key: "relatedImages", Doc: "Images the operator runs (containers, RELATED_IMAGE_* and *_IMAGE variables, --*image*= flags), by name; point them at a mirror here.", Val: relImgs, Free: true},
 		{Key: "platformAsCode", Doc: "Platform-as-code figures per CRD, shipped as ConfigMaps named by the CRD annotations.", Val: pacVals, Free: true},
 	}
 	if p.Webhook != nil {

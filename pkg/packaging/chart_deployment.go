@@ -2,8 +2,10 @@ package packaging
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -80,7 +82,8 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	if p.Webhook != nil {
 		conditionalItems(t, pod, "volumes", "name", p.Webhook.Volume)
 	}
-	manager := managerContainer(p.Manager).Name
+	mc := managerContainer(p.Manager)
+	manager := mc.Name
 	for _, c := range pod["containers"].([]any) {
 		cm := c.(map[string]any)
 		if cm["name"] != manager {
@@ -90,7 +93,8 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 		cm["imagePullPolicy"] = t.token("{{ .Values.image.pullPolicy }}")
 		cm["resources"] = t.block(".Values.resources")
 		cm["securityContext"] = t.block(".Values.securityContext")
-		cm["env"] = t.templateEnv(cm["env"], images)
+		cm["env"] = t.templateEnv(cm["env"], images, *mc)
+		t.templateArgs(cm["args"], images, *mc)
 		if p.Webhook != nil {
 			conditionalItems(t, cm, "volumeMounts", "name", p.Webhook.Volume)
 		}
@@ -116,8 +120,15 @@ func podExtras(indent int) string {
 }
 
 // templateEnv sets WATCH_NAMESPACE from the values (adding it when the
-// manager lacks it) and every RELATED_IMAGE_* from .Values.relatedImages.
-func (t *templater) templateEnv(env any, images []RelatedImage) []any {
+// manager lacks it) and every operand image variable from
+// .Values.relatedImages.
+func (t *templater) templateEnv(env any, images []RelatedImage, c corev1.Container) []any {
+	operand := map[string]string{} // env name → relatedImages key
+	for _, img := range OperandImages(c) {
+		if img.Env != "" {
+			operand[img.Env] = img.Key
+		}
+	}
 	list, _ := env.([]any)
 	watch := false
 	for _, e := range list {
@@ -128,13 +139,8 @@ func (t *templater) templateEnv(env any, images []RelatedImage) []any {
 			watch = true
 			delete(m, "valueFrom")
 			m["value"] = t.token(fmt.Sprintf(`{{ include "%s.watchNamespaces" . | quote }}`, t.chart))
-		case strings.HasPrefix(name, "RELATED_IMAGE_"):
-			key := imageName(strings.TrimPrefix(name, "RELATED_IMAGE_"))
-			for _, img := range images {
-				if img.Name == key {
-					m["value"] = t.token(fmt.Sprintf(`{{ index .Values.relatedImages %q | quote }}`, key))
-				}
-			}
+		case operand[name] != "" && listed(images, operand[name]):
+			m["value"] = t.token(fmt.Sprintf(`{{ index .Values.relatedImages %q | quote }}`, operand[name]))
 		}
 	}
 	if !watch {
@@ -153,4 +159,20 @@ func conditionalItems(t *templater, m map[string]any, key, field, value string) 
 			list[i] = t.conditionalItem(item, ".Values.webhooks.enabled")
 		}
 	}
+}
+
+// templateArgs takes every --*image*= flag's image from
+// .Values.relatedImages.
+func (t *templater) templateArgs(args any, images []RelatedImage, c corev1.Container) {
+	list, _ := args.([]any)
+	for _, img := range OperandImages(c) {
+		if img.Env == "" && img.Arg < len(list) && listed(images, img.Key) {
+			list[img.Arg] = t.token(fmt.Sprintf(`{{ printf "%%s%%s" %q (index .Values.relatedImages %q) | quote }}`, img.Flag, img.Key))
+		}
+	}
+}
+
+// listed reports whether key names an entry of relatedImages.
+func listed(images []RelatedImage, key string) bool {
+	return slices.ContainsFunc(images, func(i RelatedImage) bool { return i.Name == key })
 }

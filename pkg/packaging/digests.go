@@ -33,8 +33,9 @@ func (RegistryResolver) Digest(ctx context.Context, image string) (string, error
 	return desc.Digest.String(), nil
 }
 
-// PinDigests replaces every image of the project (the manager's, the
-// RELATED_IMAGE_* values, those of extra objects and samples) with
+// PinDigests replaces every image of the project (the manager's, its
+// operand images in env values and flags, those of extra objects and
+// samples) with
 // repository@digest. An image that cannot be resolved is an error.
 func (p *Project) PinDigests(ctx context.Context, r DigestResolver) error {
 	pinned := map[string]string{}
@@ -65,6 +66,10 @@ func replaceStrings(v any, m map[string]string) {
 		if s, ok := e.(string); ok {
 			if r, ok := m[s]; ok {
 				set(r)
+			} else if flag, v, ok := strings.Cut(s, "="); ok && strings.HasPrefix(flag, "--") {
+				if r, ok := m[v]; ok { // an operand image flag
+					set(flag + "=" + r)
+				}
 			}
 			return
 		}

@@ -41,7 +41,7 @@ func TestPinDigestsThroughARegistry(t *testing.T) {
 	project := copyProject(t, "testdata/legacy")
 	replaceInTree(t, project, "example.com/legacy", reg.Host+"/legacy")
 	want := map[string]string{}
-	for _, img := range []string{"manager:1.2.3", "init:1.2.3", "worker:1.2.3"} {
+	for _, img := range []string{"manager:1.2.3", "init:1.2.3", "worker:1.2.3", "sidecar:1.2.3", "exporter:1.2.3"} {
 		want[reg.Host+"/legacy/"+strings.Split(img, ":")[0]] = push(t, reg.Host+"/legacy/"+img)
 	}
 	// The sample's image is not pushed: pinning must fail and name it.
@@ -56,7 +56,7 @@ func TestPinDigestsThroughARegistry(t *testing.T) {
 	if err := yaml.Unmarshal(readFile(t, filepath.Join(out, "bundle", "legacy-operator", "manifests", "legacy-operator.clusterserviceversion.yaml")), &csv); err != nil {
 		t.Fatal(err)
 	}
-	if len(csv.Spec.RelatedImages) != 4 {
+	if len(csv.Spec.RelatedImages) != 6 {
 		t.Fatalf("relatedImages %v", csv.Spec.RelatedImages)
 	}
 	for _, ri := range csv.Spec.RelatedImages {
@@ -67,6 +67,16 @@ func TestPinDigestsThroughARegistry(t *testing.T) {
 	}
 	if img := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0].Image; !strings.Contains(img, "@"+want[reg.Host+"/legacy/manager"]) {
 		t.Errorf("CSV deployment image %s is not pinned", img)
+	}
+	// The operand images passed in an env var and a flag are pinned too.
+	mgr := csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs[0].Spec.Template.Spec.Containers[0]
+	for _, img := range OperandImages(mgr) {
+		if repo, _, digest := splitImage(img.Image); digest == "" || want[repo] != digest {
+			t.Errorf("CSV operand image %s = %s, not pinned", img.Key, img.Image)
+		}
+	}
+	if n := len(OperandImages(mgr)); n != 3 {
+		t.Errorf("%d operand images in the CSV's manager, want worker, sidecar and exporter", n)
 	}
 	values := string(readFile(t, filepath.Join(out, "charts", "legacy-operator", "values.yaml")))
 	if !strings.Contains(values, "digest: "+want[reg.Host+"/legacy/manager"]) {

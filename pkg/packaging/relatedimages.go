@@ -16,7 +16,8 @@ type RelatedImage struct {
 }
 
 // RelatedImages lists every image the package can run: the manager's
-// containers and initContainers, every RELATED_IMAGE_* value, and the
+// containers and initContainers, its operand images (RELATED_IMAGE_* and
+// *_IMAGE env values, --*image*= flags), and the
 // images named in pod templates of extra objects and in the samples.
 // Deduplicated by image (the first name wins) and sorted by name.
 func (p *Project) RelatedImages() []RelatedImage {
@@ -34,10 +35,8 @@ func (p *Project) RelatedImages() []RelatedImage {
 		add(c.Name, c.Image)
 	}
 	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
-		for _, e := range c.Env {
-			if name, ok := strings.CutPrefix(e.Name, "RELATED_IMAGE_"); ok {
-				add(name, e.Value)
-			}
+		for _, img := range OperandImages(c) {
+			add(img.Key, img.Image)
 		}
 	}
 	for _, o := range p.Objects {

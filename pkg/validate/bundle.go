@@ -18,6 +18,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	apivalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"opctl.dev/opctl/pkg/packaging"
 )
 
 // Suites select which checks run.
@@ -265,7 +267,8 @@ func findCRD(crds map[string]*apiextensionsv1.CustomResourceDefinition, group, k
 
 // unlistedImages returns what the CSV's deployments run without listing
 // it in spec.relatedImages: container images (as "deployment/container
-// image") and RELATED_IMAGE_* values.
+// image") and operand images (RELATED_IMAGE_* and *_IMAGE values,
+// --*image*= flags).
 func unlistedImages(csv *operatorsv1alpha1.ClusterServiceVersion) (containers, env []string) {
 	listed := map[string]bool{}
 	for _, ri := range csv.Spec.RelatedImages {
@@ -277,9 +280,14 @@ func unlistedImages(csv *operatorsv1alpha1.ClusterServiceVersion) (containers, e
 			if !listed[c.Image] {
 				containers = append(containers, fmt.Sprintf("deployment %s container %s runs %s", d.Name, c.Name, c.Image))
 			}
-			for _, e := range c.Env {
-				if strings.HasPrefix(e.Name, "RELATED_IMAGE_") && e.Value != "" && !listed[e.Value] {
-					env = append(env, e.Name+"="+e.Value)
+			for _, img := range packaging.OperandImages(c) {
+				if listed[img.Image] {
+					continue
+				}
+				if img.Env != "" {
+					env = append(env, img.Env+"="+img.Image)
+				} else {
+					env = append(env, img.Flag+img.Image)
 				}
 			}
 		}
@@ -287,11 +295,15 @@ func unlistedImages(csv *operatorsv1alpha1.ClusterServiceVersion) (containers, e
 	return containers, env
 }
 
-// checkRelatedImages wants every deployment image in spec.relatedImages.
+// checkRelatedImages wants every deployment image in spec.relatedImages:
+// containers, and the operand images the manager is given.
 func checkRelatedImages(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, file string) {
-	containers, _ := unlistedImages(csv)
+	containers, operands := unlistedImages(csv)
 	for _, c := range containers {
 		r.add("OPC-B004", c+", which spec.relatedImages does not list", file, "ClusterServiceVersion/"+csv.Name)
+	}
+	for _, o := range operands {
+		r.add("OPC-B004", "operand image "+o+", which spec.relatedImages does not list", file, "ClusterServiceVersion/"+csv.Name)
 	}
 }
 

@@ -100,6 +100,7 @@ func TestBrokenBundleFindings(t *testing.T) {
 		"OPC-B003": `alm-examples[0] (KVStore) is invalid`,
 		"OPC-B001": "fields without description: spec.adoptExisting",
 		"OPC-B000": "capabilities",
+		"OPC-B004": "operand image RELATED_IMAGE_KVSTORE=valkey/valkey:8.1.3",
 	}
 	for id, msg := range want {
 		if !slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Check == id && strings.Contains(f.Message, msg) }) {
