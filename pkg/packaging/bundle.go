@@ -75,6 +75,13 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 		return nil, nil, err
 	}
 	warnings = append(warnings, left...)
+	if p.Webhook != nil && p.Webhook.Certificates == CertsOperator {
+		switches := "no env var or flag for it was found in the manager"
+		if len(p.Webhook.SelfManaged) > 0 {
+			switches = "look at " + strings.Join(p.Webhook.SelfManaged, ", ")
+		}
+		warnings = append(warnings, fmt.Sprintf("webhooks: the operator manages its own serving certificates; under OLM, which issues and injects them for the webhookdefinitions, it should step aside (%s)", switches))
+	}
 	channels := strings.Join(opts.Channels, ",")
 	ann, err := bundle.GenerateAnnotations(bundle.RegistryV1Type, bundle.ManifestsDir, bundle.MetadataDir, p.Name, channels, opts.DefaultChannel)
 	if err != nil {

@@ -3,6 +3,8 @@ package packaging
 import (
 	"fmt"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // webhookTemplate renders the webhook configurations with their serving
@@ -13,7 +15,38 @@ import (
 func (p *Project) webhookTemplate(t *templater) (string, error) {
 	child := func(suffix string) string { return fmt.Sprintf(`(include "%s.child" (list . %q))`, t.chart, suffix) }
 	var b strings.Builder
-	fmt.Fprintf(&b, `{{- if .Values.webhooks.enabled }}
+	operator := p.Webhook.Certificates == CertsOperator
+	if operator {
+		// The operator issues its certificate and patches caBundle.
+		b.WriteString("{{- if .Values.webhooks.enabled }}\n")
+	} else {
+		p.certTemplate(&b, t, child)
+	}
+	for _, o := range p.Webhooks {
+		c := o.DeepCopy()
+		ann := c.GetAnnotations()
+		delete(ann, "cert-manager.io/inject-ca-from")
+		if len(ann) == 0 {
+			ann = nil
+		}
+		c.SetAnnotations(ann)
+		if !operator {
+			p.injectCA(t, c, child)
+		}
+		text, err := t.object(c, t.nameFor(o.GetName(), true), true)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("---\n" + text)
+	}
+	b.WriteString("{{- end }}\n")
+	return b.String(), nil
+}
+
+// certTemplate renders the serving certificate: cert-manager's Issuer and
+// Certificate, or a Secret with a CA Helm generates and keeps.
+func (p *Project) certTemplate(b *strings.Builder, t *templater, child func(string) string) {
+	fmt.Fprintf(b, `{{- if .Values.webhooks.enabled }}
 {{- $svc := %[2]s }}
 {{- $secret := %[3]s }}
 {{- $crt := "" }}
@@ -75,39 +108,31 @@ data:
 {{- end }}
 `, child("serving-cert"), child(strings.TrimPrefix(p.Webhook.Service, p.NamePrefix)), child(strings.TrimPrefix(p.Webhook.Secret, p.NamePrefix)), t.chart,
 		child("selfsigned-issuer"), child("webhook-ca"))
-	for _, o := range p.Webhooks {
-		c := o.DeepCopy()
-		ann := c.GetAnnotations()
-		delete(ann, "cert-manager.io/inject-ca-from")
-		c.SetAnnotations(ann)
-		meta := c.Object["metadata"].(map[string]any)
-		annotations, _ := meta["annotations"].(map[string]any)
-		if annotations == nil {
-			annotations = map[string]any{}
-		}
-		annotations[t.line(func(indent int) string {
-			pad := strings.Repeat(" ", indent)
-			return fmt.Sprintf("%s{{- if .Values.certManager.enabled }}\n%scert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ %s }}\n%s{{- end }}", pad, pad, child("serving-cert"), pad)
-		})] = ""
-		meta["annotations"] = annotations
-		hooks, _ := c.Object["webhooks"].([]any)
-		for _, h := range hooks {
-			cc, _ := h.(map[string]any)["clientConfig"].(map[string]any)
-			if cc == nil {
-				continue
-			}
-			delete(cc, "caBundle")
-			cc[t.line(func(indent int) string {
-				pad := strings.Repeat(" ", indent)
-				return fmt.Sprintf("%s{{- if not .Values.certManager.enabled }}\n%scaBundle: {{ $ca }}\n%s{{- end }}", pad, pad, pad)
-			})] = ""
-		}
-		text, err := t.object(c, t.nameFor(o.GetName(), true), true)
-		if err != nil {
-			return "", err
-		}
-		b.WriteString("---\n" + text)
+}
+
+// injectCA makes a webhook configuration trust the chart's CA: cert-manager
+// injects it, or caBundle carries the one Helm generated.
+func (p *Project) injectCA(t *templater, c *unstructured.Unstructured, child func(string) string) {
+	meta := c.Object["metadata"].(map[string]any)
+	annotations, _ := meta["annotations"].(map[string]any)
+	if annotations == nil {
+		annotations = map[string]any{}
 	}
-	b.WriteString("{{- end }}\n")
-	return b.String(), nil
+	annotations[t.line(func(indent int) string {
+		pad := strings.Repeat(" ", indent)
+		return fmt.Sprintf("%s{{- if .Values.certManager.enabled }}\n%scert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ %s }}\n%s{{- end }}", pad, pad, child("serving-cert"), pad)
+	})] = ""
+	meta["annotations"] = annotations
+	hooks, _ := c.Object["webhooks"].([]any)
+	for _, h := range hooks {
+		cc, _ := h.(map[string]any)["clientConfig"].(map[string]any)
+		if cc == nil {
+			continue
+		}
+		delete(cc, "caBundle")
+		cc[t.line(func(indent int) string {
+			pad := strings.Repeat(" ", indent)
+			return fmt.Sprintf("%s{{- if not .Values.certManager.enabled }}\n%scaBundle: {{ $ca }}\n%s{{- end }}", pad, pad, pad)
+		})] = ""
+	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"sigs.k8s.io/yaml"
 )
@@ -57,6 +59,16 @@ type Config struct {
 	// Operands describe, per CRD, what one custom resource runs: the
 	// platform-as-code figures.
 	Operands map[string]Operand `json:"operands,omitempty"`
+	// Webhooks configure how the webhooks are served.
+	Webhooks WebhookConfig `json:"webhooks,omitempty"`
+}
+
+// WebhookConfig overrides what opctl detects about the webhooks.
+type WebhookConfig struct {
+	// Certificates: helm (a CA Helm generates), cert-manager, or operator
+	// (the operator issues its own and patches caBundle). Detected when
+	// empty: operator when the manager mounts no serving certificate.
+	Certificates string `json:"certificates,omitempty"`
 }
 
 // Maintainer of the operator.
@@ -128,6 +140,9 @@ func LoadConfig(dir string) (Config, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&c); err != nil {
 		return Config{}, fmt.Errorf("%s: %w (see the opctl.yaml reference in the README)", path, err)
+	}
+	if m := c.Webhooks.Certificates; m != "" && !slices.Contains(certModes, m) {
+		return Config{}, fmt.Errorf("%s: webhooks.certificates %q: use %s", path, m, strings.Join(certModes, ", "))
 	}
 	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -68,6 +69,9 @@ func TestGoldenProjects(t *testing.T) {
 	}{
 		{"legacy", PackageOptions{Bundle: BundleOptions{Channels: []string{"stable", "fast"}}}, 2},
 		{"webhook", PackageOptions{Chart: ChartOptions{CRDs: CRDsSeparateChart}}, 1},
+		// The operator issues its own webhook certificates: no certificate
+		// objects, volumes or caBundle; OLM is told to step in.
+		{"operatorcerts", PackageOptions{}, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
@@ -84,6 +88,11 @@ func TestGoldenProjects(t *testing.T) {
 			diffTrees(t, tree(t, out), tree(t, golden))
 			if len(res.Warnings) != tt.warnings || !strings.Contains(res.Warnings[0], "no platform-as-code annotations") {
 				t.Errorf("warnings %v, want %d naming CRDs without operands", res.Warnings, tt.warnings)
+			}
+			if tt.fixture == "operatorcerts" && !slices.ContainsFunc(res.Warnings, func(w string) bool {
+				return strings.Contains(w, "should step aside") && strings.Contains(w, "flag --enable-cert-rotation") && strings.Contains(w, "env WEBHOOK_CERT_SECRET_NAME")
+			}) {
+				t.Errorf("warnings %v: want one naming the operator's certificate switches", res.Warnings)
 			}
 		})
 	}

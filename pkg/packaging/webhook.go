@@ -20,9 +20,24 @@ type WebhookServing struct {
 	// Port is the Service port; TargetPort the container port behind it.
 	Port       int32
 	TargetPort intstr.IntOrString
-	// Secret holds the serving certificate; Volume mounts it.
+	// Secret holds the serving certificate; Volume mounts it. Both are
+	// empty when the operator manages its certificates.
 	Secret, Volume string
+	// Certificates is helm, cert-manager or operator.
+	Certificates string
+	// SelfManaged names the manager's env vars and flags that look like
+	// switches of its own certificate management (operator mode).
+	SelfManaged []string
 }
+
+// Webhook certificate modes (opctl.yaml webhooks.certificates).
+const (
+	CertsHelm        = "helm"
+	CertsCertManager = "cert-manager"
+	CertsOperator    = "operator"
+)
+
+var certModes = []string{CertsHelm, CertsCertManager, CertsOperator}
 
 // webhookServing finds the Service the webhooks call and the volume that
 // mounts their serving certificate in the manager.
@@ -68,10 +83,48 @@ func (p *Project) webhookServing() (*WebhookServing, error) {
 			}
 		}
 	}
+	w.Certificates = p.Config.Webhooks.Certificates
+	switch {
+	case w.Certificates == "" && w.Secret == "":
+		w.Certificates = CertsOperator
+	case w.Certificates == "" && len(p.CertManager) > 0:
+		w.Certificates = CertsCertManager
+	case w.Certificates == "":
+		w.Certificates = CertsHelm
+	}
+	if w.Certificates == CertsOperator {
+		// The operator's volume, if any, mounts the Secret it writes.
+		w.Secret, w.Volume = "", ""
+		w.SelfManaged = certSwitches(*managerContainer(p.Manager))
+		return w, nil
+	}
 	if w.Secret == "" {
-		return nil, fmt.Errorf("manager Deployment %s mounts no serving certificate for the webhooks: add the cert volume of config/default/manager_webhook_patch.yaml", p.Manager.Name)
+		return nil, fmt.Errorf("manager Deployment %s mounts no serving certificate for the webhooks, and %s sets webhooks.certificates: %s: add the cert volume of config/default/manager_webhook_patch.yaml, or set webhooks.certificates: operator if the operator issues its own",
+			p.Manager.Name, ConfigFile, w.Certificates)
 	}
 	return w, nil
+}
+
+// certSwitches are the env vars and flags of a container that look like
+// switches of its own certificate management.
+func certSwitches(c corev1.Container) []string {
+	var out []string
+	looks := func(s string) bool {
+		s = strings.ToLower(s)
+		return strings.Contains(s, "cert") && !strings.Contains(s, "dir") && !strings.Contains(s, "path")
+	}
+	for _, e := range c.Env {
+		if looks(e.Name) {
+			out = append(out, "env "+e.Name)
+		}
+	}
+	for _, a := range slices.Concat(c.Command, c.Args) {
+		flag, _, _ := strings.Cut(a, "=")
+		if strings.HasPrefix(flag, "-") && looks(flag) {
+			out = append(out, "flag "+flag)
+		}
+	}
+	return out
 }
 
 func toInt(v any) int64 {

@@ -272,3 +272,54 @@ func TestOpctlChartInstalls(t *testing.T) {
 		t.Errorf("helm uninstall: %v", err)
 	}
 }
+
+// A chart of an operator that issues its own webhook certificates lints
+// strictly and installs: the webhook configurations call the release's
+// Service in the release namespace and carry no caBundle, and the chart
+// creates no certificate Secret (the operator will).
+func TestWebhookChartOperatorCerts(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	const fixture = "../../pkg/packaging/testdata/operatorcerts"
+	ch := packageChart(t, fixture)
+	if _, ok := ch.Values["certManager"]; ok {
+		t.Errorf("values offer certManager, which an operator-managed certificate never uses")
+	}
+	ns := c.Namespace(t, "ocert", restricted)
+	helmInstall(t, ch, ns, false, nil)
+	ext := apiextensionsclient.NewForConfigOrDie(c.Config)
+	t.Cleanup(func() {
+		_, _ = action.NewUninstall(helmConfig(t, ns)).Run("kv")
+		_ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), "widgets.ocert.example.com", metav1.DeleteOptions{})
+	})
+	vwc, err := c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, "kv-ocert-operator-"+ns+"-validating-webhook-configuration", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range vwc.Webhooks {
+		if len(h.ClientConfig.CABundle) > 0 {
+			t.Errorf("webhook %s has a caBundle the chart made up", h.Name)
+		}
+		if svc := h.ClientConfig.Service; svc == nil || svc.Name != "kv-ocert-operator-webhook-service" || svc.Namespace != ns {
+			t.Errorf("webhook %s calls %+v", h.Name, h.ClientConfig.Service)
+		}
+	}
+	if _, err := c.Client.CoreV1().Services(ns).Get(ctx, "kv-ocert-operator-webhook-service", metav1.GetOptions{}); err != nil {
+		t.Errorf("webhook Service: %v", err)
+	}
+	secrets, err := c.Client.CoreV1().Secrets(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=kubernetes.io/tls"})
+	if err != nil || len(secrets.Items) != 0 {
+		t.Errorf("TLS Secrets in %s: %d, %v; want none from the chart", ns, len(secrets.Items), err)
+	}
+	bin, err := testcluster.BinDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if b, err := exec.Command(opctlBin, "package", fixture, "--out", out, "--chart-only").CombinedOutput(); err != nil {
+		t.Fatalf("opctl package: %v\n%s", err, b)
+	}
+	if b, err := exec.Command(filepath.Join(bin, "helm"), "lint", "--strict", filepath.Join(out, "charts", "ocert-operator")).CombinedOutput(); err != nil || !strings.Contains(string(b), "0 chart(s) failed") {
+		t.Errorf("helm lint --strict: %v\n%s", err, b)
+	}
+}
