@@ -5,7 +5,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/operatorkit/kitapi"
 )
 
 // DefaultVersion is the Valkey version a KVStore runs when spec.version is
@@ -69,7 +69,7 @@ type KVStoreSpec struct {
 	// Orphan disconnects them and leaves the store running.
 	// +kubebuilder:default=Delete
 	// +optional
-	DeletionPolicy operatorkit.DeletionPolicy `json:"deletionPolicy,omitempty"`
+	DeletionPolicy kitapi.DeletionPolicy `json:"deletionPolicy,omitempty"`
 
 	// AdoptExisting allows the operator to take over objects that already
 	// exist with the names it would use and have no controller.
@@ -101,7 +101,7 @@ type UpgradeSpec struct {
 
 // KVStoreStatus is the observed state of a KVStore.
 type KVStoreStatus struct {
-	operatorkit.Status `json:",inline"`
+	kitapi.Status `json:",inline"`
 
 	// Endpoint is the host:port clients connect to.
 	// +optional
@@ -166,10 +166,10 @@ type KVStoreList struct {
 }
 
 // KitStatus implements operatorkit.Object.
-func (k *KVStore) KitStatus() *operatorkit.Status { return &k.Status.Status }
+func (k *KVStore) KitStatus() *kitapi.Status { return &k.Status.Status }
 
 // KitDeletionPolicy implements operatorkit.Object.
-func (k *KVStore) KitDeletionPolicy() operatorkit.DeletionPolicy { return k.Spec.DeletionPolicy }
+func (k *KVStore) KitDeletionPolicy() kitapi.DeletionPolicy { return k.Spec.DeletionPolicy }
 
 // KitAdoptionAllowed implements operatorkit.Object.
 func (k *KVStore) KitAdoptionAllowed() bool { return k.Spec.AdoptExisting }

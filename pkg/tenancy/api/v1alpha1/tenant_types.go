@@ -6,7 +6,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/operatorkit/kitapi"
 )
 
 // TenantSpec is what a tenant gets.
@@ -43,7 +43,7 @@ type TenantSpec struct {
 	// namespaces; Orphan disconnects and leaves everything running.
 	// +kubebuilder:default=Delete
 	// +optional
-	DeletionPolicy operatorkit.DeletionPolicy `json:"deletionPolicy,omitempty"`
+	DeletionPolicy kitapi.DeletionPolicy `json:"deletionPolicy,omitempty"`
 	// Paused stops reconciling the tenant; nothing is changed.
 	// +optional
 	Paused bool `json:"paused,omitempty"`
@@ -166,7 +166,7 @@ type IsolationSpec struct {
 
 // TenantStatus is the observed state of a Tenant.
 type TenantStatus struct {
-	operatorkit.Status `json:",inline"`
+	kitapi.Status `json:",inline"`
 	// Namespaces report the quota of each namespace.
 	// +listType=map
 	// +listMapKey=name
@@ -279,10 +279,10 @@ type TenantList struct {
 }
 
 // KitStatus implements operatorkit.Object.
-func (t *Tenant) KitStatus() *operatorkit.Status { return &t.Status.Status }
+func (t *Tenant) KitStatus() *kitapi.Status { return &t.Status.Status }
 
 // KitDeletionPolicy implements operatorkit.Object.
-func (t *Tenant) KitDeletionPolicy() operatorkit.DeletionPolicy { return t.Spec.DeletionPolicy }
+func (t *Tenant) KitDeletionPolicy() kitapi.DeletionPolicy { return t.Spec.DeletionPolicy }
 
 // KitAdoptionAllowed implements operatorkit.Object.
 func (t *Tenant) KitAdoptionAllowed() bool { return t.Spec.AdoptNamespaces }

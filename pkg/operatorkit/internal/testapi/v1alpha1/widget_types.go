@@ -3,7 +3,7 @@ package v1alpha1
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/operatorkit/kitapi"
 )
 
 // WidgetSpec is what a Widget asks for.
@@ -28,7 +28,7 @@ type WidgetSpec struct {
 	// the managed objects.
 	// +kubebuilder:default=Delete
 	// +optional
-	DeletionPolicy operatorkit.DeletionPolicy `json:"deletionPolicy,omitempty"`
+	DeletionPolicy kitapi.DeletionPolicy `json:"deletionPolicy,omitempty"`
 	// AdoptExisting allows taking over objects that already exist.
 	// +optional
 	AdoptExisting bool `json:"adoptExisting,omitempty"`
@@ -45,7 +45,7 @@ type WidgetSpec struct {
 
 // WidgetStatus is what the reconciler observed.
 type WidgetStatus struct {
-	operatorkit.Status `json:",inline"`
+	kitapi.Status `json:",inline"`
 	// ReadyReplicas of the managed Deployment.
 	// +optional
 	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
@@ -76,10 +76,10 @@ type WidgetList struct {
 }
 
 // KitStatus implements operatorkit.Object.
-func (w *Widget) KitStatus() *operatorkit.Status { return &w.Status.Status }
+func (w *Widget) KitStatus() *kitapi.Status { return &w.Status.Status }
 
 // KitDeletionPolicy implements operatorkit.Object.
-func (w *Widget) KitDeletionPolicy() operatorkit.DeletionPolicy { return w.Spec.DeletionPolicy }
+func (w *Widget) KitDeletionPolicy() kitapi.DeletionPolicy { return w.Spec.DeletionPolicy }
 
 // KitAdoptionAllowed implements operatorkit.Object.
 func (w *Widget) KitAdoptionAllowed() bool { return w.Spec.AdoptExisting }
