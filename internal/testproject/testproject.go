@@ -21,7 +21,16 @@ const specProps = "            properties:\n              adoptExisting:"
 // of its KVStore CRD.
 func UnderGroup(t testing.TB, src, group string) (dir, crdFile string) {
 	t.Helper()
-	dir = filepath.Join(t.TempDir(), "sample")
+	dir = Copy(t, src, SampleGroup, group)
+	return dir, filepath.Join(dir, "config", "crd", "bases", group+"_kvstores.yaml")
+}
+
+// Copy copies the project at src into a temporary directory with every
+// occurrence of from, in contents and in file names, replaced by to (an
+// API group of the test's own, say), and returns the copy.
+func Copy(t testing.TB, src, from, to string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), filepath.Base(filepath.Clean(src)))
 	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
 		t.Fatal(err)
 	}
@@ -33,20 +42,20 @@ func UnderGroup(t testing.TB, src, group string) (dir, crdFile string) {
 		if err != nil {
 			return err
 		}
-		if s := strings.ReplaceAll(string(b), SampleGroup, group); s != string(b) {
-			return os.WriteFile(p, []byte(s), 0o644)
+		if s := strings.ReplaceAll(string(b), from, to); s != string(b) {
+			if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+				return err
+			}
+		}
+		if base := filepath.Base(p); strings.Contains(base, from) {
+			return os.Rename(p, filepath.Join(filepath.Dir(p), strings.ReplaceAll(base, from, to)))
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	bases := filepath.Join(dir, "config", "crd", "bases")
-	crdFile = filepath.Join(bases, group+"_kvstores.yaml")
-	if err := os.Rename(filepath.Join(bases, SampleGroup+"_kvstores.yaml"), crdFile); err != nil {
-		t.Fatal(err)
-	}
-	return dir, crdFile
+	return dir
 }
 
 // Edit rewrites path with edit; an edit that changes nothing fails the

@@ -205,11 +205,6 @@ func TestForgedReleaseRecords(t *testing.T) {
 	neverReady(t, c, "opctl/kvstore-operator:0.3.0")
 	v1, v2, v3 := sampleChart(t, "", "0.1.0"), sampleChart(t, "", "0.2.0"), sampleChart(t, "", "0.3.0")
 
-	setChart := func(name, path string) {
-		testcluster.UpdateObject(t, cl, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}, func(tn *tenancyv1.Tenant) {
-			tn.Spec.Operators[0].Chart.Path = path
-		})
-	}
 	stored := func(name string, version int) (string, string) {
 		return tenancy.DefaultStorageNamespace, fmt.Sprintf("sh.helm.release.v1.%s.%s.kv.v%d", name, name, version)
 	}
@@ -279,7 +274,7 @@ func TestForgedReleaseRecords(t *testing.T) {
 			extra, intact := victims(t)
 			name, restore := start(t, legacy, extra)
 			t.Cleanup(restore)
-			setChart(name, v2)
+			setChart(t, name, v2)
 			tn := waitTampered(t, name)
 			mentions(t, tn)
 			intact(t)
@@ -328,7 +323,7 @@ func TestForgedReleaseRecords(t *testing.T) {
 		waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
 		// 0.3.0 never becomes ready: once its revision 2 is out, forge
 		// revision 1, the one the controller will roll back to.
-		setChart(name, v3)
+		setChart(t, name, v3)
 		waitTenant(t, name, time.Minute, "revision 2 rolling out", func(tn *tenancyv1.Tenant) error {
 			if op := tn.Status.Operators[0]; op.Revision != 2 || op.TargetVersion != "0.3.0" {
 				return fmt.Errorf("operator %s", dump(op))

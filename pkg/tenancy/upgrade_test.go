@@ -29,11 +29,6 @@ func TestUpgradeAndRollback(t *testing.T) {
 	createTenant(t, newTenant(name, []string{name}, v1, 1))
 	waitTenant(t, name, 2*time.Minute, "Tenant Ready on 0.1.0", ready)
 
-	setChart := func(path string) {
-		testcluster.UpdateObject(t, cl, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}, func(tn *tenancyv1.Tenant) {
-			tn.Spec.Operators[0].Chart.Path = path
-		})
-	}
 	image := func() string {
 		var deps appsv1.DeploymentList
 		if err := cl.List(ctx, &deps, client.InNamespace(name)); err != nil || len(deps.Items) != 1 {
@@ -42,7 +37,7 @@ func TestUpgradeAndRollback(t *testing.T) {
 		return deps.Items[0].Spec.Template.Spec.Containers[0].Image
 	}
 
-	setChart(v2)
+	setChart(t, name, v2)
 	waitTenant(t, name, 2*time.Minute, "Tenant Ready on 0.2.0", func(tn *tenancyv1.Tenant) error {
 		if err := ready(tn); err != nil {
 			return err
@@ -56,7 +51,7 @@ func TestUpgradeAndRollback(t *testing.T) {
 		t.Fatalf("after the upgrade the operator runs %s", got)
 	}
 
-	setChart(v3)
+	setChart(t, name, v3)
 	tn := waitTenant(t, name, 2*time.Minute, "upgrade to 0.3.0 rolled back", func(tn *tenancyv1.Tenant) error {
 		if err := testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancy.ReasonUpgradeFailed); err != nil {
 			return fmt.Errorf("%w; operator %s", err, dump(tn.Status.Operators))
@@ -89,4 +84,12 @@ func neverReady(t *testing.T, c *testcluster.Cluster, image string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = remove(context.Background()) })
+}
+
+// setChart points the Tenant's first operator at another chart.
+func setChart(t *testing.T, name, path string) {
+	t.Helper()
+	testcluster.UpdateObject(t, cl, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}, func(tn *tenancyv1.Tenant) {
+		tn.Spec.Operators[0].Chart.Path = path
+	})
 }

@@ -50,7 +50,7 @@ func TestLongNames(t *testing.T) {
 		{"webhooks", "../../pkg/packaging/testdata/webhook", "longhooks.example.com", "hook.example.com"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := copyProject(t, tc.src, tc.from, tc.group)
+			dir := testproject.Copy(t, tc.src, tc.from, tc.group)
 			testproject.Edit(t, filepath.Join(dir, "opctl.yaml"), func(s string) string {
 				return regexp.MustCompile(`(?m)^name: .*$`).ReplaceAllString(s, "name: "+longProject)
 			})
@@ -89,40 +89,6 @@ func TestLongNames(t *testing.T) {
 			}
 		})
 	}
-}
-
-// copyProject copies a project with its API group renamed, so that its
-// CRDs are its own on the shared control plane.
-func copyProject(t *testing.T, src, from, to string) string {
-	t.Helper()
-	if from == testproject.SampleGroup {
-		dir, _ := testproject.UnderGroup(t, src, to)
-		return dir
-	}
-	dir := filepath.Join(t.TempDir(), "project")
-	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
-		t.Fatal(err)
-	}
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), from, to)), 0o644); err != nil {
-			return err
-		}
-		if base := filepath.Base(p); strings.Contains(base, from) {
-			return os.Rename(p, filepath.Join(filepath.Dir(p), strings.ReplaceAll(base, from, to)))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 // renderNames renders the chart with every optional part on, checks each
