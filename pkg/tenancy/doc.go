@@ -9,8 +9,11 @@
 // Tenants are untrusted: Helm release records live in the controller's
 // storage namespace (storage.go, migrate.go), every stored and rendered
 // manifest is checked against the tenant before Helm acts on it
-// (tamper.go), and the guardrail ValidatingAdmissionPolicies in
-// config/guardrails read the namespace labels this package sets.
+// (tamper.go), release objects changed outside the controller are
+// restored from the release (drift.go), egress to the API server is
+// narrowed to its addresses (apiserver.go), and the guardrail
+// ValidatingAdmissionPolicies in config/guardrails read the namespace
+// labels this package sets.
 //
 // The quota is computed by ComputeQuota, a pure function, from the
 // operator's own workloads and the platform-as-code figures of its CRDs.
