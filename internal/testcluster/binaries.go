@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // Binaries the control plane needs, all built by hack/testbin.sh.
@@ -76,4 +77,21 @@ func readVersion(path, key string) (string, error) {
 		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
 	return "", fmt.Errorf("%s: no %s= line", path, key)
+}
+
+// RequireBinDir returns BinDir for a test that runs one of its binaries
+// (helm, kubectl, opm). Without them it skips in unit-test mode
+// (OPCTL_SKIP_CLUSTER=1, `make test-unit`) and fails otherwise: `make test`
+// builds them and skips nothing.
+func RequireBinDir(t testing.TB) string {
+	t.Helper()
+	dir, err := BinDir()
+	if err == nil {
+		return dir
+	}
+	if os.Getenv(EnvSkip) == "1" {
+		t.Skipf("%s=1 and no test binaries: %v", EnvSkip, err)
+	}
+	t.Fatal(err)
+	return ""
 }

@@ -186,10 +186,7 @@ func TestHelmUpgradeUpgradesCRD(t *testing.T) {
 
 // The helm CLI's strict lint accepts the generated chart.
 func TestHelmLintStrict(t *testing.T) {
-	bin, err := testcluster.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testcluster.RequireBinDir(t)
 	out := t.TempDir()
 	if b, err := exec.Command(opctlBin, "package", "../../operators/sample", "--out", out, "--chart-only").CombinedOutput(); err != nil {
 		t.Fatalf("opctl package: %v\n%s", err, b)
@@ -311,10 +308,7 @@ func TestWebhookChartOperatorCerts(t *testing.T) {
 	if err != nil || len(secrets.Items) != 0 {
 		t.Errorf("TLS Secrets in %s: %d, %v; want none from the chart", ns, len(secrets.Items), err)
 	}
-	bin, err := testcluster.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testcluster.RequireBinDir(t)
 	out := t.TempDir()
 	if b, err := exec.Command(opctlBin, "package", fixture, "--out", out, "--chart-only").CombinedOutput(); err != nil {
 		t.Fatalf("opctl package: %v\n%s", err, b)

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -16,9 +17,21 @@ var (
 // stampedVersion is linked into the test binary to prove -ldflags stamping.
 const stampedVersion = "v0.0.0-e2e"
 
-func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster, buildBinaries)) }
+// TestMain builds the binaries, which needs no cluster, so that the CLI
+// tests also run in unit-test mode; then it runs the tests on the control
+// plane.
+func TestMain(m *testing.M) {
+	cleanup, err := buildBinaries()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "building the binaries: %v\n", err)
+		os.Exit(1)
+	}
+	code := testcluster.Main(m, &cluster)
+	cleanup()
+	os.Exit(code)
+}
 
-func buildBinaries(*testcluster.Cluster) (func(), error) {
+func buildBinaries() (func(), error) {
 	dir, err := os.MkdirTemp("", "opctl-e2e-")
 	if err != nil {
 		return nil, err

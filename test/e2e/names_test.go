@@ -150,10 +150,7 @@ func lintStrict(t *testing.T, project string) {
 		t.Fatalf("opctl package: %v\n%s", err, b)
 	}
 	dir := filepath.Join(out, "charts", longProject)
-	bin, err := testcluster.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testcluster.RequireBinDir(t)
 	if b, err := exec.Command(filepath.Join(bin, "helm"), "lint", "--strict", dir).CombinedOutput(); err != nil || !strings.Contains(string(b), "0 chart(s) failed") {
 		t.Errorf("helm lint --strict: %v\n%s", err, b)
 	}

@@ -31,10 +31,7 @@ func TestPublishRoundTrip(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
 	reg := testregistry.Start(t)
-	bin, err := testcluster.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testcluster.RequireBinDir(t)
 	repo := reg.Host + "/ops"
 	catalog := filepath.Join(t.TempDir(), "catalog")
 	versions := []string{"0.1.0", "0.2.0", "0.3.0"}

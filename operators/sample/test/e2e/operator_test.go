@@ -22,10 +22,7 @@ const (
 
 func kubectl(t *testing.T, args ...string) string {
 	t.Helper()
-	bin, err := testcluster.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
+	bin := testcluster.RequireBinDir(t)
 	out, err := exec.Command(filepath.Join(bin, "kubectl"), append([]string{"--kubeconfig", cluster.Kubeconfig}, args...)...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
