@@ -9,14 +9,12 @@ import (
 	"sync"
 
 	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
@@ -37,6 +35,47 @@ var driftKinds = map[string]func() client.Object{
 type driftMemo struct {
 	mu sync.Mutex
 	rv map[string]string
+	// parsed holds each release's drift objects, by namespace/release,
+	// for the revision they were read from: a steady state parses nothing.
+	parsed map[string]parsedRelease
+}
+
+type parsedRelease struct {
+	version int
+	objs    []*unstructured.Unstructured
+}
+
+// objects returns the drift objects of rel, parsed once per revision. The
+// caller must not change them.
+func (m *driftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant) []*unstructured.Unstructured {
+	key := ns + "/" + rel.Name
+	m.mu.Lock()
+	p, ok := m.parsed[key]
+	m.mu.Unlock()
+	if ok && p.version == rel.Version {
+		return p.objs
+	}
+	objs := driftObjects(rel.Manifest, ns, t)
+	m.mu.Lock()
+	m.parsed[key] = parsedRelease{version: rel.Version, objs: objs}
+	m.mu.Unlock()
+	return objs
+}
+
+// forget drops what is remembered about the objects of namespace ns.
+func (m *driftMemo) forget(ns string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k := range m.rv {
+		if strings.HasPrefix(k, ns+"/") {
+			delete(m.rv, k)
+		}
+	}
+	for k := range m.parsed {
+		if strings.HasPrefix(k, ns+"/") {
+			delete(m.parsed, k)
+		}
+	}
 }
 
 func (m *driftMemo) synced(key, rv string) bool {
@@ -58,7 +97,7 @@ func (m *driftMemo) set(key, rv string) {
 // in the tenant's namespaces are touched.
 func (c *Controller) correctDrift(ctx context.Context, t *tenancyv1.Tenant, rel *release.Release, ns string) error {
 	var restored []string
-	for _, obj := range driftObjects(rel.Manifest, ns, t) {
+	for _, obj := range c.drift.objects(rel, ns, t) {
 		key := obj.GetNamespace() + "/" + obj.GetKind() + "/" + obj.GetName()
 		cached := driftKinds[obj.GetKind()]()
 		err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), cached)
@@ -84,10 +123,11 @@ func (c *Controller) correctDrift(ctx context.Context, t *tenancyv1.Tenant, rel 
 				continue
 			}
 		}
-		if err := c.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(obj), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		applied := obj.DeepCopy() // the apply writes the response into it
+		if err := c.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("restoring %s %s/%s from release %s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), rel.Name, err)
 		}
-		if rv := obj.GetResourceVersion(); rv != "" {
+		if rv := applied.GetResourceVersion(); rv != "" {
 			c.drift.set(key, rv)
 		}
 		driftCorrections.WithLabelValues(obj.GetKind()).Inc()
@@ -103,16 +143,10 @@ func (c *Controller) correctDrift(ctx context.Context, t *tenancyv1.Tenant, rel 
 // driftObjects are the manifest's objects of driftKinds in the tenant's
 // namespaces, labelled as the render guard labels them.
 func driftObjects(manifest, ns string, t *tenancyv1.Tenant) []*unstructured.Unstructured {
-	docs := releaseutil.SplitManifests(manifest)
-	keys := make([]string, 0, len(docs))
-	for k := range docs {
-		keys = append(keys, k)
-	}
-	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 	var out []*unstructured.Unstructured
-	for _, k := range keys {
-		u := &unstructured.Unstructured{}
-		if err := yaml.Unmarshal([]byte(docs[k]), &u.Object); err != nil || len(u.Object) == 0 {
+	for _, d := range manifestDocs(manifest) {
+		u := d.obj
+		if u == nil {
 			continue
 		}
 		if _, ok := driftKinds[u.GetKind()]; !ok || u.GetName() == "" {
@@ -124,12 +158,7 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant) []*unstructured.Unst
 		if !slices.Contains(t.Spec.Namespaces, u.GetNamespace()) {
 			continue
 		}
-		labels := u.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[LabelTenant] = t.Name
-		u.SetLabels(labels)
+		setLabel(u, LabelTenant, t.Name)
 		out = append(out, u)
 	}
 	return out

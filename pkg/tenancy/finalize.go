@@ -25,6 +25,9 @@ import (
 func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy operatorkit.DeletionPolicy) (bool, error) {
 	defer c.dropPlan(t)
 	defer forgetQuota(t.Name)
+	for _, ns := range t.Spec.Namespaces {
+		defer c.drift.forget(ns)
+	}
 	if policy == operatorkit.DeletionOrphan {
 		return true, c.disconnect(ctx, t)
 	}

@@ -108,11 +108,16 @@ func (h *helmClient) legacy(namespace string) driver.Driver {
 	return d
 }
 
+// releaseRef names a release of a tenant in the client's maps.
+func releaseRef(tenant, namespace, name string) string {
+	return tenant + "/" + namespace + "/" + name
+}
+
 // migrate moves a release's records from the release namespace into the
 // storage namespace, once per release and process. The objects of the
 // release are not touched, so nothing is reinstalled or restarted.
 func (h *helmClient) migrate(tenant, namespace, name string) ([]int, error) {
-	key := tenant + "/" + namespace + "/" + name
+	key := releaseRef(tenant, namespace, name)
 	h.mu.Lock()
 	done := h.migrated[key]
 	h.mu.Unlock()
@@ -138,7 +143,7 @@ func (h *helmClient) handBack(tenant, namespace, name string) ([]int, error) {
 		return moved, fmt.Errorf("handing the records of release %s back to namespace %s: %w", name, namespace, err)
 	}
 	h.mu.Lock()
-	delete(h.migrated, tenant+"/"+namespace+"/"+name)
+	delete(h.migrated, releaseRef(tenant, namespace, name))
 	h.mu.Unlock()
 	return moved, nil
 }

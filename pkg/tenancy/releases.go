@@ -172,8 +172,8 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 	case cur == nil || deployed == nil:
 		// Nothing deployed yet: (re)install from scratch.
 		if cur != nil {
-			if err := scope.verify(ctx, cur); c.tampered(t, st, err) {
-				return nil
+			if stop, err := c.refused(ctx, t, st, scope, cur); stop || err != nil {
+				return err
 			}
 			if err := c.helm.uninstall(cfg, spec.Name); err != nil {
 				return fmt.Errorf("removing failed release: %w", err)
@@ -217,8 +217,8 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 			}
 			return nil
 		}
-		if err := scope.verify(ctx, cur, deployed); c.tampered(t, st, err) {
-			return nil
+		if stop, err := c.refused(ctx, t, st, scope, cur, deployed); stop || err != nil {
+			return err
 		}
 		rel, err := c.timed("upgrade", func() (*release.Release, error) {
 			return c.helm.upgrade(ctx, cfg, spec, renderGuard{ctx, scope, t.Name})
@@ -279,6 +279,17 @@ func (c *Controller) scope(t *tenancyv1.Tenant, ns, name string) releaseScope {
 	return releaseScope{release: name, namespace: ns, namespaces: t.Spec.Namespaces, mapper: c.helm.mapper, reader: c.reader}
 }
 
+// refused runs the tamper check on revisions before Helm acts on them:
+// stop when they name objects outside the tenant (reported on st), an
+// error when the cluster could not be read (retried).
+func (c *Controller) refused(ctx context.Context, t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, scope releaseScope, revisions ...*release.Release) (stop bool, err error) {
+	err = scope.verify(ctx, revisions...)
+	if c.tampered(t, st, err) {
+		return true, nil
+	}
+	return false, err
+}
+
 // tampered reports a TamperError on st and in an Event, and whether err
 // was one. The release is left as it is until its record or chart is
 // fixed.
@@ -311,8 +322,8 @@ func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *act
 	if err != nil {
 		return err
 	}
-	if err := scope.verify(ctx, cur, target); c.tampered(t, st, err) {
-		return nil
+	if stop, err := c.refused(ctx, t, st, scope, cur, target); stop || err != nil {
+		return err
 	}
 	if _, err := c.timed("rollback", func() (*release.Release, error) { return nil, c.helm.rollback(cfg, name, revision) }); err != nil {
 		st.Health, st.Reason, st.LastError = HealthFailed, ReasonUpgradeFailed, fmt.Sprintf("rollback to revision %d failed: %v", revision, err)

@@ -94,7 +94,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
 		recorder: mgr.GetEventRecorder("tenancy"), plans: map[string]*plan{}, analyses: map[string]*analysis{},
-		catalogs: newCatalogClient(), drift: driftMemo{rv: map[string]string{}},
+		catalogs: newCatalogClient(), drift: driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}},
 	}
 	if c.olmAPI, err = servesOLM(mgr.GetConfig()); err != nil {
 		return err

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/releaseutil"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -59,16 +58,15 @@ type releaseScope struct {
 // it. An error is a failure to read the cluster, not a finding.
 func (s releaseScope) foreign(ctx context.Context, manifest string) ([]string, error) {
 	var out []string
-	for _, doc := range releaseutil.SplitManifests(manifest) {
-		var u unstructured.Unstructured
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			out = append(out, fmt.Sprintf("an unreadable document (%v)", err))
+	for _, d := range manifestDocs(manifest) {
+		if d.err != nil {
+			out = append(out, fmt.Sprintf("an unreadable document (%v)", d.err))
 			continue
 		}
-		if len(u.Object) == 0 {
+		if d.obj == nil {
 			continue
 		}
-		why, err := s.outside(ctx, &u)
+		why, err := s.outside(ctx, d.obj)
 		if err != nil {
 			return nil, err
 		}
@@ -180,44 +178,34 @@ func (g renderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 // labelManifest sets a label on every object of a manifest, keeping the
 // documents' order and their leading comments (Helm's "# Source:").
 func labelManifest(manifest, key, value string) (*bytes.Buffer, error) {
-	docs := releaseutil.SplitManifests(manifest)
-	keys := make([]string, 0, len(docs))
-	for k := range docs {
-		keys = append(keys, k)
-	}
-	sort.Sort(releaseutil.BySplitManifestsOrder(keys))
 	out := &bytes.Buffer{}
-	for _, k := range keys {
-		doc := docs[k]
-		var comments []string
-		for _, line := range strings.Split(doc, "\n") {
-			if !strings.HasPrefix(line, "#") {
-				break
-			}
-			comments = append(comments, line)
+	for _, d := range manifestDocs(manifest) {
+		if d.err != nil {
+			return nil, fmt.Errorf("reading the rendered manifest: %w", d.err)
 		}
-		var u unstructured.Unstructured
-		if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
-			return nil, fmt.Errorf("reading the rendered manifest: %w", err)
-		}
-		if len(u.Object) == 0 {
+		if d.obj == nil {
 			continue
 		}
-		labels := u.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		labels[key] = value
-		u.SetLabels(labels)
-		b, err := yaml.Marshal(u.Object)
+		setLabel(d.obj, key, value)
+		b, err := yaml.Marshal(d.obj.Object)
 		if err != nil {
 			return nil, err
 		}
 		out.WriteString("---\n")
-		for _, c := range comments {
+		for _, c := range d.comments {
 			out.WriteString(c + "\n")
 		}
 		out.Write(b)
 	}
 	return out, nil
+}
+
+// setLabel sets one label on u.
+func setLabel(u *unstructured.Unstructured, key, value string) {
+	labels := u.GetLabels()
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[key] = value
+	u.SetLabels(labels)
 }
