@@ -3,6 +3,7 @@ package pac
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -112,9 +113,9 @@ func Read(crd string, annotations map[string]string, configMaps map[string]map[s
 		if !found {
 			continue
 		}
-		q, err := resource.ParseQuantity(v)
+		q, err := quantity(crd, r.key, v)
 		if err != nil {
-			return f, false, fmt.Errorf("CRD %s: platform-as-code %s %q: not a quantity: %w", crd, r.key, v, err)
+			return f, false, err
 		}
 		dst := f.Requests
 		if r.limits {
@@ -149,16 +150,65 @@ func Read(crd string, annotations map[string]string, configMaps map[string]map[s
 		f.Replicas = n
 	}
 	if v, found := home[StorageRequests]; found {
-		q, err := resource.ParseQuantity(v)
+		q, err := quantity(crd, StorageRequests, v)
 		if err != nil {
-			return f, false, fmt.Errorf("CRD %s: platform-as-code %s %q: not a quantity: %w", crd, StorageRequests, v, err)
+			return f, false, err
 		}
 		f.Storage, f.PVCsPerReplica = &q, 1
 		if n, found, err := count(PVCsPerReplica); err != nil {
 			return f, false, err
+		} else if found && n == 0 {
+			return f, false, fmt.Errorf("CRD %s: platform-as-code %s is 0 while %s is set: give at least 1, or drop %s", crd, PVCsPerReplica, StorageRequests, StorageRequests)
 		} else if found {
 			f.PVCsPerReplica = n
 		}
 	}
 	return f, ok, nil
+}
+
+// Bounds on a figure's text.
+const (
+	maxQuantityLen = 64
+	maxExponent    = 99
+)
+
+// quantity parses a figure of a CRD's key.
+func quantity(crd, key, v string) (resource.Quantity, error) {
+	q, err := ParseQuantity(v)
+	if err != nil {
+		return q, fmt.Errorf("CRD %s: platform-as-code %s %q: %w", crd, key, v, err)
+	}
+	return q, nil
+}
+
+// ParseQuantity parses a resource figure: a Kubernetes quantity that is
+// not negative. Its text is bounded first, because apimachinery takes
+// minutes to parse "1e-99999999" and a figure must not stall a reader.
+func ParseQuantity(v string) (resource.Quantity, error) {
+	if len(v) > maxQuantityLen || hugeExponent(v) {
+		return resource.Quantity{}, fmt.Errorf("not a plain quantity: use at most %d characters and a decimal exponent within ±%d", maxQuantityLen, maxExponent)
+	}
+	q, err := resource.ParseQuantity(v)
+	if err != nil {
+		return q, fmt.Errorf("not a quantity (like 100m or 128Mi): %w", err)
+	}
+	if q.Sign() < 0 {
+		return q, fmt.Errorf("is negative")
+	}
+	return q, nil
+}
+
+// hugeExponent reports whether v has a decimal exponent (e or E, an
+// optional sign) of more than two digits.
+func hugeExponent(v string) bool {
+	i := strings.IndexAny(v, "eE")
+	if i < 0 {
+		return false
+	}
+	digits := strings.TrimLeft(v[i+1:], "+-")
+	n := 0
+	for n < len(digits) && digits[n] >= '0' && digits[n] <= '9' {
+		n++
+	}
+	return n > 2
 }

@@ -72,3 +72,18 @@ func TestReadErrors(t *testing.T) {
 		t.Errorf("a CRD without annotations: %v, %v", ok, err)
 	}
 }
+
+// Figures whose text would take apimachinery minutes to parse are refused
+// at once.
+func TestReadBoundsExponents(t *testing.T) {
+	cm := ConfigMapName("things.example.com")
+	for _, v := range []string{"1e-99999999", "1e99999999", "1E+400", "1e-0000001", strings.Repeat("1", 65)} {
+		_, _, err := Read("things.example.com", map[string]string{Prefix + CPURequests: cm}, map[string]map[string]string{cm: {CPURequests: v}})
+		if err == nil || !strings.Contains(err.Error(), "not a plain quantity") {
+			t.Errorf("%.20s: %v", v, err)
+		}
+	}
+	if _, ok, err := Read("things.example.com", map[string]string{Prefix + CPURequests: cm}, map[string]map[string]string{cm: {CPURequests: "1e3"}}); err != nil || !ok {
+		t.Errorf("1e3: %v %v", ok, err)
+	}
+}

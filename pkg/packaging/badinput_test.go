@@ -44,7 +44,7 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		{"bad operand quantity", Options{}, func(t *testing.T, dir string) {
 			p := filepath.Join(dir, ConfigFile)
 			mustWrite(t, p, strings.Replace(string(readFile(t, p)), "cpu: 100m", "cpu: lots", 1))
-		}, []string{"operands.kvstores.kv.opctl.dev.resources.requests.cpu", `"lots" is not a quantity`}},
+		}, []string{"operands.kvstores.kv.opctl.dev.resources.requests.cpu", `"lots": not a quantity`}},
 		{"sample of a foreign kind", Options{}, func(t *testing.T, dir string) {
 			mustWrite(t, filepath.Join(dir, "config/samples/kv_v1alpha1_kvstore.yaml"), "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n")
 		}, []string{"config/samples", "v1 Pod p is not a custom resource"}},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/blang/semver/v4"
 	"os"
 	"path/filepath"
 	"slices"
@@ -141,8 +142,22 @@ func LoadConfig(dir string) (Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return Config{}, fmt.Errorf("%s: %w (see the opctl.yaml reference in the README)", path, err)
 	}
-	if m := c.Webhooks.Certificates; m != "" && !slices.Contains(certModes, m) {
-		return Config{}, fmt.Errorf("%s: webhooks.certificates %q: use %s", path, m, strings.Join(certModes, ", "))
+	if err := c.check(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return c, nil
+}
+
+// check refuses values that would package into a chart or bundle the
+// tools reject, naming the field.
+func (c Config) check() error {
+	if m := c.Webhooks.Certificates; m != "" && !slices.Contains(certModes, m) {
+		return fmt.Errorf("webhooks.certificates %q: use %s", m, strings.Join(certModes, ", "))
+	}
+	if v := c.MinKubeVersion; v != "" {
+		if _, err := semver.Parse(v); err != nil {
+			return fmt.Errorf("minKubeVersion %q is not SemVer (like 1.30.0): %w", v, err)
+		}
+	}
+	return nil
 }

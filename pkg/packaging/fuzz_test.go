@@ -1,47 +1,11 @@
 package packaging
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
 )
-
-// FuzzLoad feeds arbitrary manager manifests and opctl.yaml files to the
-// project loader: it may refuse them, but it must not panic, and what it
-// accepts must package into a chart and a bundle or fail with an error.
-func FuzzLoad(f *testing.F) {
-	manager := readFile(f, filepath.Join(sampleDir, "config/manager/manager.yaml"))
-	config := readFile(f, filepath.Join(sampleDir, ConfigFile))
-	f.Add(manager, config)
-	f.Add([]byte("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: m\n"), []byte("name: x\n"))
-	f.Add([]byte("- a\n- b\n"), []byte("operands: {a: {replicas: -3}}\n"))
-	f.Add([]byte(""), []byte("icon: ../../../etc/passwd\n"))
-	base := f.TempDir()
-	if err := os.CopyFS(filepath.Join(base, "p"), os.DirFS(sampleDir)); err != nil {
-		f.Fatal(err)
-	}
-	f.Fuzz(func(t *testing.T, manager, config []byte) {
-		dir := filepath.Join(t.TempDir(), "p")
-		if err := os.CopyFS(dir, os.DirFS(filepath.Join(base, "p"))); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "config/manager/manager.yaml"), manager, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, ConfigFile), config, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		p, err := Load(dir, Options{})
-		if err != nil {
-			return
-		}
-		_, _, _ = p.Chart(ChartOptions{})
-		_, _, _ = p.Bundle(BundleOptions{})
-	})
-}
 
 // FuzzCSV builds CSVs from arbitrary metadata and checks the result is
 // YAML that decodes back to the same name and version.

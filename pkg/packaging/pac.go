@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 
 	"opctl.dev/opctl/pkg/pac"
 )
@@ -79,9 +78,9 @@ func operandFigures(crd string, op Operand) (pac.Figures, error) {
 	}{{"requests", op.Resources.Requests}, {"limits", op.Resources.Limits}} {
 		kind, src := kr.kind, kr.src
 		for _, res := range slices.Sorted(maps.Keys(src)) {
-			v, err := resource.ParseQuantity(src[res])
+			v, err := pac.ParseQuantity(src[res])
 			if err != nil {
-				return f, fmt.Errorf("%s: operands.%s.resources.%s.%s: %q is not a quantity (like 100m or 128Mi)", ConfigFile, crd, kind, res, src[res])
+				return f, fmt.Errorf("%s: operands.%s.resources.%s.%s %q: %w", ConfigFile, crd, kind, res, src[res], err)
 			}
 			switch {
 			case res == "cpu" || res == "memory":

@@ -99,16 +99,16 @@ func ValidateBundle(dir string, opts Options) (*Report, error) {
 		}
 		for _, res := range nv.v.Validate(objs...) {
 			for _, e := range res.Errors {
-				r.Findings = append(r.Findings, Finding{Check: "OPC-B000", Severity: SeverityError, Message: e.Error(), File: csvFile, Source: "operator-framework/" + nv.name})
+				r.relay(FrameworkValidators, SeverityError, e.Error(), csvFile, "operator-framework/"+nv.name)
 			}
 			for _, w := range res.Warnings {
-				r.Findings = append(r.Findings, Finding{Check: "OPC-B000", Severity: SeverityWarning, Message: w.Error(), File: csvFile, Source: "operator-framework/" + nv.name})
+				r.relay(FrameworkValidators, SeverityWarning, w.Error(), csvFile, "operator-framework/"+nv.name)
 			}
 		}
 	}
 	if suite != SuiteMaturity {
-		r.Findings = append(r.Findings, Finding{Check: "OPC-B000", Severity: SeverityInfo, File: csvFile, Source: "operator-framework/MultipleArchitecturesValidator",
-			Message: "MultipleArchitecturesValidator skipped: it inspects images with a container engine, which opctl validate does not need offline"})
+		r.relay(FrameworkValidators, SeverityInfo, "MultipleArchitecturesValidator skipped: it inspects images with a container engine, which opctl validate does not need offline",
+			csvFile, "operator-framework/MultipleArchitecturesValidator")
 	}
 	crds := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, crd := range b.V1CRDs {
@@ -119,7 +119,7 @@ func ValidateBundle(dir string, opts Options) (*Report, error) {
 	checkExamples(r, b.CSV, crds, csvFile)
 	checkRelatedImages(r, b.CSV, csvFile)
 	r.Grade = gradeBundle(b, files)
-	r.Maturity = maturityOf(b, files, !slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Check == "OPC-B001" }))
+	r.Maturity = maturityOf(b, files, !slices.ContainsFunc(r.Findings, func(f Finding) bool { return f.Check == CRDSchemas.ID }))
 	if g := r.Grade; g.DeclaredLevel > g.Level {
 		var missing []string
 		for _, c := range g.Criteria {
@@ -127,14 +127,14 @@ func ValidateBundle(dir string, opts Options) (*Report, error) {
 				missing = append(missing, c.ID)
 			}
 		}
-		r.add("OPC-G001", fmt.Sprintf("capabilities claims Level %d (%s) but the evidence supports Level %d (%s); missing: %s",
+		r.add(CapabilityClaim, fmt.Sprintf("capabilities claims Level %d (%s) but the evidence supports Level %d (%s); missing: %s",
 			g.DeclaredLevel, g.Declared, g.Level, g.Name, strings.Join(missing, ", ")), csvFile, "ClusterServiceVersion/"+b.CSV.Name)
 	}
 	if size := treeSize(dir); size > MaxBundleBytes {
-		r.add("OPC-B005", fmt.Sprintf("bundle is %d bytes, over %d (80%% of 1 MiB)", size, MaxBundleBytes), "", "")
+		r.add(BundleSize, fmt.Sprintf("bundle is %d bytes, over %d (80%% of 1 MiB)", size, MaxBundleBytes), "", "")
 	}
 	if suite == SuiteMaturity {
-		r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool { return !strings.HasPrefix(f.Check, "OPC-G") })
+		r.Findings = slices.DeleteFunc(r.Findings, func(f Finding) bool { return f.Check != CapabilityClaim.ID })
 	}
 	locate(r, dir)
 	return r, nil
@@ -164,15 +164,15 @@ func checkCRDSchema(r *Report, crd *apiextensionsv1.CustomResourceDefinition, fi
 	obj := "CustomResourceDefinition/" + crd.Name
 	for _, v := range crd.Spec.Versions {
 		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {
-			r.add("OPC-B001", fmt.Sprintf("version %s has no openAPIV3Schema", v.Name), file, obj)
+			r.add(CRDSchemas, fmt.Sprintf("version %s has no openAPIV3Schema", v.Name), file, obj)
 			continue
 		}
 		internal := &apiextensions.CustomResourceValidation{}
 		if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v.Schema, internal, nil); err == nil {
 			if s, err := schema.NewStructural(internal.OpenAPIV3Schema); err != nil {
-				r.add("OPC-B001", fmt.Sprintf("version %s: schema is not structural: %v", v.Name, err), file, obj)
+				r.add(CRDSchemas, fmt.Sprintf("version %s: schema is not structural: %v", v.Name, err), file, obj)
 			} else if errs := schema.ValidateStructural(field.NewPath("openAPIV3Schema"), s); len(errs) > 0 {
-				r.add("OPC-B001", fmt.Sprintf("version %s: schema is not structural: %v", v.Name, errs.ToAggregate()), file, obj)
+				r.add(CRDSchemas, fmt.Sprintf("version %s: schema is not structural: %v", v.Name, errs.ToAggregate()), file, obj)
 			}
 		}
 		var missing []string
@@ -192,7 +192,7 @@ func checkCRDSchema(r *Report, crd *apiextensionsv1.CustomResourceDefinition, fi
 		}
 		if len(missing) > 0 {
 			slices.Sort(missing)
-			r.add("OPC-B001", fmt.Sprintf("version %s: fields without description: %s", v.Name, strings.Join(missing, ", ")), file, obj)
+			r.add(CRDSchemas, fmt.Sprintf("version %s: fields without description: %s", v.Name, strings.Join(missing, ", ")), file, obj)
 		}
 	}
 }
@@ -210,7 +210,7 @@ func checkOwned(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, file st
 			missing = append(missing, "statusDescriptors")
 		}
 		if len(missing) > 0 {
-			r.add("OPC-B002", fmt.Sprintf("owned CRD %s %s has no %s", o.Name, o.Version, strings.Join(missing, ", ")), file, "ClusterServiceVersion/"+csv.Name)
+			r.add(OwnedCRDDescriptors, fmt.Sprintf("owned CRD %s %s has no %s", o.Name, o.Version, strings.Join(missing, ", ")), file, "ClusterServiceVersion/"+csv.Name)
 		}
 	}
 }
@@ -225,7 +225,7 @@ func checkExamples(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, crds
 	obj := "ClusterServiceVersion/" + csv.Name
 	var examples []map[string]any
 	if err := json.Unmarshal([]byte(raw), &examples); err != nil {
-		r.add("OPC-B003", "alm-examples is not a JSON list of objects: "+err.Error(), file, obj)
+		r.add(ALMExamples, "alm-examples is not a JSON list of objects: "+err.Error(), file, obj)
 		return
 	}
 	for i, ex := range examples {
@@ -234,7 +234,7 @@ func checkExamples(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, crds
 		group, version, _ := strings.Cut(apiVersion, "/")
 		crd := findCRD(crds, group, kind)
 		if crd == nil {
-			r.add("OPC-B003", fmt.Sprintf("alm-examples[%d] is a %s %s, but the bundle has no CRD for it", i, apiVersion, kind), file, obj)
+			r.add(ALMExamples, fmt.Sprintf("alm-examples[%d] is a %s %s, but the bundle has no CRD for it", i, apiVersion, kind), file, obj)
 			continue
 		}
 		for _, v := range crd.Spec.Versions {
@@ -250,7 +250,7 @@ func checkExamples(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, crds
 				continue
 			}
 			if errs := apivalidation.ValidateCustomResource(field.NewPath(""), ex, validator); len(errs) > 0 {
-				r.add("OPC-B003", fmt.Sprintf("alm-examples[%d] (%s) is invalid: %v", i, kind, errs.ToAggregate()), file, obj)
+				r.add(ALMExamples, fmt.Sprintf("alm-examples[%d] (%s) is invalid: %v", i, kind, errs.ToAggregate()), file, obj)
 			}
 		}
 	}
@@ -300,10 +300,10 @@ func unlistedImages(csv *operatorsv1alpha1.ClusterServiceVersion) (containers, e
 func checkRelatedImages(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, file string) {
 	containers, operands := unlistedImages(csv)
 	for _, c := range containers {
-		r.add("OPC-B004", c+", which spec.relatedImages does not list", file, "ClusterServiceVersion/"+csv.Name)
+		r.add(RelatedImages, c+", which spec.relatedImages does not list", file, "ClusterServiceVersion/"+csv.Name)
 	}
 	for _, o := range operands {
-		r.add("OPC-B004", "operand image "+o+", which spec.relatedImages does not list", file, "ClusterServiceVersion/"+csv.Name)
+		r.add(RelatedImages, "operand image "+o+", which spec.relatedImages does not list", file, "ClusterServiceVersion/"+csv.Name)
 	}
 }
 

@@ -23,7 +23,7 @@ func ValidateCatalog(ctx context.Context, dir string) (*Report, error) {
 	}
 	r := &Report{Path: dir, Kind: KindCatalog, Findings: []Finding{}}
 	if err := config.Validate(ctx, fsys); err != nil {
-		r.Findings = append(r.Findings, Finding{Check: "OPC-K000", Severity: SeverityError, Message: oneLine(err.Error()), Source: "operator-registry/config.Validate"})
+		r.relay(CatalogModel, SeverityError, oneLine(err.Error()), "", "operator-registry/config.Validate")
 	}
 	checkGraphs(r, cfg)
 	return r, nil
@@ -40,10 +40,10 @@ func checkGraphs(r *Report, cfg *declcfg.DeclarativeConfig) {
 		channels[ch.Package] = append(channels[ch.Package], ch)
 	}
 	versions := fbc.Versions(cfg.Bundles)
-	ids := map[fbc.Kind]string{fbc.DefaultChannelMissing: "OPC-K001", fbc.HeadCount: "OPC-K002", fbc.Cycle: "OPC-K002", fbc.Unreachable: "OPC-K003"}
+	checks := map[fbc.Kind]*Check{fbc.DefaultChannelMissing: DefaultChannel, fbc.HeadCount: ChannelHead, fbc.Cycle: ChannelHead, fbc.Unreachable: ReachableBundles}
 	for _, pkg := range cfg.Packages {
 		for _, p := range fbc.CheckPackage(pkg, channels[pkg.Name], versions) {
-			r.add(ids[p.Kind], p.Message, "", "olm.package/"+pkg.Name)
+			r.add(checks[p.Kind], p.Message, "", "olm.package/"+pkg.Name)
 		}
 	}
 }

@@ -48,7 +48,7 @@ func ValidateChart(dir string, opts Options) (*Report, error) {
 		if m.Severity == support.ErrorSev {
 			sev = SeverityError
 		}
-		r.Findings = append(r.Findings, Finding{Check: "OPC-C000", Severity: sev, Message: m.Err.Error(), File: m.Path, Source: "helm-lint"})
+		r.relay(ChartLint, sev, m.Err.Error(), m.Path, "helm-lint")
 	}
 	sets := []map[string]any{nil}
 	if rbac, ok := c.Values["rbac"].(map[string]any); ok && rbac["scope"] != nil {
@@ -58,7 +58,7 @@ func ValidateChart(dir string, opts Options) (*Report, error) {
 	for _, vals := range sets {
 		objs, err := renderChart(c, vals)
 		if err != nil {
-			r.add("OPC-C000", "rendering with "+describeValues(vals)+": "+err.Error(), "", "")
+			r.add(ChartLint, "rendering with "+describeValues(vals)+": "+err.Error(), "", "")
 			continue
 		}
 		before := len(r.Findings)
@@ -75,7 +75,7 @@ func ValidateChart(dir string, opts Options) (*Report, error) {
 		r.Findings = kept
 	}
 	if crdsOnlyInCRDsDir(c) {
-		r.add("OPC-C009", "the chart's CRDs are only in crds/, which helm upgrade never updates", "crds/", "")
+		r.add(CRDUpgrades, "the chart's CRDs are only in crds/, which helm upgrade never updates", "crds/", "")
 	}
 	for i := range r.Findings {
 		f := &r.Findings[i]
@@ -145,13 +145,13 @@ func checkRendered(r *Report, objs []rendered, namespaceScope bool) {
 			}
 			for _, rule := range role.Rules {
 				if slices.Contains(rule.Verbs, "*") || slices.Contains(rule.Resources, "*") || slices.Contains(rule.APIGroups, "*") {
-					r.add("OPC-C007", fmt.Sprintf("rule %v on %v/%v uses a wildcard", rule.Verbs, rule.APIGroups, rule.Resources), o.template, id)
+					r.add(RBACWildcards, fmt.Sprintf("rule %v on %v/%v uses a wildcard", rule.Verbs, rule.APIGroups, rule.Resources), o.template, id)
 				}
 			}
 		case "ClusterRoleBinding":
 			if namespaceScope {
 				ref, _, _ := unstructured.NestedString(o.obj.Object, "roleRef", "name")
-				r.add("OPC-C008", fmt.Sprintf("with rbac.scope=namespace the chart still binds ClusterRole %s cluster-wide", ref), o.template, id)
+				r.add(ClusterRBAC, fmt.Sprintf("with rbac.scope=namespace the chart still binds ClusterRole %s cluster-wide", ref), o.template, id)
 			}
 		}
 		spec, replicas, job, ok := podSpecOf(o.obj)
@@ -160,7 +160,7 @@ func checkRendered(r *Report, objs []rendered, namespaceScope bool) {
 		}
 		checkPod(r, spec, job, o.template, id)
 		if replicas > 1 && !coveredByPDB(pdbs, o.obj) {
-			r.add("OPC-C006", fmt.Sprintf("%d replicas and no PodDisruptionBudget selects them", replicas), o.template, id)
+			r.add(DisruptionBudget, fmt.Sprintf("%d replicas and no PodDisruptionBudget selects them", replicas), o.template, id)
 		}
 	}
 }
@@ -216,11 +216,11 @@ func replicasOf(r *int32) int32 {
 // checkPod runs the container checks on a pod spec.
 func checkPod(r *Report, spec *corev1.PodSpec, job bool, file, id string) {
 	if spec.HostNetwork || spec.HostPID || spec.HostIPC {
-		r.add("OPC-C004", "the pod uses a host namespace (hostNetwork, hostPID or hostIPC)", file, id)
+		r.add(HostIsolation, "the pod uses a host namespace (hostNetwork, hostPID or hostIPC)", file, id)
 	}
 	for _, v := range spec.Volumes {
 		if v.HostPath != nil {
-			r.add("OPC-C004", "volume "+v.Name+" is a hostPath", file, id)
+			r.add(HostIsolation, "volume "+v.Name+" is a hostPath", file, id)
 		}
 	}
 	podNonRoot := spec.SecurityContext != nil && spec.SecurityContext.RunAsNonRoot != nil && *spec.SecurityContext.RunAsNonRoot
@@ -228,7 +228,7 @@ func checkPod(r *Report, spec *corev1.PodSpec, job bool, file, id string) {
 		where := "container " + c.Name
 		if !job && slices.ContainsFunc(spec.Containers, func(x corev1.Container) bool { return x.Name == c.Name }) &&
 			(c.LivenessProbe == nil || c.ReadinessProbe == nil) {
-			r.add("OPC-C001", where+" lacks a liveness or readiness probe", file, id)
+			r.add(Probes, where+" lacks a liveness or readiness probe", file, id)
 		}
 		var missing []string
 		for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
@@ -240,13 +240,13 @@ func checkPod(r *Report, spec *corev1.PodSpec, job bool, file, id string) {
 			}
 		}
 		if len(missing) > 0 {
-			r.add("OPC-C002", where+" has no "+strings.Join(missing, ", "), file, id)
+			r.add(ResourceBounds, where+" has no "+strings.Join(missing, ", "), file, id)
 		}
 		if msg := securityGaps(c.SecurityContext, podNonRoot); msg != "" {
-			r.add("OPC-C003", where+": "+msg, file, id)
+			r.add(RestrictedSecurity, where+": "+msg, file, id)
 		}
 		if bad := unpinned(c.Image); bad != "" {
-			r.add("OPC-C005", where+" image "+c.Image+" "+bad, file, id)
+			r.add(PinnedImages, where+" image "+c.Image+" "+bad, file, id)
 		}
 	}
 }

@@ -1,0 +1,79 @@
+package validate
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Every registered check fires on some fixture, at its registered severity
+// unless it relays another tool's, so no check is dead or mistyped.
+func TestEveryCheckFires(t *testing.T) {
+	csvFile := func(dir string) string {
+		return filepath.Join(dir, "manifests", "sample-operator.clusterserviceversion.yaml")
+	}
+	fixtures := []struct {
+		name  string
+		path  func(t *testing.T) string
+		suite string
+	}{
+		{"broken bundle", brokenBundle, SuiteOperatorHub},
+		{"owned CRD without resources", func(t *testing.T) string {
+			dir := copyDir(t, sampleBundle)
+			editFile(t, csvFile(dir), "      resources:\n      - kind: StatefulSet\n", "      xresources:\n      - kind: StatefulSet\n")
+			return dir
+		}, ""},
+		{"oversized bundle", func(t *testing.T) string {
+			dir := copyDir(t, sampleBundle)
+			big := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n  blob: " + strings.Repeat("x", MaxBundleBytes) + "\n"
+			if err := os.WriteFile(filepath.Join(dir, "manifests", "big.configmap.yaml"), []byte(big), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, ""},
+		{"overclaimed capabilities", func(t *testing.T) string {
+			dir := copyDir(t, sampleBundle)
+			editFile(t, csvFile(dir), "capabilities: Seamless Upgrades", "capabilities: Deep Insights")
+			return dir
+		}, ""},
+		{"bad chart", func(*testing.T) string { return "testdata/badchart" }, ""},
+		{"sample chart", func(*testing.T) string { return sampleChart }, ""},
+		{"chart that does not lint", func(t *testing.T) string {
+			dir := copyDir(t, sampleChart)
+			if err := os.WriteFile(filepath.Join(dir, "templates", "broken.yaml"), []byte("kind: {{ .Values.nope.deeper }}\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return dir
+		}, ""},
+		{"bad catalog", func(*testing.T) string { return "testdata/catalog/bad" }, ""},
+	}
+	fired := map[string]bool{}
+	for _, fx := range fixtures {
+		reports, err := Validate(context.Background(), fx.path(t), KindAuto, Options{Suite: fx.suite})
+		if err != nil {
+			t.Fatalf("%s: %v", fx.name, err)
+		}
+		for _, r := range reports {
+			for _, f := range r.Findings {
+				c, ok := CheckByID(f.Check)
+				if !ok {
+					t.Errorf("%s: finding of unregistered check %q", fx.name, f.Check)
+					continue
+				}
+				if f.Severity != c.Severity && !c.Relayed {
+					t.Errorf("%s: %s at %s, registered at %s", fx.name, f.Check, f.Severity, c.Severity)
+				}
+				if f.Severity == c.Severity {
+					fired[c.ID] = true
+				}
+			}
+		}
+	}
+	for _, c := range Checks {
+		if !fired[c.ID] {
+			t.Errorf("%s (%s) fired on no fixture", c.ID, c.Severity)
+		}
+	}
+}
