@@ -45,6 +45,11 @@ test-unit: ## Run the tests that need no control plane; cluster tests skip.
 bench-sample: testbin ## Benchmark the sample operator: 1,000 KVStores on a test control plane.
 	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench KVStore1000 -benchtime 3x -timeout 30m ./operators/sample/internal/controller/
 
+.PHONY: fuzz
+FUZZTIME ?= 10m
+fuzz: ## Run every fuzz target for FUZZTIME each (make fuzz FUZZTIME=10m); not part of make test.
+	FUZZTIME=$(FUZZTIME) hack/fuzz.sh
+
 .PHONY: bench-tenancy
 N ?= 100
 bench-tenancy: testbin ## Benchmark the tenancy controller provisioning N tenants, then the same objects made with no controller, each on a fresh control plane (make bench-tenancy N=1000).
@@ -97,7 +102,7 @@ lint: $(STATICCHECK) verify-generated ## Check formatting, go vet, staticcheck a
 	  if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
-	bash -n hack/testbin.sh hack/verify-generate.sh hack/test-deps.sh
+	bash -n hack/testbin.sh hack/verify-generate.sh hack/test-deps.sh hack/fuzz.sh
 
 .PHONY: clean
 clean: ## Remove bin/ except the cached test control plane.

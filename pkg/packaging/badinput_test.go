@@ -41,6 +41,12 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		{"unknown opctl.yaml field", Options{}, func(t *testing.T, dir string) {
 			appendTo(t, filepath.Join(dir, ConfigFile), "colour: blue\n")
 		}, []string{"opctl.yaml", `unknown field "colour"`}},
+		{"unprintable opctl.yaml text", Options{}, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, ConfigFile), "keywords: [ok, \"bell\\u0007\"]\n")
+		}, []string{"opctl.yaml", `keywords[1] holds the unprintable character "\a"`}},
+		{"minKubeVersion not SemVer", Options{}, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, ConfigFile), "minKubeVersion: \"1.30.x\"\n")
+		}, []string{"opctl.yaml", `minKubeVersion "1.30.x" is not SemVer`}},
 		{"bad operand quantity", Options{}, func(t *testing.T, dir string) {
 			p := filepath.Join(dir, ConfigFile)
 			mustWrite(t, p, strings.Replace(string(readFile(t, p)), "cpu: 100m", "cpu: lots", 1))

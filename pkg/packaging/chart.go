@@ -314,8 +314,8 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		pacVals[pac.CRD] = f
 	}
 	vs := []value{
-		{Key: "nameOverride", Doc: "Overrides the chart name in object names.", Val: ""},
-		{Key: "fullnameOverride", Doc: "Overrides the full name prefix of objects.", Val: ""},
+		{Key: "nameOverride", Doc: "Overrides the chart name in object names.", Val: "", Pattern: dnsLabelOrEmpty},
+		{Key: "fullnameOverride", Doc: "Overrides the full name prefix of objects.", Val: "", Pattern: dnsLabelOrEmpty},
 		{Key: "replicas", Doc: "Operator replicas; more than one elects a leader.", Val: replicas},
 		{Key: "image", Doc: "The operator image.", Kids: []value{
 			{Key: "repository", Doc: "Image repository.", Val: repo},
@@ -332,13 +332,13 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		{Key: "securityContext", Doc: "Security context of the operator container.", Val: jsonMap(c.SecurityContext), Free: true},
 		{Key: "serviceAccount", Doc: "The operator's ServiceAccount.", Kids: []value{
 			{Key: "create", Doc: "Create the ServiceAccount.", Val: true},
-			{Key: "name", Doc: "Name of the ServiceAccount; required when create is false.", Val: ""},
+			{Key: "name", Doc: "Name of the ServiceAccount; required when create is false.", Val: "", Pattern: dnsSubdomainOrEmpty},
 		}},
 		{Key: "rbac", Doc: "The operator's RBAC.", Kids: []value{
 			{Key: "create", Doc: "Create Roles, ClusterRoles and their bindings.", Val: true},
 			{Key: "scope", Doc: "namespace: Roles in each watched namespace (the release namespace by default) plus a minimal ClusterRole for cluster-scoped rules; cluster: one ClusterRole.", Val: opts.RBACScope, Enum: []string{"namespace", "cluster"}},
 		}},
-		{Key: "watchNamespaces", Doc: "Namespaces the operator watches; empty means the release namespace with rbac.scope=namespace, all namespaces with rbac.scope=cluster.", Val: []any{}},
+		{Key: "watchNamespaces", Doc: "Namespaces the operator watches; empty means the release namespace with rbac.scope=namespace, all namespaces with rbac.scope=cluster.", Val: []any{}, Pattern: dnsLabelPattern},
 		{Key: "crds", Doc: "The CRDs, when the chart carries them (--crds templated).", Kids: []value{
 			{Key: "install", Doc: "Install and upgrade the CRDs with the release. Set false where another release or the platform owns them.", Val: true},
 			{Key: "keep", Doc: "Keep the CRDs, and so every custom resource, when the release is uninstalled.", Val: true},

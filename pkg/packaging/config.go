@@ -8,6 +8,7 @@ import (
 	"github.com/blang/semver/v4"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -151,6 +152,9 @@ func LoadConfig(dir string) (Config, error) {
 // check refuses values that would package into a chart or bundle the
 // tools reject, naming the field.
 func (c Config) check() error {
+	if err := unprintable(reflect.ValueOf(c), ""); err != nil {
+		return err
+	}
 	if m := c.Webhooks.Certificates; m != "" && !slices.Contains(certModes, m) {
 		return fmt.Errorf("webhooks.certificates %q: use %s", m, strings.Join(certModes, ", "))
 	}

@@ -7,8 +7,8 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// FuzzCSV builds CSVs from arbitrary metadata and checks the result is
-// YAML that decodes back to the same name and version.
+// FuzzCSV builds CSVs from arbitrary metadata that opctl.yaml admits and
+// checks the result is YAML that decodes back to the same name and version.
 func FuzzCSV(f *testing.F) {
 	p, err := Load(sampleDir, Options{})
 	if err != nil {
@@ -23,6 +23,9 @@ func FuzzCSV(f *testing.F) {
 		q.Config.Categories = strings.Split(categories, ",")
 		q.Config.Icon = ""
 		q.Version = version
+		if q.Config.check() != nil {
+			return // LoadConfig refuses it, naming the field
+		}
 		csv, err := q.CSV(BundleOptions{}, nil, nil)
 		if err != nil {
 			return

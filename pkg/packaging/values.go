@@ -15,8 +15,10 @@ type value struct {
 	Doc  string
 	Val  any      // a leaf's default
 	Enum []string // allowed values of a string leaf
-	Free bool     // a leaf object or list whose content is not checked
-	Kids []value  // a group's entries
+	// Pattern constrains a string leaf, or each item of a list leaf.
+	Pattern string
+	Free    bool    // a leaf object or list whose content is not checked
+	Kids    []value // a group's entries
 }
 
 // emitValues renders values.yaml with a "# -- " comment over every entry.
@@ -74,6 +76,14 @@ func isScalarYAML(v any) bool {
 	return true
 }
 
+// Patterns of values that become object names or namespaces: a DNS-1123
+// label or subdomain, or empty for the default.
+const (
+	dnsLabelPattern     = `^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	dnsLabelOrEmpty     = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$`
+	dnsSubdomainOrEmpty = `^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$`
+)
+
 // schemaOf builds values.schema.json: groups are closed objects, leaves
 // typed from their defaults, free leaves open objects or arrays.
 func schemaOf(vs []value) map[string]any {
@@ -93,6 +103,11 @@ func leafSchema(v value) map[string]any {
 		s = map[string]any{"type": jsonType(v.Val)}
 		if len(v.Enum) > 0 {
 			s["enum"] = v.Enum
+		}
+		if v.Pattern != "" && s["type"] == "array" {
+			s["items"] = map[string]any{"type": "string", "pattern": v.Pattern}
+		} else if v.Pattern != "" {
+			s["pattern"] = v.Pattern
 		}
 	}
 	if v.Doc != "" {
