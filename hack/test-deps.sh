@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need: docker-registry (a real OCI
-# registry the packaging and publish tests run as a process). Idempotent.
+# registry the packaging and publish tests run as a process) and prometheus
+# (promtool checks and unit-tests the alerts). Idempotent.
 set -euo pipefail
 missing=()
 [[ -x /usr/bin/docker-registry ]] || missing+=(docker-registry)
+[[ -x /usr/bin/promtool ]] || missing+=(prometheus)
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi

@@ -96,9 +96,22 @@ build_kwok() {
   chmod -R u+w "${DEST}/kwok-data"
 }
 
+# helm_ldflags stamp what upstream's Makefile stamps: the full version, the
+# tree state and the Kubernetes version that helm template and lint
+# default to (here the test control plane's). The module proxy carries no
+# VCS commit for helm (its .info has only Version and Time), so gitCommit
+# stays empty rather than made up.
+helm_ldflags() {
+  local major minor pkg=helm.sh/helm/v3
+  IFS=. read -r major minor _ <<<"${K8S_VERSION#v}"
+  echo "-s -w -X ${pkg}/internal/version.version=${HELM_VERSION} -X ${pkg}/internal/version.gitTreeState=clean" \
+    "-X ${pkg}/pkg/chartutil.k8sVersionMajor=${major} -X ${pkg}/pkg/chartutil.k8sVersionMinor=${minor}" \
+    "-X ${pkg}/pkg/lint/rules.k8sVersionMajor=${major} -X ${pkg}/pkg/lint/rules.k8sVersionMinor=${minor}"
+}
+
 build_helm() {
   log "building helm ${HELM_VERSION}"
-  GOBIN="${DEST}" go install -trimpath -ldflags "-s -w" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
+  GOBIN="${DEST}" go install -trimpath -ldflags "$(helm_ldflags)" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
 }
 
 build_opm() {
@@ -149,7 +162,7 @@ component() {
 component kubernetes "${K8S_VERSION}" kube-apiserver kube-controller-manager kube-scheduler kubectl
 component etcd "${ETCD_VERSION}" etcd
 component kwok "${KWOK_VERSION}" kwok kwok-data/crd-stages.yaml
-component helm "${HELM_VERSION}" helm
+component helm "${HELM_VERSION} $(helm_ldflags | sha256sum | cut -c1-12)" helm
 component opm "${OPM_VERSION}" opm
 component olm "${OLM_VERSION}" olm catalog olm-crds
 rm -f "${DEST}/.stamp"

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Fails when the generated files (deepcopy code, CRDs, RBAC) do not match
-# what `make generate` makes from the sources in the working tree.
+# Fails when any generated file does not match what `make generate` makes
+# from the sources in the working tree: deepcopy code, CRDs and RBAC of the
+# sample, operatorkit's test API and the Tenant API; the charts and bundles
+# opctl package writes for the sample and for opctl itself; and
+# docs/checks.md from the validate check registry.
 # Usage: hack/verify-generate.sh <make-command>
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

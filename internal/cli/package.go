@@ -33,9 +33,17 @@ writes. The same input always gives byte-identical output.`,
 					opts.Bundle.Channels = append(opts.Bundle.Channels, c)
 				}
 			}
+			var prog *progress
+			if opts.PinDigests { // registries make it slow enough to follow
+				prog = newProgress(g, cmd.ErrOrStderr())
+				opts.Progress = prog
+			}
 			res, err := packaging.Package(cmd.Context(), dir, opts)
 			if err != nil {
 				return err
+			}
+			if prog != nil {
+				prog.Summary("packaged")
 			}
 			if g.Output == FormatJSON {
 				return printStructured(cmd.OutOrStdout(), FormatJSON, res)

@@ -48,13 +48,13 @@ is tagged and the catalog is not written until every check has passed.`,
 				}
 				opts.Password = pw
 			}
-			if g.Output == FormatText {
-				opts.Progress = cmd.ErrOrStderr()
-			}
+			prog := newProgress(g, cmd.ErrOrStderr())
+			opts.Progress = prog
 			res, err := publish.Publish(cmd.Context(), dir, opts)
 			if err != nil {
 				return err
 			}
+			prog.Summary("published")
 			if g.Output == FormatJSON {
 				return printStructured(cmd.OutOrStdout(), FormatJSON, res)
 			}

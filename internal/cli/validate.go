@@ -90,12 +90,3 @@ func write(w io.Writer, format string, reports []*validate.Report) error {
 	}
 	return errors.New("unreachable output format " + format)
 }
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}

@@ -38,6 +38,7 @@ type Cluster struct {
 	Client kubernetes.Interface
 
 	procs    []*process
+	restarts int
 	attached bool
 	stopOnce sync.Once
 }

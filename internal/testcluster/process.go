@@ -16,6 +16,9 @@ import (
 // process is one control plane component started by the harness.
 type process struct {
 	name    string
+	bin     string
+	args    []string
+	env     []string
 	cmd     *exec.Cmd
 	logPath string
 	logFile *os.File
@@ -39,7 +42,7 @@ func startProcess(name, bin string, args []string, logDir string, env []string) 
 		f.Close()
 		return nil, fmt.Errorf("starting %s: %w", name, err)
 	}
-	p := &process{name: name, cmd: cmd, logPath: logPath, logFile: f, done: make(chan struct{})}
+	p := &process{name: name, bin: bin, args: args, env: env, cmd: cmd, logPath: logPath, logFile: f, done: make(chan struct{})}
 	go func() {
 		p.err = cmd.Wait()
 		close(p.done)

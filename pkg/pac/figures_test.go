@@ -1,6 +1,7 @@
 package pac
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -32,15 +33,8 @@ func TestRoundTrip(t *testing.T) {
 			got.ServiceAccount != want.ServiceAccount || got.SecurityContext != want.SecurityContext || got.PDBMaxUnavailable != want.PDBMaxUnavailable {
 			t.Errorf("read %+v, wrote %+v", got, want)
 		}
-		for name, q := range want.Requests {
-			if g := got.Requests[name]; g.Cmp(q) != 0 {
-				t.Errorf("requests %s: read %s, wrote %s", name, g.String(), q.String())
-			}
-		}
-		for name, q := range want.Limits {
-			if g := got.Limits[name]; g.Cmp(q) != 0 {
-				t.Errorf("limits %s: read %s, wrote %s", name, g.String(), q.String())
-			}
+		if diff := quantityDiff(want, got); diff != "" {
+			t.Error(diff)
 		}
 		if (want.Storage == nil) != (got.Storage == nil) || (want.Storage != nil && want.Storage.Cmp(*got.Storage) != 0) {
 			t.Errorf("storage: read %v, wrote %v", got.Storage, want.Storage)
@@ -86,4 +80,19 @@ func TestReadBoundsExponents(t *testing.T) {
 	if _, ok, err := Read("things.example.com", map[string]string{Prefix + CPURequests: cm}, map[string]map[string]string{cm: {CPURequests: "1e3"}}); err != nil || !ok {
 		t.Errorf("1e3: %v %v", ok, err)
 	}
+}
+
+// quantityDiff says which request or limit of wrote read back different.
+func quantityDiff(wrote, read Figures) string {
+	for _, side := range []struct {
+		what        string
+		wrote, read corev1.ResourceList
+	}{{"requests", wrote.Requests, read.Requests}, {"limits", wrote.Limits, read.Limits}} {
+		for name, q := range side.wrote {
+			if r := side.read[name]; r.Cmp(q) != 0 {
+				return fmt.Sprintf("%s %s: wrote %s, read %s", side.what, name, q.String(), r.String())
+			}
+		}
+	}
+	return ""
 }

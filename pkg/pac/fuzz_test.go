@@ -59,15 +59,8 @@ func FuzzRead(f *testing.F) {
 			(back.Storage == nil) != (got.Storage == nil) || (got.Storage != nil && back.Storage.Cmp(*got.Storage) != 0) {
 			t.Fatalf("round trip changed figures: wrote %+v, read %+v", got, back)
 		}
-		for name, q := range got.Requests {
-			if b := back.Requests[name]; b.Cmp(q) != 0 {
-				t.Fatalf("round trip changed request %s: %s to %s", name, q.String(), b.String())
-			}
-		}
-		for name, q := range got.Limits {
-			if b := back.Limits[name]; b.Cmp(q) != 0 {
-				t.Fatalf("round trip changed limit %s: %s to %s", name, q.String(), b.String())
-			}
+		if diff := quantityDiff(got, back); diff != "" {
+			t.Fatalf("round trip: %s", diff)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package packaging
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -37,12 +38,13 @@ func (RegistryResolver) Digest(ctx context.Context, image string) (string, error
 // operand images in env values and flags, those of extra objects and
 // samples) with
 // repository@digest. An image that cannot be resolved is an error.
-func (p *Project) PinDigests(ctx context.Context, r DigestResolver) error {
+func (p *Project) PinDigests(ctx context.Context, r DigestResolver, progress io.Writer) error {
 	pinned := map[string]string{}
 	for _, img := range p.RelatedImages() {
 		if strings.Contains(img.Image, "@") {
 			continue
 		}
+		fmt.Fprintf(progress, "resolving %s (%s)\n", img.Image, img.Name)
 		d, err := r.Digest(ctx, img.Image)
 		if err != nil {
 			return fmt.Errorf("--pin-digests: cannot resolve image %s (%s) to a digest: %w; check that it exists and the registry is reachable, or drop --pin-digests", img.Image, img.Name, err)

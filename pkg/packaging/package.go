@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 )
@@ -22,6 +23,8 @@ type PackageOptions struct {
 	// through Resolver (default RegistryResolver).
 	PinDigests bool
 	Resolver   DigestResolver
+	// Progress receives one line per step; nil discards them.
+	Progress io.Writer
 }
 
 // Result reports what Package wrote.
@@ -42,6 +45,11 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 	if opts.ChartOnly && opts.BundleOnly {
 		return nil, errors.New("--chart-only and --bundle-only exclude each other")
 	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	fmt.Fprintf(progress, "building the kustomize overlay of %s\n", dir)
 	p, err := Load(dir, opts.Load)
 	if err != nil {
 		return nil, err
@@ -51,10 +59,11 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 		if r == nil {
 			r = RegistryResolver{}
 		}
-		if err := p.PinDigests(ctx, r); err != nil {
+		if err := p.PinDigests(ctx, r, progress); err != nil {
 			return nil, err
 		}
 	}
+	fmt.Fprintf(progress, "rendering the chart and the bundle\n")
 	files := Files{}
 	var warnings []string
 	if !opts.BundleOnly {
@@ -77,6 +86,7 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 	if out == "" {
 		out = dir
 	}
+	fmt.Fprintf(progress, "writing %d files to %s\n", len(files), out)
 	if err := WriteFiles(out, files); err != nil {
 		return nil, fmt.Errorf("writing to %s: %w", out, err)
 	}

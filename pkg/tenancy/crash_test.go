@@ -22,15 +22,21 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
-// runController starts `opctl tenancy run` as a process logging to
-// logPath, with env added, until the test ends.
+// runController starts `opctl tenancy run` on the shared cluster as a
+// process logging to logPath, with env added, until the test ends.
 func runController(t testing.TB, logPath string, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	return runControllerAt(t, cluster.Kubeconfig, logPath, env, args...)
+}
+
+// runControllerAt is runController on the cluster of kubeconfig.
+func runControllerAt(t testing.TB, kubeconfig, logPath string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	log, err := os.Create(logPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(opctlBin, append([]string{"tenancy", "run", "--kubeconfig", cluster.Kubeconfig, "--health-probe-bind-address", "0"}, args...)...)
+	cmd := exec.Command(opctlBin, append([]string{"tenancy", "run", "--kubeconfig", kubeconfig, "--health-probe-bind-address", "0"}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -59,8 +65,13 @@ func tail(b []byte, n int) string {
 // pendingReleases counts the release revisions of tenant in a pending
 // state, in the controller's storage namespace.
 func pendingReleases(ctx context.Context, tenant string) (int, error) {
+	return releasesIn(ctx, cl, tenant, "pending-install", "pending-upgrade", "pending-rollback")
+}
+
+// releasesIn counts tenant's release revisions in the given states.
+func releasesIn(ctx context.Context, cl client.Client, tenant string, states ...string) (int, error) {
 	n := 0
-	for _, status := range []string{"pending-install", "pending-upgrade", "pending-rollback"} {
+	for _, status := range states {
 		var secrets corev1.SecretList
 		if err := cl.List(ctx, &secrets, client.InNamespace(tenancy.DefaultStorageNamespace),
 			client.MatchingLabels{"owner": "helm", "status": status, tenancy.LabelRecordTenant: tenant}); err != nil {

@@ -39,6 +39,15 @@ var tenants = &tenantCollector{}
 
 func init() {
 	metrics.Registry.MustRegister(releaseOps, releaseDuration, driftCorrections, quotaUtilisation, tenants)
+	// Every operation's series exists from the start at 0, so increase()
+	// and rate() see the first operation and alerts need no absent().
+	for _, op := range []string{"install", "upgrade", "rollback", "uninstall"} {
+		releaseOps.WithLabelValues(op, "ok")
+		releaseOps.WithLabelValues(op, "error")
+		releaseDuration.WithLabelValues(op)
+	}
+	releaseOps.WithLabelValues("recover", "ok")
+	releaseOps.WithLabelValues("verify", "refused")
 }
 
 // recordQuota sets the utilisation gauges of one namespace.

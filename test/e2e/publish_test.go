@@ -154,6 +154,20 @@ func TestPublishRoundTrip(t *testing.T) {
 		if code != 0 || !strings.Contains(out, "already published, nothing to do") {
 			t.Fatalf("exit %d:\n%s\n%s", code, out, errOut)
 		}
+		if errOut != "" { // not a terminal, -v 0: no progress
+			t.Errorf("progress off a terminal at -v 0:\n%s", errOut)
+		}
+	})
+	t.Run("progress at -v 1", func(t *testing.T) {
+		code, _, errOut := opctl(t, "publish", outs["0.3.0"], "--registry", repo, "--catalog", catalog, "-v", "1")
+		if code != 0 {
+			t.Fatalf("exit %d:\n%s", code, errOut)
+		}
+		for _, want := range []string{"building the bundle image of", "...\n", "published in "} {
+			if !strings.Contains(errOut, want) {
+				t.Errorf("progress lacks %q:\n%s", want, errOut)
+			}
+		}
 	})
 }
 
