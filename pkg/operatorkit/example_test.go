@@ -7,7 +7,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -37,17 +36,31 @@ func (greeter) Status(_ context.Context, _ *testv1.Widget, applied []operatorkit
 	return operatorkit.Observation{Ready: true, Available: true, Message: fmt.Sprintf("%d objects applied", len(applied))}, nil
 }
 
-// A Handler wired into a manager: the Reconciler does the rest.
+// A Handler's steps for one Widget, called by hand in the order the
+// Reconciler calls them. Wired into a manager, the Reconciler also applies
+// the built objects with server-side apply, owns them, and writes the
+// Observation into status conditions:
+//
+//	r := operatorkit.New(mgr, "greeter", func() *testv1.Widget { return &testv1.Widget{} }, greeter{}, operatorkit.Options{})
+//	err := r.SetupWithManager(mgr, &corev1.ConfigMap{})
 func Example() {
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{})
-	if err != nil {
-		panic(err)
+	ctx := context.Background()
+	h := greeter{}
+	w := &testv1.Widget{ObjectMeta: metav1.ObjectMeta{Name: "hello"}}
+	w.Spec.Message = "hi"
+	if err := h.Check(ctx, w); err != nil {
+		fmt.Println("check:", err)
+		return
 	}
-	r := operatorkit.New(mgr, "greeter", func() *testv1.Widget { return &testv1.Widget{} }, greeter{}, operatorkit.Options{})
-	if err := r.SetupWithManager(mgr, &corev1.ConfigMap{}); err != nil {
-		panic(err)
-	}
-	_ = mgr.Start(ctrl.SetupSignalHandler())
+	objs, _ := h.Build(ctx, w)
+	_ = h.Mutate(ctx, w, objs)
+	cm := objs[0].(*corev1.ConfigMap)
+	fmt.Println(cm.Name, cm.Data["greeting"])
+	obs, _ := h.Status(ctx, w, []operatorkit.ApplyResult{{}})
+	fmt.Println(obs.Ready, obs.Message)
+	// Output:
+	// hello-greeting hi
+	// true 1 objects applied
 }
 
 // A check step refuses a spec that cannot work without retrying.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/yaml"
 )
 
@@ -211,4 +213,33 @@ func TestSelectors(t *testing.T) {
 	if n := len(monitoredExprs(t)); n < 8 {
 		t.Errorf("found %d alert and dashboard expressions; the files changed shape?", n)
 	}
+}
+
+// releaseOps reads opctl_tenancy_release_operations_total{operation,
+// result} and the sample count of the operation's duration histogram from
+// this process's registry (controllers started by startController).
+func releaseOps(t *testing.T, operation, result string) (count float64, timed uint64) {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	has := func(m *dto.Metric, name, value string) bool {
+		return slices.ContainsFunc(m.GetLabel(), func(l *dto.LabelPair) bool { return l.GetName() == name && l.GetValue() == value })
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			switch f.GetName() {
+			case "opctl_tenancy_release_operations_total":
+				if has(m, "operation", operation) && has(m, "result", result) {
+					count = m.GetCounter().GetValue()
+				}
+			case "opctl_tenancy_release_operation_duration_seconds":
+				if has(m, "operation", operation) {
+					timed = m.GetHistogram().GetSampleCount()
+				}
+			}
+		}
+	}
+	return count, timed
 }

@@ -24,6 +24,13 @@ func TestUpgradeAndRollback(t *testing.T) {
 	startController(t, tenancy.Options{UpgradeTimeout: 8 * time.Second})
 	neverReady(t, c, "opctl/kvstore-operator:0.3.0")
 	v1, v2, v3 := sampleChart(t, "", "0.1.0"), sampleChart(t, "", "0.2.0"), sampleChart(t, "", "0.3.0")
+	type opKey struct{ op, result string }
+	ops := []opKey{{"install", "ok"}, {"upgrade", "ok"}, {"rollback", "ok"}}
+	before := map[opKey][2]float64{}
+	for _, k := range ops {
+		n, timed := releaseOps(t, k.op, k.result)
+		before[k] = [2]float64{n, float64(timed)}
+	}
 
 	name := "upgrade-" + suffix()
 	createTenant(t, newTenant(name, []string{name}, v1, 1))
@@ -72,6 +79,13 @@ func TestUpgradeAndRollback(t *testing.T) {
 	})
 	if err := testcluster.HasCondition(tn.Status.Conditions, "Ready", metav1.ConditionFalse, ""); err != nil {
 		t.Errorf("a tenant whose upgrade failed: %v", err)
+	}
+	// Each Helm operation was counted by result and timed.
+	for _, k := range ops {
+		n, timed := releaseOps(t, k.op, k.result)
+		if n < before[k][0]+1 || float64(timed) < before[k][1]+1 {
+			t.Errorf("release operation %s/%s: count %v→%v, timed %v→%v; want both up", k.op, k.result, before[k][0], n, before[k][1], timed)
+		}
 	}
 }
 
