@@ -23,7 +23,7 @@ func ValidateCatalog(ctx context.Context, dir string) (*Report, error) {
 	}
 	r := &Report{Path: dir, Kind: KindCatalog, Findings: []Finding{}}
 	if err := config.Validate(ctx, fsys); err != nil {
-		r.relay(CatalogModel, SeverityError, oneLine(err.Error()), "", "operator-registry/config.Validate")
+		r.relay(CatalogModel, SeverityError, oneLine(canonicalTree(err.Error())), "", "operator-registry/config.Validate")
 	}
 	checkGraphs(r, cfg)
 	return r, nil
