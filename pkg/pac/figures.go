@@ -195,6 +195,11 @@ func ParseQuantity(v string) (resource.Quantity, error) {
 	if q.Sign() < 0 {
 		return q, fmt.Errorf("is negative")
 	}
+	// What is stored is the canonical form; it must be the same amount
+	// (apimachinery writes "1000E" as "1").
+	if back, err := resource.ParseQuantity(q.String()); err != nil || back.Cmp(q) != 0 {
+		return q, fmt.Errorf("does not survive Kubernetes' canonical form (%s): write the amount plainly, like 1000Pi or 500m", q.String())
+	}
 	return q, nil
 }
 

@@ -77,6 +77,12 @@ func TestReadBoundsExponents(t *testing.T) {
 			t.Errorf("%.20s: %v", v, err)
 		}
 	}
+	for _, v := range []string{"1000E", "2000E"} { // written back as "1" and "2"
+		_, _, err := Read("things.example.com", map[string]string{Prefix + CPURequests: cm}, map[string]map[string]string{cm: {CPURequests: v}})
+		if err == nil || !strings.Contains(err.Error(), "canonical form") {
+			t.Errorf("%s: %v", v, err)
+		}
+	}
 	if _, ok, err := Read("things.example.com", map[string]string{Prefix + CPURequests: cm}, map[string]map[string]string{cm: {CPURequests: "1e3"}}); err != nil || !ok {
 		t.Errorf("1e3: %v %v", ok, err)
 	}

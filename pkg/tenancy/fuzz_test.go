@@ -12,6 +12,7 @@ import (
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	k8svalidation "k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -55,8 +56,10 @@ func loadAdmission(tb testing.TB, path string) *crdAdmission {
 	return &crdAdmission{structural: s, openAPI: v, cel: cel.NewValidator(s, true, celconfig.PerCallLimit)}
 }
 
-// admit defaults obj in place and returns what the API server would refuse.
+// admit prunes unknown fields from obj and defaults it in place, as the API
+// server does, and returns what it would refuse.
 func (a *crdAdmission) admit(obj map[string]any) field.ErrorList {
+	pruning.Prune(obj, a.structural, true)
 	defaulting.Default(obj, a.structural)
 	errs := validation.ValidateCustomResource(nil, obj, a.openAPI)
 	if len(errs) > 0 {
