@@ -34,7 +34,7 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	grants, pacs, warnings := a.grants, a.pacs, a.warnings
+	grants, pacs, warnings := a.grants, a.pacs, append(a.warnings[:len(a.warnings):len(a.warnings)], operatorHubGaps(p.Config)...)
 	csv, err := p.CSV(opts, grants, pacs)
 	if err != nil {
 		return nil, nil, err

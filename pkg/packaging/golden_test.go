@@ -66,12 +66,14 @@ func TestGoldenProjects(t *testing.T) {
 		fixture  string
 		opts     PackageOptions
 		warnings int
+		// hubGaps is what the OperatorHub warning must name.
+		hubGaps string
 	}{
-		{"legacy", PackageOptions{Bundle: BundleOptions{Channels: []string{"stable", "fast"}}}, 2},
-		{"webhook", PackageOptions{Chart: ChartOptions{CRDs: CRDsSeparateChart}}, 1},
+		{"legacy", PackageOptions{Bundle: BundleOptions{Channels: []string{"stable", "fast"}}}, 3, "provider.name (an error for the validator), icon (a warning)"},
+		{"webhook", PackageOptions{Chart: ChartOptions{CRDs: CRDsSeparateChart}}, 2, "does not set: icon (a warning);"},
 		// The operator issues its own webhook certificates: no certificate
 		// objects, volumes or caBundle; OLM is told to step in.
-		{"operatorcerts", PackageOptions{}, 2},
+		{"operatorcerts", PackageOptions{}, 3, "does not set: icon (a warning);"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
@@ -88,6 +90,11 @@ func TestGoldenProjects(t *testing.T) {
 			diffTrees(t, tree(t, out), tree(t, golden))
 			if len(res.Warnings) != tt.warnings || !strings.Contains(res.Warnings[0], "no platform-as-code annotations") {
 				t.Errorf("warnings %v, want %d naming CRDs without operands", res.Warnings, tt.warnings)
+			}
+			if !slices.ContainsFunc(res.Warnings, func(w string) bool {
+				return strings.Contains(w, "OperatorHub validator") && strings.Contains(w, tt.hubGaps)
+			}) {
+				t.Errorf("warnings %v: want one naming the OperatorHub gaps %q", res.Warnings, tt.hubGaps)
 			}
 			if tt.fixture == "operatorcerts" && !slices.ContainsFunc(res.Warnings, func(w string) bool {
 				return strings.Contains(w, "should step aside") && strings.Contains(w, "flag --enable-cert-rotation") && strings.Contains(w, "env WEBHOOK_CERT_SECRET_NAME")
