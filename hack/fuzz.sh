@@ -27,7 +27,7 @@ while IFS=: read -r file name; do
   execs=$(sed -nE 's/.*execs: ([0-9]+).*/\1/p' <<<"$last")
   interesting=$(sed -nE 's/.*new interesting: ([0-9]+).*/\1/p' <<<"$last")
   summary+=("$(printf '%-22s %-28s execs %-10s new %-6s %s' "$name" "$pkg" "${execs:-?}" "${interesting:-?}" "$result")")
-done < <(grep -rhoE --include='*_test.go' '^func (Fuzz[A-Za-z0-9_]+)' --with-filename . | grep -v '^./bin/' | sed -E 's/func //' | sort -t: -k2)
+done < <(grep -roE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | grep -v '^./bin/' | sed -E 's/func //' | sort -t: -k2)
 printf '%s\n' "${summary[@]}"
 rm -rf "$logdir"
 exit $status

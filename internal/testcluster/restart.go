@@ -3,6 +3,7 @@ package testcluster
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -16,7 +17,7 @@ func (c *Cluster) Restart(ctx context.Context, name string, down time.Duration) 
 		return fmt.Errorf("restarting %s: the cluster belongs to another process", name)
 	}
 	for i, p := range c.procs {
-		if p.name != name && !isRestartOf(p.name, name) {
+		if component, _, _ := strings.Cut(p.name, ".restart-"); component != name {
 			continue
 		}
 		_ = p.cmd.Process.Kill()
@@ -40,11 +41,4 @@ func (c *Cluster) Restart(ctx context.Context, name string, down time.Duration) 
 		})
 	}
 	return fmt.Errorf("restarting %s: no such process", name)
-}
-
-// isRestartOf reports whether a process name is a restart of name.
-func isRestartOf(procName, name string) bool {
-	var n int
-	_, err := fmt.Sscanf(procName[min(len(name), len(procName)):], ".restart-%d", &n)
-	return err == nil && len(procName) > len(name) && procName[:len(name)] == name
 }

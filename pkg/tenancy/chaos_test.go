@@ -144,7 +144,7 @@ func TestChaosControllerKills(t *testing.T) {
 			if err := cl.Get(ctx, client.ObjectKey{Name: name}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
 				return fmt.Errorf("namespace %s still there (%v)", name, err)
 			}
-			if n, err := releasesIn(ctx, cl, name, "deployed", "superseded", "failed", "uninstalling", "pending-install", "pending-upgrade", "pending-rollback"); err != nil || n > 0 {
+			if n, err := releasesIn(ctx, cl, name); err != nil || n > 0 {
 				return fmt.Errorf("tenant %s: %d release records left (%v)", name, n, err)
 			}
 		}
@@ -166,14 +166,13 @@ func checkHistory(ctx context.Context, cl client.Client, tenant string, namespac
 			return fmt.Errorf("%d Helm records in tenant namespace %s: a second history", len(stray.Items), ns)
 		}
 	}
-	var secrets corev1.SecretList
-	if err := cl.List(ctx, &secrets, client.InNamespace(tenancy.DefaultStorageNamespace),
-		client.MatchingLabels{"owner": "helm", tenancy.LabelRecordTenant: tenant}); err != nil {
+	records, err := releaseRecords(ctx, cl, tenant)
+	if err != nil {
 		return err
 	}
 	versions := map[string][]int{}
 	statuses := map[string][]string{}
-	for _, s := range secrets.Items {
+	for _, s := range records {
 		rel := s.Labels["name"] + "/" + s.Labels[tenancy.LabelRecordNamespace]
 		v, err := strconv.Atoi(s.Labels["version"])
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,18 +69,26 @@ func pendingReleases(ctx context.Context, tenant string) (int, error) {
 	return releasesIn(ctx, cl, tenant, "pending-install", "pending-upgrade", "pending-rollback")
 }
 
-// releasesIn counts tenant's release revisions in the given states.
+// releaseRecords lists tenant's Helm release records in the controller's
+// storage namespace.
+func releaseRecords(ctx context.Context, cl client.Client, tenant string) ([]corev1.Secret, error) {
+	var secrets corev1.SecretList
+	err := cl.List(ctx, &secrets, client.InNamespace(tenancy.DefaultStorageNamespace),
+		client.MatchingLabels{"owner": "helm", tenancy.LabelRecordTenant: tenant})
+	return secrets.Items, err
+}
+
+// releasesIn counts tenant's release revisions in the given states, or all
+// of them when none is given.
 func releasesIn(ctx context.Context, cl client.Client, tenant string, states ...string) (int, error) {
+	records, err := releaseRecords(ctx, cl, tenant)
 	n := 0
-	for _, status := range states {
-		var secrets corev1.SecretList
-		if err := cl.List(ctx, &secrets, client.InNamespace(tenancy.DefaultStorageNamespace),
-			client.MatchingLabels{"owner": "helm", "status": status, tenancy.LabelRecordTenant: tenant}); err != nil {
-			return 0, err
+	for _, r := range records {
+		if len(states) == 0 || slices.Contains(states, r.Labels["status"]) {
+			n++
 		}
-		n += len(secrets.Items)
 	}
-	return n, nil
+	return n, err
 }
 
 // The controller, run as a process, is killed in the middle of installs

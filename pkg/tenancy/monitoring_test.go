@@ -70,17 +70,22 @@ func selectors(expr string) map[string][]string {
 	ident := func(c byte) bool {
 		return c == '_' || c == ':' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 	}
-	skipTo := func(i int, open, close byte) int { // i at open; returns index after the matching close
+	skipString := func(i int) int { // i at a quote; returns the index after the closing one
+		q := expr[i]
+		for i++; i < len(expr) && expr[i] != q; i++ {
+			if expr[i] == '\\' {
+				i++
+			}
+		}
+		return i + 1
+	}
+	skipTo := func(i int, open, close byte) int { // i at open; returns the index after the matching close
 		depth := 0
-		for ; i < len(expr); i++ {
+		for i < len(expr) {
 			switch expr[i] {
 			case '"', '\'':
-				q := expr[i]
-				for i++; i < len(expr) && expr[i] != q; i++ {
-					if expr[i] == '\\' {
-						i++
-					}
-				}
+				i = skipString(i)
+				continue
 			case open:
 				depth++
 			case close:
@@ -88,6 +93,7 @@ func selectors(expr string) map[string][]string {
 					return i + 1
 				}
 			}
+			i++
 		}
 		return i
 	}
@@ -97,7 +103,7 @@ func selectors(expr string) map[string][]string {
 		case c == '[':
 			i = skipTo(i, '[', ']')
 		case c == '"' || c == '\'':
-			i = skipTo(i, 0, 0) // strings only occur in matchers; skip to the end quote
+			i = skipString(i)
 		case ident(c) && !(c >= '0' && c <= '9'):
 			j := i
 			for j < len(expr) && ident(expr[j]) {
@@ -139,11 +145,12 @@ func selectors(expr string) map[string][]string {
 	return out
 }
 
+// quoted matches a PromQL string literal.
+var quoted = regexp.MustCompile(`"(\\.|[^"\\])*"|'(\\.|[^'\\])*'`)
+
 // stripStrings blanks quoted strings so matcher values never look like
 // label names.
-func stripStrings(s string) string {
-	return regexp.MustCompile(`"(\\.|[^"\\])*"|'(\\.|[^'\\])*'`).ReplaceAllString(s, `""`)
-}
+func stripStrings(s string) string { return quoted.ReplaceAllString(s, `""`) }
 
 // exposed parses a Prometheus text exposition into metric names and the
 // label names each series carries.

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,13 +58,10 @@ func TestEveryCheckFires(t *testing.T) {
 		}
 		for _, r := range reports {
 			for _, f := range r.Findings {
-				c, ok := CheckByID(f.Check)
-				if !ok {
-					t.Errorf("%s: finding of unregistered check %q", fx.name, f.Check)
+				c, err := registered(f)
+				if err != nil {
+					t.Errorf("%s: %v", fx.name, err)
 					continue
-				}
-				if f.Severity != c.Severity && !c.Relayed {
-					t.Errorf("%s: %s at %s, registered at %s", fx.name, f.Check, f.Severity, c.Severity)
 				}
 				if f.Severity == c.Severity {
 					fired[c.ID] = true
@@ -76,4 +74,17 @@ func TestEveryCheckFires(t *testing.T) {
 			t.Errorf("%s (%s) fired on no fixture", c.ID, c.Severity)
 		}
 	}
+}
+
+// registered returns the check of f, or an error when f names no
+// registered check or is not at its severity (relayed checks excepted).
+func registered(f Finding) (*Check, error) {
+	c, ok := CheckByID(f.Check)
+	if !ok {
+		return nil, fmt.Errorf("finding of an unregistered check: %+v", f)
+	}
+	if f.Severity != c.Severity && !c.Relayed {
+		return nil, fmt.Errorf("%s at %s, registered at %s", f.Check, f.Severity, c.Severity)
+	}
+	return c, nil
 }

@@ -32,9 +32,7 @@ func canonicalTree(s string) string {
 		parent.kids = append(parent.kids, n)
 		stack = append(stack[:depth], n)
 	}
-	var b strings.Builder
-	root.render(&b, "", "")
-	return strings.TrimRight(b.String(), "\n")
+	return strings.TrimRight(root.sortKids(), "\n")
 }
 
 // treeDepth counts the 4-rune prefix groups of line, ending in a branch.
@@ -55,8 +53,14 @@ func treeDepth(line string) (int, string) {
 	return 0, line
 }
 
-// key orders siblings by their whole subtree.
-func (n *treeNode) key() string {
+// sortKids orders every level by its entries' whole subtrees, bottom up,
+// and returns n's subtree as text: the key its parent sorts by.
+func (n *treeNode) sortKids() string {
+	keys := map[*treeNode]string{}
+	for _, k := range n.kids {
+		keys[k] = k.sortKids()
+	}
+	slices.SortFunc(n.kids, func(x, y *treeNode) int { return strings.Compare(keys[x], keys[y]) })
 	var b strings.Builder
 	n.render(&b, "", "")
 	return b.String()
@@ -64,7 +68,6 @@ func (n *treeNode) key() string {
 
 func (n *treeNode) render(b *strings.Builder, prefix, childPrefix string) {
 	b.WriteString(prefix + n.text + "\n")
-	slices.SortFunc(n.kids, func(x, y *treeNode) int { return strings.Compare(x.key(), y.key()) })
 	for i, k := range n.kids {
 		if i == len(n.kids)-1 {
 			k.render(b, childPrefix+"└── ", childPrefix+"    ")
