@@ -22,6 +22,10 @@ var chartOnlyKinds = []string{"ValidatingAdmissionPolicy", "ValidatingAdmissionP
 // Bundle renders the OLM registry+v1 bundle under bundle/<name>/.
 func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 	if len(opts.Channels) == 0 {
+		opts.Channels = p.Config.Channels
+		opts.DefaultChannel = firstNonEmpty(opts.DefaultChannel, p.Config.DefaultChannel)
+	}
+	if len(opts.Channels) == 0 {
 		opts.Channels = []string{"stable"}
 	}
 	if opts.DefaultChannel == "" {
@@ -34,7 +38,7 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	grants, pacs, warnings := a.grants, a.pacs, append(a.warnings[:len(a.warnings):len(a.warnings)], operatorHubGaps(p.Config)...)
+	grants, pacs, warnings := a.grants, a.pacs, append(a.warnings[:len(a.warnings):len(a.warnings)], operatorHubGaps(p.Config, p.Config.Icon != "" || len(p.inputs.icons()) > 0)...)
 	csv, err := p.CSV(opts, grants, pacs)
 	if err != nil {
 		return nil, nil, err

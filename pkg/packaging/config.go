@@ -46,6 +46,15 @@ type Config struct {
 	// Capabilities is the Operator Capability Level, "Basic Install" to
 	// "Auto Pilot".
 	Capabilities string `json:"capabilities,omitempty"`
+	// Maturity of the operator (alpha, beta, stable); default from the
+	// version.
+	Maturity string `json:"maturity,omitempty"`
+	// Annotations are added to the CSV; the fields above win over them.
+	Annotations map[string]string `json:"annotations,omitempty"`
+	// Channels of the bundle and its DefaultChannel, when --channels and
+	// --default-channel are not given.
+	Channels       []string `json:"channels,omitempty"`
+	DefaultChannel string   `json:"defaultChannel,omitempty"`
 	// MinKubeVersion the operator needs.
 	MinKubeVersion string `json:"minKubeVersion,omitempty"`
 	// Replaces, Skips and SkipRange describe the upgrade graph.

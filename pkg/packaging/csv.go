@@ -48,31 +48,7 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 	if err != nil {
 		return nil, err
 	}
-	c := managerContainer(p.Manager)
-	ann := map[string]string{
-		"alm-examples":                             string(examples),
-		"capabilities":                             firstNonEmpty(cfg.Capabilities, "Basic Install"),
-		"containerImage":                           c.Image,
-		"operators.operatorframework.io/builder":   "opctl",
-		"operatorframework.io/suggested-namespace": p.Namespace,
-	}
-	if len(cfg.Categories) > 0 {
-		ann["categories"] = strings.Join(cfg.Categories, ", ")
-	}
-	if cfg.Summary != "" {
-		ann["description"] = cfg.Summary
-	}
-	if cfg.Provider.Name != "" {
-		ann["support"] = cfg.Provider.Name
-	}
-	for _, l := range cfg.Links {
-		if strings.EqualFold(l.Name, "source") {
-			ann["repository"] = l.URL
-		}
-	}
-	if cfg.SkipRange != "" {
-		ann["olm.skipRange"] = cfg.SkipRange
-	}
+	ann := p.csvAnnotations(cfg, string(examples))
 	csv := &operatorsv1alpha1.ClusterServiceVersion{
 		TypeMeta:   metav1.TypeMeta{APIVersion: operatorsv1alpha1.SchemeGroupVersion.String(), Kind: operatorsv1alpha1.ClusterServiceVersionKind},
 		ObjectMeta: metav1.ObjectMeta{Name: p.Name + ".v" + p.Version, Annotations: ann},
@@ -80,7 +56,7 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 			DisplayName:    firstNonEmpty(cfg.DisplayName, p.Name),
 			Description:    strings.TrimSpace(firstNonEmpty(cfg.Description, cfg.Summary, p.Name+" operator")),
 			Version:        version.OperatorVersion{Version: v},
-			Maturity:       maturity(v),
+			Maturity:       firstNonEmpty(cfg.Maturity, maturity(v)),
 			Keywords:       cfg.Keywords,
 			Provider:       operatorsv1alpha1.AppLink{Name: cfg.Provider.Name, URL: cfg.Provider.URL},
 			MinKubeVersion: cfg.MinKubeVersion,
@@ -101,9 +77,17 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 			return nil, err
 		}
 		csv.Spec.Icon = []operatorsv1alpha1.Icon{icon}
+	} else {
+		csv.Spec.Icon = p.inputs.icons()
 	}
 	for _, crd := range p.CRDs {
-		csv.Spec.CustomResourceDefinitions.Owned = append(csv.Spec.CustomResourceDefinitions.Owned, ownedCRD(crd, cfg.Operands[crd.Name])...)
+		for _, d := range ownedCRD(crd) {
+			d = p.inputs.description(d, crd.Spec.Group)
+			if op := cfg.Operands[crd.Name]; len(op.Composition) > 0 {
+				d.Resources = composition(op)
+			}
+			csv.Spec.CustomResourceDefinitions.Owned = append(csv.Spec.CustomResourceDefinitions.Owned, d)
+		}
 	}
 	csv.Spec.InstallStrategy = operatorsv1alpha1.NamedInstallStrategy{
 		StrategyName: operatorsv1alpha1.InstallStrategyNameDeployment,
@@ -128,6 +112,50 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 		csv.Spec.RelatedImages = append(csv.Spec.RelatedImages, operatorsv1alpha1.RelatedImage{Name: img.Name, Image: img.Image})
 	}
 	return csv, nil
+}
+
+// csvAnnotations: computed defaults, then opctl.yaml's and the base CSV's
+// annotations, then the fields that set annotations.
+func (p *Project) csvAnnotations(cfg Config, examples string) map[string]string {
+	ann := map[string]string{
+		"capabilities": "Basic Install",
+		"operatorframework.io/suggested-namespace": p.Namespace,
+	}
+	for k, v := range cfg.Annotations {
+		ann[k] = v
+	}
+	// The image that runs, after --image, the Makefile and pinning.
+	ann["containerImage"] = managerContainer(p.Manager).Image
+	ann["alm-examples"] = examples
+	ann["operators.operatorframework.io/builder"] = "opctl"
+	if l := p.inputs.layout(); l != "" {
+		ann["operators.operatorframework.io/project_layout"] = l
+	}
+	set := func(k, v string) {
+		if v != "" {
+			ann[k] = v
+		}
+	}
+	set("capabilities", cfg.Capabilities)
+	set("categories", strings.Join(cfg.Categories, ", "))
+	set("description", cfg.Summary)
+	set("support", cfg.Provider.Name)
+	for _, l := range cfg.Links {
+		if strings.EqualFold(l.Name, "source") {
+			set("repository", l.URL)
+		}
+	}
+	set("olm.skipRange", cfg.SkipRange)
+	return ann
+}
+
+// composition lists the kinds opctl.yaml says one custom resource runs.
+func composition(op Operand) []operatorsv1alpha1.APIResourceReference {
+	var out []operatorsv1alpha1.APIResourceReference
+	for _, k := range op.Composition {
+		out = append(out, operatorsv1alpha1.APIResourceReference{Kind: k, Version: firstNonEmpty(kindVersions[k], "v1")})
+	}
+	return out
 }
 
 func maturity(v semver.Version) string {
@@ -214,7 +242,7 @@ var kindVersions = map[string]string{
 
 // ownedCRD describes each served version of a CRD, with descriptors
 // derived from its schema.
-func ownedCRD(crd *apiextensionsv1.CustomResourceDefinition, op Operand) []operatorsv1alpha1.CRDDescription {
+func ownedCRD(crd *apiextensionsv1.CustomResourceDefinition) []operatorsv1alpha1.CRDDescription {
 	var out []operatorsv1alpha1.CRDDescription
 	for _, v := range crd.Spec.Versions {
 		if !v.Served {
@@ -225,9 +253,6 @@ func ownedCRD(crd *apiextensionsv1.CustomResourceDefinition, op Operand) []opera
 			Name: crd.Name, Version: v.Name, Kind: crd.Spec.Names.Kind,
 			DisplayName: displayName(crd.Spec.Names.Kind),
 			Description: firstLine(schema.Description),
-		}
-		for _, k := range op.Composition {
-			d.Resources = append(d.Resources, operatorsv1alpha1.APIResourceReference{Kind: k, Version: firstNonEmpty(kindVersions[k], "v1")})
 		}
 		if spec, ok := schema.Properties["spec"]; ok {
 			for _, name := range sortedKeys(spec.Properties) {

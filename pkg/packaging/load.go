@@ -62,6 +62,10 @@ type Project struct {
 	// Samples are the custom resources in config/samples.
 	Samples []*unstructured.Unstructured
 
+	// inputs are the sources besides the overlay: PROJECT, the Makefile,
+	// the base CSV and the markers.
+	inputs *inputs
+
 	// analysis caches Grants and PlatformAsCode, which the chart and the
 	// bundle both need; neither depends on images, so pinning keeps it valid.
 	analysis *analysis
@@ -90,32 +94,35 @@ func (p *Project) analyze() (*analysis, error) {
 	return p.analysis, nil
 }
 
-// Load builds the project's overlay and sorts its objects.
+// Load builds the project's overlay and sorts its objects. Metadata comes,
+// by precedence, from the options (flags), opctl.yaml, operator-sdk's base
+// CSV and markers, the Makefile, and what the overlay and the PROJECT file
+// give.
 func Load(dir string, opts Options) (*Project, error) {
 	if opts.Overlay == "" {
 		opts.Overlay = filepath.Join("config", "default")
 	}
-	cfg, err := LoadConfig(dir)
+	in, err := loadInputs(dir, opts)
 	if err != nil {
 		return nil, err
 	}
-	p := &Project{Dir: dir, Overlay: opts.Overlay, Config: cfg}
-	if p.Name, err = projectName(dir, opts.Name, cfg.Name); err != nil {
+	p := &Project{Dir: dir, Overlay: opts.Overlay, Config: in.config, inputs: in}
+	if p.Name, err = projectName(dir, opts.Name, in.config.Name, in.projectFile); err != nil {
 		return nil, err
 	}
-	if p.Version, err = projectVersion(opts.Version, cfg.Version); err != nil {
+	if p.Version, err = projectVersion(opts.Version, in.config.Version); err != nil {
 		return nil, err
 	}
 	objs, err := buildOverlay(filepath.Join(dir, opts.Overlay))
 	if err != nil {
 		return nil, err
 	}
-	if err := p.sort(objs, firstNonEmpty(opts.Manager, cfg.Manager)); err != nil {
+	if err := p.sort(objs, firstNonEmpty(opts.Manager, in.config.Manager)); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, opts.Overlay), err)
 	}
-	if opts.Image != "" {
-		managerContainer(p.Manager).Image = opts.Image
-		if err := setRawImage(p.managerRaw, managerContainer(p.Manager).Name, opts.Image); err != nil {
+	if image := firstNonEmpty(opts.Image, in.make.Image); image != "" {
+		managerContainer(p.Manager).Image = image
+		if err := setRawImage(p.managerRaw, managerContainer(p.Manager).Name, image); err != nil {
 			return nil, err
 		}
 	}
@@ -134,19 +141,12 @@ func firstNonEmpty(s ...string) string {
 	return ""
 }
 
-// projectName is --name, else opctl.yaml's name, else the PROJECT file's
-// projectName, else the directory name.
-func projectName(dir, flag, cfg string) (string, error) {
+// projectName is --name, else the layered configuration's name, else the
+// PROJECT file's projectName, else the directory name.
+func projectName(dir, flag, cfg string, pf *ProjectFile) (string, error) {
 	name := firstNonEmpty(flag, cfg)
-	if name == "" {
-		if b, err := os.ReadFile(filepath.Join(dir, "PROJECT")); err == nil {
-			var pf struct {
-				ProjectName string `json:"projectName"`
-			}
-			if err := yaml.Unmarshal(b, &pf); err == nil {
-				name = pf.ProjectName
-			}
-		}
+	if name == "" && pf != nil {
+		name = pf.ProjectName
 	}
 	if name == "" {
 		abs, err := filepath.Abs(dir)

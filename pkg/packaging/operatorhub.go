@@ -8,12 +8,12 @@ import (
 // operatorHubGaps lists the opctl.yaml keys whose absence the OperatorHub
 // validator (operator-framework's OperatorHubV2) reports, as one warning,
 // or none when nothing is missing.
-func operatorHubGaps(cfg Config) []string {
+func operatorHubGaps(cfg Config, icon bool) []string {
 	var missing []string
 	if cfg.Provider.Name == "" {
 		missing = append(missing, "provider.name (an error for the validator)")
 	}
-	if cfg.Icon == "" {
+	if !icon {
 		missing = append(missing, "icon (a warning)")
 	}
 	if len(missing) == 0 {

@@ -13,14 +13,16 @@ func TestOperatorHubGaps(t *testing.T) {
 	cases := []struct {
 		name string
 		cfg  Config
+		icon bool // a base CSV carries one
 		want string // "" for no warning
 	}{
-		{"the sample sets everything", sample, ""},
-		{"nothing set", Config{}, "provider.name (an error for the validator), icon (a warning)"},
-		{"no icon", Config{Provider: Link{Name: "Example"}}, "does not set: icon (a warning);"},
+		{"the sample sets everything", sample, false, ""},
+		{"nothing set", Config{}, false, "provider.name (an error for the validator), icon (a warning)"},
+		{"no icon", Config{Provider: Link{Name: "Example"}}, false, "does not set: icon (a warning);"},
+		{"icon from the base CSV", Config{Provider: Link{Name: "Example"}}, true, ""},
 	}
 	for _, tc := range cases {
-		got := operatorHubGaps(tc.cfg)
+		got := operatorHubGaps(tc.cfg, tc.icon || tc.cfg.Icon != "")
 		switch {
 		case tc.want == "" && len(got) != 0:
 			t.Errorf("%s: %v", tc.name, got)
