@@ -13,7 +13,7 @@ func TestOperatorHubGaps(t *testing.T) {
 	cases := []struct {
 		name string
 		cfg  Config
-		icon bool // a base CSV carries one
+		icon bool   // a base CSV carries one
 		want string // "" for no warning
 	}{
 		{"the sample sets everything", sample, false, ""},
