@@ -68,6 +68,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 	mgr, pacs, warnings := p.ManagerGrant(a.grants), a.pacs, a.warnings
 	images := p.RelatedImages()
 	t := newTemplater(p.Name, p.NamePrefix, p.Namespace)
+	t.podName = p.Manager.Spec.Template.Labels[nameLabel]
 	for _, o := range p.Objects {
 		t.renames[o.GetName()] = t.nameFor(o.GetName(), slices.Contains(clusterKinds, o.GetKind()))
 	}
@@ -138,14 +139,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 	case kind == "ClusterRoleBinding" && p.bindsManager(o, mgr):
 		return "", true, nil
 	}
-	if kind == "Service" && p.selectsManager(o) {
-		sel, _, _ := unstructured.NestedMap(o.Object, "spec", "selector")
-		o = o.DeepCopy()
-		sel[t.line(func(indent int) string {
-			return fmt.Sprintf(`%s{{- include "%s.selectorLabels" . | nindent %d }}`, strings.Repeat(" ", indent), t.chart, indent)
-		})] = ""
-		_ = unstructured.SetNestedMap(o.Object, sel, "spec", "selector")
-	}
+	o = p.selectRelease(t, o)
 	cluster := slices.Contains(clusterKinds, kind)
 	text, err := t.object(o, t.nameFor(o.GetName(), cluster), cluster)
 	if err != nil {
@@ -170,10 +164,36 @@ func (p *Project) bindsManager(o *unstructured.Unstructured, mgr Grant) bool {
 	return slices.Contains(mgr.ClusterRoles, ref)
 }
 
-// selectsManager reports a Service whose selector picks the manager pods.
-func (p *Project) selectsManager(o *unstructured.Unstructured) bool {
-	sel, found, _ := unstructured.NestedStringMap(o.Object, "spec", "selector")
-	if !found || len(sel) == 0 {
+// selectorPaths are where kinds select the manager pods (or, for the
+// monitors, the Services labelled like them).
+var selectorPaths = map[string][]string{
+	"Service":             {"spec", "selector"},
+	"NetworkPolicy":       {"spec", "podSelector", "matchLabels"},
+	"ServiceMonitor":      {"spec", "selector", "matchLabels"},
+	"PodMonitor":          {"spec", "selector", "matchLabels"},
+	"PodDisruptionBudget": {"spec", "selector", "matchLabels"},
+}
+
+// selectRelease narrows a selector of the manager pods to this release's.
+func (p *Project) selectRelease(t *templater, o *unstructured.Unstructured) *unstructured.Unstructured {
+	path, ok := selectorPaths[o.GetKind()]
+	if !ok {
+		return o
+	}
+	sel, found, _ := unstructured.NestedStringMap(o.Object, path...)
+	if !found || !p.selectsManager(sel) {
+		return o
+	}
+	o = o.DeepCopy()
+	m, _, _ := unstructured.NestedMap(o.Object, path...)
+	t.selector(m)
+	_ = unstructured.SetNestedMap(o.Object, m, path...)
+	return o
+}
+
+// selectsManager reports a selector that picks the manager pods.
+func (p *Project) selectsManager(sel map[string]string) bool {
+	if len(sel) == 0 {
 		return false
 	}
 	labels := p.Manager.Spec.Template.Labels

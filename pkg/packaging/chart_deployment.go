@@ -50,13 +50,8 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	t.rewriteRefs(d.Object)
 	spec := d.Object["spec"].(map[string]any)
 	spec["replicas"] = t.token("{{ .Values.replicas }}")
-	selectorLine := func() string {
-		return t.line(func(indent int) string {
-			return fmt.Sprintf(`%s{{- include "%s.selectorLabels" . | nindent %d }}`, strings.Repeat(" ", indent), t.chart, indent)
-		})
-	}
 	matchLabels, _, _ := unstructured.NestedMap(spec, "selector", "matchLabels")
-	matchLabels[selectorLine()] = ""
+	t.selector(matchLabels)
 	_ = unstructured.SetNestedMap(spec, matchLabels, "selector", "matchLabels")
 	tmpl := spec["template"].(map[string]any)
 	tmeta, _ := tmpl["metadata"].(map[string]any)
@@ -67,7 +62,7 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	if tlabels == nil {
 		tlabels = map[string]any{}
 	}
-	tlabels[selectorLine()] = ""
+	t.selector(tlabels)
 	tmeta["labels"] = tlabels
 	delete(tmeta, "creationTimestamp")
 	tmpl["metadata"] = tmeta

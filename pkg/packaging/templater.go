@@ -21,6 +21,9 @@ type templater struct {
 	tokens    map[string]string // token → replacement
 	lines     map[string]func(indent int) string
 	n         int
+	// podName is the manager pods' own app.kubernetes.io/name, which the
+	// chart keeps in their labels and selectors; "" when they have none.
+	podName string
 }
 
 func newTemplater(chart, prefix, namespace string) *templater {
@@ -110,20 +113,48 @@ func (t *templater) finish(obj map[string]any) (string, error) {
 // for them are dropped to avoid duplicate keys.
 var helmLabelKeys = []string{"app.kubernetes.io/name", "app.kubernetes.io/instance", "app.kubernetes.io/version", "app.kubernetes.io/managed-by", "helm.sh/chart"}
 
+// nameLabel is the label the chart's selector labels set from the chart
+// name, unless the project sets its own.
+const nameLabel = "app.kubernetes.io/name"
+
 // labels replaces metadata.labels of m with the overlay's own labels plus
-// the chart's standard labels.
+// the chart's standard labels. An app.kubernetes.io/name the project sets
+// is kept, since its selectors may use it.
 func (t *templater) labels(meta map[string]any) {
 	labels, _ := meta["labels"].(map[string]any)
 	if labels == nil {
 		labels = map[string]any{}
 	}
+	helper := "labels"
+	if _, own := labels[nameLabel]; own {
+		helper = "commonLabels"
+	}
 	for _, k := range helmLabelKeys {
-		delete(labels, k)
+		if k != nameLabel || helper == "labels" {
+			delete(labels, k)
+		}
 	}
 	labels[t.line(func(indent int) string {
-		return fmt.Sprintf(`%s{{- include "%s.labels" . | nindent %d }}`, strings.Repeat(" ", indent), t.chart, indent)
+		return fmt.Sprintf(`%s{{- include "%s.%s" . | nindent %d }}`, strings.Repeat(" ", indent), t.chart, helper, indent)
 	})] = ""
 	meta["labels"] = labels
+}
+
+// selector makes m, labels or a selector of the manager pods, select this
+// release's pods: the chart's selector labels, or the project's own name
+// label and the release instance.
+func (t *templater) selector(m map[string]any) {
+	for _, k := range helmLabelKeys {
+		delete(m, k)
+	}
+	if t.podName != "" {
+		m[nameLabel] = t.podName
+		m["app.kubernetes.io/instance"] = t.token("{{ .Release.Name }}")
+		return
+	}
+	m[t.line(func(indent int) string {
+		return fmt.Sprintf(`%s{{- include "%s.selectorLabels" . | nindent %d }}`, strings.Repeat(" ", indent), t.chart, indent)
+	})] = ""
 }
 
 // referenceKeys are fields that name other objects of the overlay.

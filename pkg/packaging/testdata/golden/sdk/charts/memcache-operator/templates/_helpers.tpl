@@ -37,6 +37,14 @@ app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
+{{/* Labels of an object that carries the project's own app.kubernetes.io/name. */}}
+{{- define "memcache-operator.commonLabels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
 {{/* Labels that select this release's operator pods. */}}
 {{- define "memcache-operator.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "memcache-operator.name" . }}
