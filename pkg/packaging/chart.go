@@ -69,7 +69,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 	images := p.RelatedImages()
 	t := newTemplater(p.Name, p.NamePrefix, p.Namespace)
 	t.podName = p.Manager.Spec.Template.Labels[nameLabel]
-	for _, o := range p.Objects {
+	for _, o := range slices.Concat(p.Objects, p.Optional) {
 		t.renames[o.GetName()] = t.nameFor(o.GetName(), slices.Contains(clusterKinds, o.GetKind()))
 	}
 	t.renames[mgr.ServiceAccount] = t.include("serviceAccountName")
@@ -89,7 +89,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 		return nil, nil, err
 	}
 	files[dir+"templates/rbac-manager.yaml"] = []byte(rbac)
-	for _, o := range p.Objects {
+	for _, o := range slices.Concat(p.Objects, p.Optional) {
 		text, skip, err := p.objectTemplate(t, o, mgr)
 		if err != nil {
 			return nil, nil, err
@@ -139,22 +139,35 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 	case kind == "ClusterRoleBinding" && p.bindsManager(o, mgr):
 		return "", true, nil
 	}
-	o = p.selectRelease(t, o)
+	o = p.selectRelease(t, o).DeepCopy()
+	switch {
+	case kind == "Service" && p.Webhook != nil && o.GetName() == p.Webhook.Service:
+		ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
+		ports[0].(map[string]any)["port"] = t.token("{{ .Values.webhooks.port }}")
+		_ = unstructured.SetNestedSlice(o.Object, ports, "spec", "ports")
+	case kind == "Service" && p.metricsService(o):
+		t.templateServicePorts(o.Object, p.managerArgs())
+	}
 	cluster := slices.Contains(clusterKinds, kind)
 	text, err := t.object(o, t.nameFor(o.GetName(), cluster), cluster)
 	if err != nil {
 		return "", false, err
 	}
 	switch {
+	case kind == "ClusterRole" && p.helperRole(o):
+		text = "{{- if and .Values.rbac.create .Values.rbac.helpers.enabled }}\n" + text + "{{- end }}\n"
 	case slices.Contains(rbacKinds, kind):
 		text = "{{- if .Values.rbac.create }}\n" + text + "{{- end }}\n"
 	case kind == "Service" && p.Webhook != nil && o.GetName() == p.Webhook.Service:
 		text = "{{- if .Values.webhooks.enabled }}\n" + text + "{{- end }}\n"
-	case kind == "Service" && strings.Contains(o.GetName(), "metrics"):
+	case kind == "Service" && p.metricsService(o):
 		text = "{{- if .Values.metrics.enabled }}\n" + text + "{{- end }}\n"
 	case slices.Contains(monitoringKinds, kind):
 		// Clusters without the Prometheus operator still install the chart.
 		text = "{{- if .Capabilities.APIVersions.Has \"" + o.GetAPIVersion() + "\" }}\n" + text + "{{- end }}\n"
+	}
+	if v := p.componentOf(o); v != "" {
+		text = "{{- if .Values." + v + ".enabled }}\n" + text + "{{- end }}\n"
 	}
 	return text, false, nil
 }
@@ -321,6 +334,11 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		replicas = int64(*p.Manager.Spec.Replicas)
 	}
 	pod := p.Manager.Spec.Template.Spec
+	args := p.managerArgs()
+	grace := int64(30)
+	if pod.TerminationGracePeriodSeconds != nil {
+		grace = *pod.TerminationGracePeriodSeconds
+	}
 	relImgs := map[string]any{}
 	for _, img := range images {
 		relImgs[img.Name] = img.Image
@@ -344,6 +362,17 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 			{Key: "pullPolicy", Doc: "Image pull policy.", Val: pull, Enum: []string{"Always", "IfNotPresent", "Never"}},
 		}},
 		{Key: "imagePullSecrets", Doc: "Secrets for pulling the operator image.", Val: []any{}, Free: true},
+		{Key: "args", Doc: "Arguments of the operator container, after the ones the chart sets from other values (metrics, related images).", Val: toAnyList(args.Plain), Items: "string"},
+		{Key: "env", Doc: "Extra environment variables of the operator container.", Val: []any{}, Free: true},
+		{Key: "envFrom", Doc: "Extra envFrom sources (ConfigMaps, Secrets) of the operator container.", Val: []any{}, Free: true},
+		{Key: "podLabels", Doc: "Extra labels of the operator pod.", Val: map[string]any{}, Free: true},
+		{Key: "podAnnotations", Doc: "Extra annotations of the operator pod.", Val: map[string]any{}, Free: true},
+		{Key: "priorityClassName", Doc: "PriorityClass of the operator pod.", Val: pod.PriorityClassName, Pattern: dnsSubdomainOrEmpty},
+		{Key: "topologySpreadConstraints", Doc: "Topology spread constraints of the operator pod.", Val: jsonList(pod.TopologySpreadConstraints), Free: true},
+		{Key: "strategy", Doc: "Update strategy of the operator Deployment.", Val: jsonMap(p.Manager.Spec.Strategy), Free: true},
+		{Key: "terminationGracePeriodSeconds", Doc: "Seconds the operator pod has to stop.", Val: grace},
+		{Key: "extraVolumes", Doc: "Extra volumes of the operator pod.", Val: []any{}, Free: true},
+		{Key: "extraVolumeMounts", Doc: "Extra volume mounts of the operator container.", Val: []any{}, Free: true},
 		{Key: "resources", Doc: "Requests and limits of the operator container.", Val: jsonMap(c.Resources), Free: true},
 		{Key: "nodeSelector", Doc: "Node labels the operator pod must match.", Val: jsonMap(pod.NodeSelector), Free: true},
 		{Key: "tolerations", Doc: "Tolerations of the operator pod.", Val: jsonList(pod.Tolerations), Free: true},
@@ -354,18 +383,13 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 			{Key: "create", Doc: "Create the ServiceAccount.", Val: true},
 			{Key: "name", Doc: "Name of the ServiceAccount; required when create is false.", Val: "", Pattern: dnsSubdomainOrEmpty},
 		}},
-		{Key: "rbac", Doc: "The operator's RBAC.", Kids: []value{
-			{Key: "create", Doc: "Create Roles, ClusterRoles and their bindings.", Val: true},
-			{Key: "scope", Doc: "namespace: Roles in each watched namespace (the release namespace by default) plus a minimal ClusterRole for cluster-scoped rules; cluster: one ClusterRole.", Val: opts.RBACScope, Enum: []string{"namespace", "cluster"}},
-		}},
+		{Key: "rbac", Doc: "The operator's RBAC.", Kids: p.rbacValues(opts)},
 		{Key: "watchNamespaces", Doc: "Namespaces the operator watches; empty means the release namespace with rbac.scope=namespace, all namespaces with rbac.scope=cluster.", Val: []any{}, Pattern: dnsLabelPattern},
 		{Key: "crds", Doc: "The CRDs, when the chart carries them (--crds templated).", Kids: []value{
 			{Key: "install", Doc: "Install and upgrade the CRDs with the release. Set false where another release or the platform owns them.", Val: true},
 			{Key: "keep", Doc: "Keep the CRDs, and so every custom resource, when the release is uninstalled.", Val: true},
 		}},
-		{Key: "metrics", Doc: "The operator's metrics endpoint.", Kids: []value{
-			{Key: "enabled", Doc: "Create the metrics Service.", Val: true},
-		}},
+		{Key: "metrics", Doc: "The operator's metrics endpoint.", Kids: p.metricsValues(args)},
 		{Key: "relatedImages", Doc: "Images the operator runs (containers, RELATED_IMAGE_* and *_IMAGE variables, --*image*= flags), by name; point them at a mirror here.", Val: relImgs, Free: true},
 		{Key: "platformAsCode", Doc: "Platform-as-code figures per CRD, shipped as ConfigMaps named by the CRD annotations.", Val: pacVals, Free: true},
 	}
@@ -373,10 +397,18 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		vs = append(vs,
 			value{Key: "webhooks", Doc: "The operator's admission webhooks.", Kids: []value{
 				{Key: "enabled", Doc: "Register the webhooks and serve them; false renders nothing webhook-related.", Val: true},
+				{Key: "port", Doc: "Port of the webhook Service, which the API server calls; it forwards to the manager's webhook server.", Val: int64(p.Webhook.Port), Min: 1, Max: 65535},
 			}})
 		if p.Webhook.Certificates != CertsOperator {
 			vs = append(vs, value{Key: "certManager", Doc: "Serving certificates from cert-manager instead of a self-signed CA generated by Helm.", Kids: []value{
 				{Key: "enabled", Doc: "Use cert-manager (it must be installed): an Issuer, a Certificate and CA injection.", Val: false},
+			}})
+		}
+	}
+	for _, c := range components {
+		if on, ok := p.Components[c.Value]; ok {
+			vs = append(vs, value{Key: c.Value, Doc: "The project's config/" + c.Dir + " component.", Kids: []value{
+				{Key: "enabled", Doc: "Render config/" + c.Dir + ".", Val: on},
 			}})
 		}
 	}

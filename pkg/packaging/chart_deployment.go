@@ -50,6 +50,8 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	t.rewriteRefs(d.Object)
 	spec := d.Object["spec"].(map[string]any)
 	spec["replicas"] = t.token("{{ .Values.replicas }}")
+	delete(spec, "strategy")
+	spec[t.line(withBlock("strategy", ".Values.strategy"))] = ""
 	matchLabels, _, _ := unstructured.NestedMap(spec, "selector", "matchLabels")
 	t.selector(matchLabels)
 	_ = unstructured.SetNestedMap(spec, matchLabels, "selector", "matchLabels")
@@ -64,20 +66,25 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	}
 	t.selector(tlabels)
 	tmeta["labels"] = tlabels
+	t.mergeValues(tmeta, "labels", ".Values.podLabels")
+	t.mergeValues(tmeta, "annotations", ".Values.podAnnotations")
 	delete(tmeta, "creationTimestamp")
 	tmpl["metadata"] = tmeta
 
 	pod := tmpl["spec"].(map[string]any)
-	for _, k := range []string{"nodeSelector", "tolerations", "affinity", "imagePullSecrets"} {
+	for _, k := range []string{"nodeSelector", "tolerations", "affinity", "imagePullSecrets", "topologySpreadConstraints", "priorityClassName"} {
 		delete(pod, k)
 	}
+	pod["terminationGracePeriodSeconds"] = t.token("{{ .Values.terminationGracePeriodSeconds }}")
 	pod[t.line(func(indent int) string { return podExtras(indent) })] = ""
 	pod["securityContext"] = t.block(".Values.podSecurityContext")
 	pod["serviceAccountName"] = t.token(t.include("serviceAccountName"))
 	if p.Webhook != nil {
 		conditionalItems(t, pod, "volumes", "name", p.Webhook.Volume)
 	}
+	t.appendValues(pod, "volumes", ".Values.extraVolumes")
 	mc := managerContainer(p.Manager)
+	args := p.managerArgs()
 	manager := mc.Name
 	for _, c := range pod["containers"].([]any) {
 		cm := c.(map[string]any)
@@ -89,29 +96,20 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 		cm["resources"] = t.block(".Values.resources")
 		cm["securityContext"] = t.block(".Values.securityContext")
 		cm["env"] = t.templateEnv(cm["env"], images, *mc)
-		t.templateArgs(cm["args"], images, *mc)
+		t.appendValues(cm, "env", ".Values.env")
+		t.appendValues(cm, "envFrom", ".Values.envFrom")
+		cm["args"] = t.templateArgs(args, images, *mc)
 		if p.Webhook != nil {
 			conditionalItems(t, cm, "volumeMounts", "name", p.Webhook.Volume)
 		}
+		t.appendValues(cm, "volumeMounts", ".Values.extraVolumeMounts")
+		t.templatePorts(cm, args)
 	}
 	meta := d.Object["metadata"].(map[string]any)
 	meta["name"] = t.token(t.nameFor(p.Manager.Name, false))
 	meta["namespace"] = t.token("{{ .Release.Namespace }}")
 	t.labels(meta)
 	return t.finish(d.Object)
-}
-
-// podExtras renders the optional scheduling fields of the pod spec.
-func podExtras(indent int) string {
-	pad := strings.Repeat(" ", indent)
-	var b strings.Builder
-	for i, f := range []string{"imagePullSecrets", "nodeSelector", "tolerations", "affinity"} {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "%s{{- with .Values.%s }}\n%s%s:\n%s  {{- toYaml . | nindent %d }}\n%s{{- end }}", pad, f, pad, f, pad, indent+2, pad)
-	}
-	return b.String()
 }
 
 // templateEnv sets WATCH_NAMESPACE from the values (adding it when the
@@ -152,17 +150,6 @@ func conditionalItems(t *templater, m map[string]any, key, field, value string) 
 	for i, it := range list {
 		if item, ok := it.(map[string]any); ok && item[field] == value {
 			list[i] = t.conditionalItem(item, ".Values.webhooks.enabled")
-		}
-	}
-}
-
-// templateArgs takes every --*image*= flag's image from
-// .Values.relatedImages.
-func (t *templater) templateArgs(args any, images []RelatedImage, c corev1.Container) {
-	list, _ := args.([]any)
-	for _, img := range OperandImages(c) {
-		if img.Env == "" && img.Arg < len(list) && listed(images, img.Key) {
-			list[img.Arg] = t.token(fmt.Sprintf(`{{ printf "%%s%%s" %q (index .Values.relatedImages %q) | quote }}`, img.Flag, img.Key))
 		}
 	}
 }

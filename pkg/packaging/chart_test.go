@@ -46,13 +46,15 @@ func writeChart(t testing.TB, opts ChartOptions) string {
 }
 
 // render renders the chart with values for a release in namespace.
-func render(t *testing.T, dir, namespace string, values map[string]any) map[string]string {
+func render(t *testing.T, dir, namespace string, values map[string]any, apis ...string) map[string]string {
 	t.Helper()
 	c, err := loader.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "kv", Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
+	caps := chartutil.DefaultCapabilities.Copy()
+	caps.APIVersions = append(caps.APIVersions, apis...)
+	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "kv", Namespace: namespace, IsInstall: true}, caps)
 	if err != nil {
 		t.Fatalf("values: %v", err)
 	}
@@ -108,8 +110,6 @@ func TestChartRendersPerScope(t *testing.T) {
 	dir := writeChart(t, ChartOptions{})
 	common := func(ns string) []string {
 		return []string{
-			"ClusterRole kv-sample-operator-" + ns + "-editor-role",
-			"ClusterRole kv-sample-operator-" + ns + "-viewer-role",
 			"ConfigMap kvstores.kv.opctl.dev-platform-as-code " + ns,
 			"Deployment kv-sample-operator-controller-manager " + ns,
 			"Role kv-sample-operator-leader-election-role " + ns,
@@ -135,6 +135,11 @@ func TestChartRendersPerScope(t *testing.T) {
 			"Role kv-sample-operator-manager a", "Role kv-sample-operator-manager b",
 			"RoleBinding kv-sample-operator-manager a", "RoleBinding kv-sample-operator-manager b")},
 		{"cluster scope without CRDs", "ops", map[string]any{"rbac": map[string]any{"scope": "cluster"}, "crds": map[string]any{"install": false}}, append(common("ops"),
+			"ClusterRole kv-sample-operator-ops-manager",
+			"ClusterRoleBinding kv-sample-operator-ops-manager")},
+		{"helper roles on request", "ops", map[string]any{"rbac": map[string]any{"scope": "cluster", "helpers": map[string]any{"enabled": true}}, "crds": map[string]any{"install": false}}, append(common("ops"),
+			"ClusterRole kv-sample-operator-ops-editor-role",
+			"ClusterRole kv-sample-operator-ops-viewer-role",
 			"ClusterRole kv-sample-operator-ops-manager",
 			"ClusterRoleBinding kv-sample-operator-ops-manager")},
 		{"no RBAC, no metrics", "x", map[string]any{"rbac": map[string]any{"create": false}, "metrics": map[string]any{"enabled": false}, "crds": map[string]any{"install": false}}, []string{

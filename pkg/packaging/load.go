@@ -59,6 +59,13 @@ type Project struct {
 	Webhooks, CertManager []*unstructured.Unstructured
 	// Webhook is how the manager serves the webhooks; set with Webhooks.
 	Webhook *WebhookServing
+	// Optional are the objects of optional components (config/prometheus,
+	// config/network-policy) the overlay leaves out; the chart carries them
+	// behind a value. Components says which exist, and whether the overlay
+	// includes them.
+	Optional        []*unstructured.Unstructured
+	Components      map[string]bool
+	componentValues map[string]string
 	// Samples are the custom resources in config/samples.
 	Samples []*unstructured.Unstructured
 
@@ -125,6 +132,9 @@ func Load(dir string, opts Options) (*Project, error) {
 		if err := setRawImage(p.managerRaw, managerContainer(p.Manager).Name, image); err != nil {
 			return nil, err
 		}
+	}
+	if err := p.loadComponents(); err != nil {
+		return nil, err
 	}
 	if p.Samples, err = loadSamples(filepath.Join(dir, "config", "samples"), p.CRDs); err != nil {
 		return nil, err

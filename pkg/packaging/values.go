@@ -17,8 +17,12 @@ type value struct {
 	Enum []string // allowed values of a string leaf
 	// Pattern constrains a string leaf, or each item of a list leaf.
 	Pattern string
-	Free    bool    // a leaf object or list whose content is not checked
-	Kids    []value // a group's entries
+	Free    bool // a leaf object or list whose content is not checked
+	// Items is the JSON type of a list leaf's items; Min the least value of
+	// an integer leaf and Max its greatest (when not 0).
+	Items    string
+	Min, Max int
+	Kids     []value // a group's entries
 }
 
 // emitValues renders values.yaml with a "# -- " comment over every entry.
@@ -103,6 +107,15 @@ func leafSchema(v value) map[string]any {
 		s = map[string]any{"type": jsonType(v.Val)}
 		if len(v.Enum) > 0 {
 			s["enum"] = v.Enum
+		}
+		if v.Items != "" {
+			s["items"] = map[string]any{"type": v.Items}
+		}
+		if s["type"] == "integer" {
+			s["minimum"] = v.Min
+			if v.Max != 0 {
+				s["maximum"] = v.Max
+			}
 		}
 		if v.Pattern != "" && s["type"] == "array" {
 			s["items"] = map[string]any{"type": "string", "pattern": v.Pattern}

@@ -1,0 +1,55 @@
+package packaging
+
+import (
+	"fmt"
+	"strings"
+)
+
+// withBlock renders key: toYaml of a values path, only when it is set.
+func withBlock(key, path string) func(indent int) string {
+	return func(indent int) string {
+		pad := strings.Repeat(" ", indent)
+		return fmt.Sprintf("%s{{- with %s }}\n%s%s:\n%s  {{- toYaml . | nindent %d }}\n%s{{- end }}", pad, path, pad, key, pad, indent+2, pad)
+	}
+}
+
+// withItems renders the items of a list value, appended to a list.
+func withItems(path string) func(indent int) string {
+	return func(indent int) string {
+		pad := strings.Repeat(" ", indent)
+		return fmt.Sprintf("%s{{- with %s }}\n%s{{- toYaml . | nindent %d }}\n%s{{- end }}", pad, path, pad, indent, pad)
+	}
+}
+
+// withEntries renders the entries of a map value, merged into a map.
+func withEntries(path string) func(indent int) string {
+	return withItems(path)
+}
+
+// appendValues appends the items of values path to list m[key], creating
+// the list when m has none.
+func (t *templater) appendValues(m map[string]any, key, path string) {
+	list, _ := m[key].([]any)
+	m[key] = append(list, map[string]any{t.line(withItems(path)): ""})
+}
+
+// mergeValues merges the entries of values path into map m[key].
+func (t *templater) mergeValues(m map[string]any, key, path string) {
+	sub, _ := m[key].(map[string]any)
+	if sub == nil {
+		sub = map[string]any{}
+	}
+	sub[t.line(withEntries(path))] = ""
+	m[key] = sub
+}
+
+// podExtras renders the optional scheduling fields of the pod spec.
+func podExtras(indent int) string {
+	var parts []string
+	for _, f := range []string{"imagePullSecrets", "nodeSelector", "tolerations", "affinity", "topologySpreadConstraints"} {
+		parts = append(parts, withBlock(f, ".Values."+f)(indent))
+	}
+	pad := strings.Repeat(" ", indent)
+	parts = append(parts, fmt.Sprintf("%s{{- with .Values.priorityClassName }}\n%spriorityClassName: {{ . | quote }}\n%s{{- end }}", pad, pad, pad))
+	return strings.Join(parts, "\n")
+}
