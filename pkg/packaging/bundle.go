@@ -53,18 +53,9 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 		return nil, nil, err
 	}
 	for _, crd := range p.CRDs {
-		c := crd.DeepCopy()
-		for _, pac := range pacs {
-			if pac.CRD == c.Name {
-				ann := c.GetAnnotations()
-				if ann == nil {
-					ann = map[string]string{}
-				}
-				for k, v := range pac.Annotations {
-					ann[k] = v
-				}
-				c.SetAnnotations(ann)
-			}
+		c := p.crdWithPAC(crd, pacs)
+		if conv := c.Spec.Conversion; conv != nil && conv.Webhook != nil && conv.Webhook.ClientConfig != nil {
+			conv.Webhook.ClientConfig.CABundle = nil // OLM injects its own
 		}
 		m, err := crdMap(c)
 		if err != nil {

@@ -106,7 +106,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 		files[dir+"templates/platform-as-code.yaml"] = []byte(pacTemplate(p.Name))
 	}
 	if p.Webhook != nil {
-		hooks, err := p.webhookTemplate(t)
+		hooks, err := p.webhookTemplate(t, pacs)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -222,19 +222,13 @@ func (p *Project) selectsManager(sel map[string]string) bool {
 // annotations.
 func (p *Project) crdFiles(files Files, dir, mode string, pacs []PlatformAsCode) error {
 	for _, crd := range p.CRDs {
-		c := crd.DeepCopy()
-		ann := c.GetAnnotations()
-		if ann == nil {
-			ann = map[string]string{}
-		}
-		for _, pac := range pacs {
-			if pac.CRD == c.Name {
-				for k, v := range pac.Annotations {
-					ann[k] = v
-				}
+		if slices.Contains(p.conversionCRDs(), crd) {
+			if mode != CRDsTemplated {
+				return fmt.Errorf("CustomResourceDefinition %s is converted by a webhook, which is the release's Service: use --crds %s", crd.Name, CRDsTemplated)
 			}
+			continue // templates/webhooks.yaml renders it with its CA
 		}
-		c.SetAnnotations(ann)
+		c := p.crdWithPAC(crd, pacs)
 		m, err := crdMap(c)
 		if err != nil {
 			return err
@@ -264,6 +258,24 @@ func (p *Project) crdFiles(files Files, dir, mode string, pacs []PlatformAsCode)
 	return nil
 }
 
+// crdWithPAC is a copy of crd with its platform-as-code annotations.
+func (p *Project) crdWithPAC(crd *apiextensionsv1.CustomResourceDefinition, pacs []PlatformAsCode) *apiextensionsv1.CustomResourceDefinition {
+	c := crd.DeepCopy()
+	ann := c.GetAnnotations()
+	if ann == nil {
+		ann = map[string]string{}
+	}
+	for _, pac := range pacs {
+		if pac.CRD == c.Name {
+			for k, v := range pac.Annotations {
+				ann[k] = v
+			}
+		}
+	}
+	c.SetAnnotations(ann)
+	return c
+}
+
 // crdMap converts a CRD for output, without status and server fields.
 func crdMap(c *apiextensionsv1.CustomResourceDefinition) (map[string]any, error) {
 	c.APIVersion, c.Kind = "apiextensions.k8s.io/v1", "CustomResourceDefinition"
@@ -280,7 +292,11 @@ func crdMap(c *apiextensionsv1.CustomResourceDefinition) (map[string]any, error)
 // crdTemplate gates a CRD on crds.install and keeps it on uninstall with
 // crds.keep.
 func crdTemplate(m map[string]any) (string, error) {
-	t := newTemplater("", "", "")
+	return crdTemplateWith(newTemplater("", "", ""), m)
+}
+
+// crdTemplateWith renders a CRD with t, whose tokens m may hold.
+func crdTemplateWith(t *templater, m map[string]any) (string, error) {
 	meta := m["metadata"].(map[string]any)
 	ann, _ := meta["annotations"].(map[string]any)
 	if ann == nil {

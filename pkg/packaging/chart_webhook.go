@@ -12,10 +12,11 @@ import (
 // Certificate and CA injection) or self-signed by Helm (genCA and
 // genSignedCert, kept across upgrades with lookup). Nothing renders with
 // webhooks.enabled=false.
-func (p *Project) webhookTemplate(t *templater) (string, error) {
+func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode) (string, error) {
 	child := func(suffix string) string { return fmt.Sprintf(`(include "%s.child" (list . %q))`, t.chart, suffix) }
 	var b strings.Builder
 	operator := p.Webhook.Certificates == CertsOperator
+	fmt.Fprintf(&b, "{{- $svc := %s }}\n{{- $ca := \"\" }}\n", child(strings.TrimPrefix(p.Webhook.Service, p.NamePrefix)))
 	if operator {
 		// The operator issues its certificate and patches caBundle.
 		b.WriteString("{{- if .Values.webhooks.enabled }}\n")
@@ -33,6 +34,13 @@ func (p *Project) webhookTemplate(t *templater) (string, error) {
 		if !operator {
 			p.injectCA(t, c, child)
 		}
+		hooks, _ := c.Object["webhooks"].([]any)
+		for _, h := range hooks {
+			if svc, ok, _ := unstructured.NestedMap(h.(map[string]any), "clientConfig", "service"); ok {
+				svc["port"] = t.token("{{ .Values.webhooks.port }}")
+				_ = unstructured.SetNestedMap(h.(map[string]any), svc, "clientConfig", "service")
+			}
+		}
 		text, err := t.object(c, t.nameFor(o.GetName(), true), true)
 		if err != nil {
 			return "", err
@@ -40,6 +48,13 @@ func (p *Project) webhookTemplate(t *templater) (string, error) {
 		b.WriteString("---\n" + text)
 	}
 	b.WriteString("{{- end }}\n")
+	for _, crd := range p.conversionCRDs() {
+		text, err := p.conversionCRDTemplate(t, crd, pacs, child)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString("---\n" + text)
+	}
 	return b.String(), nil
 }
 
@@ -47,11 +62,9 @@ func (p *Project) webhookTemplate(t *templater) (string, error) {
 // Certificate, or a Secret with a CA Helm generates and keeps.
 func (p *Project) certTemplate(b *strings.Builder, t *templater, child func(string) string) {
 	fmt.Fprintf(b, `{{- if .Values.webhooks.enabled }}
-{{- $svc := %[2]s }}
 {{- $secret := %[3]s }}
 {{- $crt := "" }}
 {{- $key := "" }}
-{{- $ca := "" }}
 {{- if .Values.certManager.enabled }}
 ---
 apiVersion: cert-manager.io/v1

@@ -185,6 +185,11 @@ func (p *Project) installModes(opts BundleOptions, grants []Grant) []operatorsv1
 		return def
 	}
 	im := p.Config.InstallModes
+	if len(p.conversionCRDs()) > 0 {
+		// OLM serves conversion webhooks only to AllNamespaces operators.
+		no := false
+		im = InstallModes{OwnNamespace: &no, SingleNamespace: &no, MultiNamespace: &no, AllNamespaces: im.AllNamespaces}
+	}
 	return []operatorsv1alpha1.InstallMode{
 		{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: pick(im.OwnNamespace, namespaced)},
 		{Type: operatorsv1alpha1.InstallModeTypeSingleNamespace, Supported: pick(im.SingleNamespace, namespaced)},

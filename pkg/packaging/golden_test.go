@@ -76,6 +76,8 @@ func TestGoldenProjects(t *testing.T) {
 		{"operatorcerts", PackageOptions{}, 3, "does not set: icon (a warning);"},
 		// operator-sdk: base CSV, markers, PROJECT and Makefile, no opctl.yaml.
 		{"sdk", PackageOptions{}, 1, ""},
+		// Conversion webhooks next to admission webhooks.
+		{"conversion", PackageOptions{}, 3, "does not set: icon (a warning);"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

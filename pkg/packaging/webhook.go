@@ -7,6 +7,7 @@ import (
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,6 +44,20 @@ var certModes = []string{CertsHelm, CertsCertManager, CertsOperator}
 // mounts their serving certificate in the manager.
 func (p *Project) webhookServing() (*WebhookServing, error) {
 	w := &WebhookServing{}
+	for _, c := range p.conversionCRDs() {
+		svc := c.Spec.Conversion.Webhook.ClientConfig.Service
+		if svc == nil {
+			return nil, fmt.Errorf("CustomResourceDefinition %s: the conversion webhook has no clientConfig.service: opctl serves webhooks from the manager through a Service", c.Name)
+		}
+		name := svc.Name
+		if !p.hasService(name) && p.hasService(p.NamePrefix+name) {
+			name = p.NamePrefix + name // kustomize left the reference unprefixed
+		}
+		if w.Service != "" && w.Service != name {
+			return nil, fmt.Errorf("CustomResourceDefinition %s: conversion webhooks call Services %s and %s; use one webhook Service", c.Name, w.Service, name)
+		}
+		w.Service = name
+	}
 	for _, o := range p.Webhooks {
 		hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
 		for _, h := range hooks {
@@ -105,6 +120,21 @@ func (p *Project) webhookServing() (*WebhookServing, error) {
 	return w, nil
 }
 
+func (p *Project) hasService(name string) bool {
+	return slices.ContainsFunc(p.Objects, func(o *unstructured.Unstructured) bool { return o.GetKind() == "Service" && o.GetName() == name })
+}
+
+// conversionCRDs are the CRDs converted by a webhook.
+func (p *Project) conversionCRDs() []*apiextensionsv1.CustomResourceDefinition {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, c := range p.CRDs {
+		if conv := c.Spec.Conversion; conv != nil && conv.Strategy == apiextensionsv1.WebhookConverter && conv.Webhook != nil && conv.Webhook.ClientConfig != nil {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
 // certSwitches are the env vars and flags of a container that look like
 // switches of its own certificate management.
 func certSwitches(c corev1.Container) []string {
@@ -165,6 +195,34 @@ func (p *Project) webhookDefinitions() ([]operatorsv1alpha1.WebhookDescription, 
 		for _, h := range v.Webhooks {
 			out = append(out, description(p, typ, h.Name, h.ClientConfig, h.Rules, h.FailurePolicy, h.MatchPolicy, h.ObjectSelector, h.SideEffects, h.TimeoutSeconds, h.AdmissionReviewVersions))
 		}
+	}
+	// One ConversionWebhook per path, listing the CRDs it converts.
+	byPath := map[string]*operatorsv1alpha1.WebhookDescription{}
+	var paths []string
+	for _, c := range p.conversionCRDs() {
+		conv := c.Spec.Conversion.Webhook
+		path := "/convert"
+		if conv.ClientConfig.Service.Path != nil {
+			path = *conv.ClientConfig.Service.Path
+		}
+		d, ok := byPath[path]
+		if !ok {
+			none := admissionregistrationv1.SideEffectClassNone
+			fail := admissionregistrationv1.Fail
+			d = &operatorsv1alpha1.WebhookDescription{
+				GenerateName: "c" + strings.TrimPrefix(strings.ReplaceAll(path, "/", "-"), "-") + "." + c.Spec.Group,
+				Type:         operatorsv1alpha1.ConversionWebhook, DeploymentName: p.Manager.Name,
+				ContainerPort: p.Webhook.Port, TargetPort: &p.Webhook.TargetPort, WebhookPath: &path,
+				AdmissionReviewVersions: conv.ConversionReviewVersions, SideEffects: &none, FailurePolicy: &fail,
+			}
+			byPath[path] = d
+			paths = append(paths, path)
+		}
+		d.ConversionCRDs = append(d.ConversionCRDs, c.Name)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		out = append(out, *byPath[path])
 	}
 	return out, nil
 }

@@ -1,0 +1,78 @@
+package packaging
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// conversionCRDTemplate renders a CRD whose conversion webhook is the
+// release's Service, trusting the chart's CA (or cert-manager's); with
+// webhooks.enabled=false it converts nothing (strategy None). It goes in
+// templates/webhooks.yaml, where $svc and $ca are defined.
+func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.CustomResourceDefinition, pacs []PlatformAsCode, child func(string) string) (string, error) {
+	c := p.crdWithPAC(crd, pacs)
+	conv := c.Spec.Conversion.Webhook
+	path := "/convert"
+	if conv.ClientConfig.Service.Path != nil {
+		path = *conv.ClientConfig.Service.Path
+	}
+	versions, err := yaml.Marshal(conv.ConversionReviewVersions)
+	if err != nil {
+		return "", err
+	}
+	ann := c.GetAnnotations()
+	delete(ann, "cert-manager.io/inject-ca-from")
+	c.SetAnnotations(ann)
+	c.Spec.Conversion = nil
+	m, err := crdMap(c)
+	if err != nil {
+		return "", err
+	}
+	operator := p.Webhook.Certificates == CertsOperator
+	if !operator {
+		meta := m["metadata"].(map[string]any)
+		annotations, _ := meta["annotations"].(map[string]any)
+		if annotations == nil {
+			annotations = map[string]any{}
+		}
+		annotations[t.line(func(indent int) string {
+			pad := strings.Repeat(" ", indent)
+			return fmt.Sprintf("%s{{- if and .Values.webhooks.enabled .Values.certManager.enabled }}\n%scert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ %s }}\n%s{{- end }}",
+				pad, pad, child("serving-cert"), pad)
+		})] = ""
+		meta["annotations"] = annotations
+	}
+	spec := m["spec"].(map[string]any)
+	spec[t.line(func(indent int) string {
+		pad := strings.Repeat(" ", indent)
+		lines := []string{
+			"conversion:",
+			"  {{- if .Values.webhooks.enabled }}",
+			"  strategy: Webhook",
+			"  webhook:",
+			"    clientConfig:",
+			"      service:",
+			"        name: {{ $svc }}",
+			"        namespace: {{ .Release.Namespace }}",
+			"        path: " + strconv.Quote(path),
+			"        port: {{ .Values.webhooks.port }}",
+		}
+		if !operator {
+			lines = append(lines, "      {{- if not .Values.certManager.enabled }}", "      caBundle: {{ $ca }}", "      {{- end }}")
+		}
+		lines = append(lines, "    conversionReviewVersions:")
+		for _, l := range strings.Split(strings.TrimSpace(string(versions)), "\n") {
+			lines = append(lines, "    "+l)
+		}
+		lines = append(lines, "  {{- else }}", "  strategy: None", "  {{- end }}")
+		for i := range lines {
+			lines[i] = pad + lines[i]
+		}
+		return strings.Join(lines, "\n")
+	})] = ""
+	return crdTemplateWith(t, m)
+}
