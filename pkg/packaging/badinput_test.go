@@ -54,9 +54,9 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		{"sample of a foreign kind", Options{}, func(t *testing.T, dir string) {
 			mustWrite(t, filepath.Join(dir, "config/samples/kv_v1alpha1_kvstore.yaml"), "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n")
 		}, []string{"config/samples", "v1 Pod p is not a custom resource"}},
-		{"unsupported kind", Options{}, func(t *testing.T, dir string) {
-			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n  namespace: system\nspec:\n  defaultBackend:\n    service: {name: s, port: {number: 80}}\n")
-		}, []string{"kind Ingress is not supported"}},
+		{"a kind that cannot be per release", Options{}, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1.metrics.example.com\nspec:\n  group: metrics.example.com\n  version: v1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n")
+		}, []string{"APIService v1.metrics.example.com", "cannot install a APIService per release", "its name is the API version it serves"}},
 		{"bad version", Options{Version: "one"}, nil, []string{`version "one" is not SemVer`}},
 		{"bad name", Options{Name: "Bad_Name"}, nil, []string{`"Bad_Name" is not a DNS label`}},
 	}

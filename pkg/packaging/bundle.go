@@ -112,8 +112,12 @@ func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []
 			warnings = append(warnings, fmt.Sprintf("%s %s: OLM cannot install kind %s, so the bundle leaves it out: apply it from the chart or with kubectl", kind, o.GetName(), kind))
 			continue
 		}
+		if kind == "Deployment" {
+			continue // in the CSV's install strategy
+		}
 		if !slices.Contains(bundleKinds, kind) {
-			return nil, fmt.Errorf("%s %s: kind %s cannot be shipped in an OLM bundle (supported: %s)", kind, o.GetName(), kind, strings.Join(bundleKinds, ", "))
+			warnings = append(warnings, fmt.Sprintf("%s %s: OLM cannot install kind %s from a bundle, so the bundle leaves it out: apply it from the chart or with kubectl", kind, o.GetName(), kind))
+			continue
 		}
 		if inCSV[kind+"/"+o.GetName()] || (p.Webhook != nil && kind == "Service" && o.GetName() == p.Webhook.Service) {
 			continue // OLM creates these from the CSV

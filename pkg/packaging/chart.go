@@ -34,13 +34,7 @@ type ChartOptions struct {
 // Files is a generated tree: slash-separated relative path → content.
 type Files map[string][]byte
 
-// chartKinds are the kinds a chart templates besides the CRDs and the
-// manager; clusterKinds are the cluster-scoped ones among them.
 var (
-	chartKinds = []string{"ClusterRole", "ClusterRoleBinding", "ConfigMap", "NetworkPolicy", "PodDisruptionBudget",
-		"PodMonitor", "PriorityClass", "PrometheusRule", "Role", "RoleBinding", "Secret", "Service", "ServiceAccount", "ServiceMonitor",
-		"ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
-	clusterKinds = []string{"ClusterRole", "ClusterRoleBinding", "PriorityClass", "ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"}
 	// monitoringKinds need the Prometheus operator's CRDs.
 	monitoringKinds = []string{"PodMonitor", "PrometheusRule", "ServiceMonitor"}
 	rbacKinds       = []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding"}
@@ -69,8 +63,13 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 	images := p.RelatedImages()
 	t := newTemplater(p.Name, p.NamePrefix, p.Namespace)
 	t.podName = p.Manager.Spec.Template.Labels[nameLabel]
+	t.imageKeys = map[string]string{}
+	for _, img := range images {
+		t.imageKeys[img.Image] = img.Name
+	}
+	t.renames[p.Manager.Name] = t.nameFor(p.Manager.Name, false)
 	for _, o := range slices.Concat(p.Objects, p.Optional) {
-		t.renames[o.GetName()] = t.nameFor(o.GetName(), slices.Contains(clusterKinds, o.GetKind()))
+		t.renames[o.GetName()] = t.nameFor(o.GetName(), p.clusterScoped(o))
 	}
 	t.renames[mgr.ServiceAccount] = t.include("serviceAccountName")
 	if p.Webhook != nil && p.Webhook.Secret != "" {
@@ -90,6 +89,13 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 	}
 	files[dir+"templates/rbac-manager.yaml"] = []byte(rbac)
 	for _, o := range slices.Concat(p.Objects, p.Optional) {
+		w, err := p.checkKind(o)
+		if err != nil {
+			return nil, nil, err
+		}
+		if w != "" {
+			warnings = append(warnings, w)
+		}
 		text, skip, err := p.objectTemplate(t, o, mgr)
 		if err != nil {
 			return nil, nil, err
@@ -123,10 +129,6 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 // renders it another way (the manager's ServiceAccount and ClusterRoles).
 func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr Grant) (string, bool, error) {
 	kind := o.GetKind()
-	if !slices.Contains(chartKinds, kind) {
-		return "", false, fmt.Errorf("%s %s: kind %s is not supported by opctl package (supported: %s); remove it from the overlay or open an issue",
-			kind, o.GetName(), kind, strings.Join(chartKinds, ", "))
-	}
 	switch {
 	case kind == "ServiceAccount" && o.GetName() == mgr.ServiceAccount:
 		text, err := t.object(o, t.include("serviceAccountName"), false)
@@ -147,8 +149,10 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		_ = unstructured.SetNestedSlice(o.Object, ports, "spec", "ports")
 	case kind == "Service" && p.metricsService(o):
 		t.templateServicePorts(o.Object, p.managerArgs())
+	case slices.Contains(workloadKinds, kind):
+		t.templateWorkload(o)
 	}
-	cluster := slices.Contains(clusterKinds, kind)
+	cluster := p.clusterScoped(o)
 	text, err := t.object(o, t.nameFor(o.GetName(), cluster), cluster)
 	if err != nil {
 		return "", false, err
@@ -194,28 +198,54 @@ func (p *Project) selectRelease(t *templater, o *unstructured.Unstructured) *uns
 		return o
 	}
 	sel, found, _ := unstructured.NestedStringMap(o.Object, path...)
-	if !found || !p.selectsManager(sel) {
+	if !found {
+		return o
+	}
+	manager, workload := p.selectsManager(sel), p.selectsWorkload(sel)
+	if !manager && !workload {
 		return o
 	}
 	o = o.DeepCopy()
 	m, _, _ := unstructured.NestedMap(o.Object, path...)
-	t.selector(m)
+	if manager {
+		t.selector(m)
+	} else {
+		t.instance(m)
+	}
 	_ = unstructured.SetNestedMap(o.Object, m, path...)
 	return o
 }
 
-// selectsManager reports a selector that picks the manager pods.
-func (p *Project) selectsManager(sel map[string]string) bool {
+// selectsWorkload reports a selector that picks the pods of an extra
+// workload.
+func (p *Project) selectsWorkload(sel map[string]string) bool {
+	for _, o := range p.Objects {
+		if !slices.Contains(workloadKinds, o.GetKind()) {
+			continue
+		}
+		labels, _, _ := unstructured.NestedStringMap(o.Object, "spec", "template", "metadata", "labels")
+		if subset(sel, labels) {
+			return true
+		}
+	}
+	return false
+}
+
+func subset(sel, labels map[string]string) bool {
 	if len(sel) == 0 {
 		return false
 	}
-	labels := p.Manager.Spec.Template.Labels
 	for k, v := range sel {
 		if labels[k] != v {
 			return false
 		}
 	}
 	return true
+}
+
+// selectsManager reports a selector that picks the manager pods.
+func (p *Project) selectsManager(sel map[string]string) bool {
+	return subset(sel, p.Manager.Spec.Template.Labels)
 }
 
 // crdFiles places the CRDs as opts asks, with the platform-as-code
@@ -351,6 +381,10 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 	}
 	pod := p.Manager.Spec.Template.Spec
 	args := p.managerArgs()
+	priorityClass := pod.PriorityClassName
+	if p.ownPriorityClass() != "" {
+		priorityClass = "" // the chart's own, named per release
+	}
 	grace := int64(30)
 	if pod.TerminationGracePeriodSeconds != nil {
 		grace = *pod.TerminationGracePeriodSeconds
@@ -383,7 +417,7 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		{Key: "envFrom", Doc: "Extra envFrom sources (ConfigMaps, Secrets) of the operator container.", Val: []any{}, Free: true},
 		{Key: "podLabels", Doc: "Extra labels of the operator pod.", Val: map[string]any{}, Free: true},
 		{Key: "podAnnotations", Doc: "Extra annotations of the operator pod.", Val: map[string]any{}, Free: true},
-		{Key: "priorityClassName", Doc: "PriorityClass of the operator pod.", Val: pod.PriorityClassName, Pattern: dnsSubdomainOrEmpty},
+		{Key: "priorityClassName", Doc: p.priorityClassDoc(), Val: priorityClass, Pattern: dnsSubdomainOrEmpty},
 		{Key: "topologySpreadConstraints", Doc: "Topology spread constraints of the operator pod.", Val: jsonList(pod.TopologySpreadConstraints), Free: true},
 		{Key: "strategy", Doc: "Update strategy of the operator Deployment.", Val: jsonMap(p.Manager.Spec.Strategy), Free: true},
 		{Key: "terminationGracePeriodSeconds", Doc: "Seconds the operator pod has to stop.", Val: grace},

@@ -76,7 +76,11 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 		delete(pod, k)
 	}
 	pod["terminationGracePeriodSeconds"] = t.token("{{ .Values.terminationGracePeriodSeconds }}")
-	pod[t.line(func(indent int) string { return podExtras(indent) })] = ""
+	own := ""
+	if pc := p.ownPriorityClass(); pc != "" {
+		own = strings.TrimSuffix(strings.TrimPrefix(t.nameFor(pc, true), "{{ "), " }}")
+	}
+	pod[t.line(func(indent int) string { return podExtras(indent, own) })] = ""
 	pod["securityContext"] = t.block(".Values.podSecurityContext")
 	pod["serviceAccountName"] = t.token(t.include("serviceAccountName"))
 	if p.Webhook != nil {
@@ -157,4 +161,15 @@ func conditionalItems(t *templater, m map[string]any, key, field, value string) 
 // listed reports whether key names an entry of relatedImages.
 func listed(images []RelatedImage, key string) bool {
 	return slices.ContainsFunc(images, func(i RelatedImage) bool { return i.Name == key })
+}
+
+// ownPriorityClass is the overlay PriorityClass the manager pod uses, or "".
+func (p *Project) ownPriorityClass() string {
+	name := p.Manager.Spec.Template.Spec.PriorityClassName
+	for _, o := range p.Objects {
+		if o.GetKind() == "PriorityClass" && o.GetName() == name {
+			return name
+		}
+	}
+	return ""
 }

@@ -43,13 +43,18 @@ func (t *templater) mergeValues(m map[string]any, key, path string) {
 	m[key] = sub
 }
 
-// podExtras renders the optional scheduling fields of the pod spec.
-func podExtras(indent int) string {
+// podExtras renders the optional scheduling fields of the pod spec. own is
+// the chart's name of a PriorityClass the chart carries for the pod, or "".
+func podExtras(indent int, own string) string {
 	var parts []string
 	for _, f := range []string{"imagePullSecrets", "nodeSelector", "tolerations", "affinity", "topologySpreadConstraints"} {
 		parts = append(parts, withBlock(f, ".Values."+f)(indent))
 	}
 	pad := strings.Repeat(" ", indent)
-	parts = append(parts, fmt.Sprintf("%s{{- with .Values.priorityClassName }}\n%spriorityClassName: {{ . | quote }}\n%s{{- end }}", pad, pad, pad))
+	if own != "" {
+		parts = append(parts, fmt.Sprintf("%spriorityClassName: {{ default (%s) .Values.priorityClassName | quote }}", pad, own))
+	} else {
+		parts = append(parts, fmt.Sprintf("%s{{- with .Values.priorityClassName }}\n%spriorityClassName: {{ . | quote }}\n%s{{- end }}", pad, pad, pad))
+	}
 	return strings.Join(parts, "\n")
 }

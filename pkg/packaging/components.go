@@ -127,3 +127,10 @@ func toAnyList(s []string) []any {
 	}
 	return out
 }
+
+func (p *Project) priorityClassDoc() string {
+	if pc := p.ownPriorityClass(); pc != "" {
+		return "PriorityClass of the operator pod; empty means the chart's own (" + strings.TrimPrefix(pc, p.NamePrefix) + ")."
+	}
+	return "PriorityClass of the operator pod."
+}

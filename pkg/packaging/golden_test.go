@@ -78,6 +78,8 @@ func TestGoldenProjects(t *testing.T) {
 		{"sdk", PackageOptions{}, 1, ""},
 		// Conversion webhooks next to admission webhooks.
 		{"conversion", PackageOptions{}, 3, "does not set: icon (a warning);"},
+		// Several workloads and kinds beside the manager.
+		{"workloads", PackageOptions{}, 11, "does not set: icon (a warning);"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

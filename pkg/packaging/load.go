@@ -229,6 +229,9 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 		}
 		switch o.GetKind() {
 		case "Namespace":
+			if p.Namespace != "" && p.Namespace != o.GetName() {
+				return fmt.Errorf("the overlay creates Namespaces %s and %s: a release installs into one namespace, so keep one (the operator's)", p.Namespace, o.GetName())
+			}
 			p.Namespace = o.GetName()
 		case "CustomResourceDefinition":
 			crd, err := toCRD(o)

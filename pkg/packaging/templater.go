@@ -24,6 +24,8 @@ type templater struct {
 	// podName is the manager pods' own app.kubernetes.io/name, which the
 	// chart keeps in their labels and selectors; "" when they have none.
 	podName string
+	// imageKeys maps an image to its .Values.relatedImages key.
+	imageKeys map[string]string
 }
 
 func newTemplater(chart, prefix, namespace string) *templater {
@@ -158,7 +160,7 @@ func (t *templater) selector(m map[string]any) {
 }
 
 // referenceKeys are fields that name other objects of the overlay.
-var referenceKeys = []string{"name", "serviceAccountName", "secretName", "claimName", "policyName"}
+var referenceKeys = []string{"name", "serviceAccountName", "secretName", "claimName", "policyName", "serviceName", "priorityClassName"}
 
 // rewriteRefs replaces names of overlay objects and the overlay namespace
 // wherever v refers to them.
