@@ -80,6 +80,8 @@ func TestGoldenProjects(t *testing.T) {
 		{"conversion", PackageOptions{}, 3, "does not set: icon (a warning);"},
 		// Several workloads and kinds beside the manager.
 		{"workloads", PackageOptions{}, 11, "does not set: icon (a warning);"},
+		// kubebuilder go/v3, multigroup, kube-rbac-proxy, a 40-character name.
+		{"multigroup", PackageOptions{}, 3, "does not set: icon (a warning);"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
