@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the real test control plane binaries from the Go module proxy into
 # bin/k8s/<version>/: kube-apiserver, kube-controller-manager, kube-scheduler,
-# kubectl, etcd, kwok (plus its Stage CRD and default stages), helm, opm and
+# kubectl, etcd, kwok (plus its Stage CRD and default stages), helm (3 and
+# 4, as helm4), opm and
 # OLM v0 (olm and catalog, plus its CRDs).
 # Each component is cached by version in its own stamp file, so bumping one
 # version rebuilds only that component.
@@ -114,6 +115,17 @@ build_helm() {
   GOBIN="${DEST}" go install -trimpath -ldflags "$(helm_ldflags)" "helm.sh/helm/v3/cmd/helm@${HELM_VERSION}"
 }
 
+# Helm 4 reads the Kubernetes version from its client-go module version,
+# which go install records, so only the version and tree state are stamped.
+build_helm4() {
+  log "building helm ${HELM4_VERSION} as helm4"
+  local pkg=helm.sh/helm/v4
+  GOBIN="${WORK}/helm4" go install -trimpath \
+    -ldflags "-s -w -X ${pkg}/internal/version.version=${HELM4_VERSION} -X ${pkg}/internal/version.gitTreeState=clean" \
+    "${pkg}/cmd/helm@${HELM4_VERSION}"
+  mv "${WORK}/helm4/helm" "${DEST}/helm4"
+}
+
 build_opm() {
   local dir="${WORK}/opm"
   log "building opm ${OPM_VERSION}"
@@ -163,6 +175,7 @@ component kubernetes "${K8S_VERSION}" kube-apiserver kube-controller-manager kub
 component etcd "${ETCD_VERSION}" etcd
 component kwok "${KWOK_VERSION}" kwok kwok-data/crd-stages.yaml
 component helm "${HELM_VERSION} $(helm_ldflags | sha256sum | cut -c1-12)" helm
+component helm4 "${HELM4_VERSION}" helm4
 component opm "${OPM_VERSION}" opm
 component olm "${OLM_VERSION}" olm catalog olm-crds
 rm -f "${DEST}/.stamp"

@@ -8,7 +8,7 @@ import (
 
 // Controllers are the kube-controller-manager controllers the test control
 // plane runs: enough for namespaces, garbage collection, quota, workloads,
-// ServiceAccounts, RBAC aggregation (the admin/edit/view roles), PDBs and
+// ServiceAccounts, DaemonSets on the kwok nodes, RBAC aggregation (the admin/edit/view roles), PDBs and
 // binding claims to pre-created PersistentVolumes.
 // node-lifecycle is left out on purpose: on a loaded 2-core machine kwok's
 // heartbeats can lag, and that controller would then mark every pod
@@ -21,6 +21,7 @@ var Controllers = []string{
 	"deployment-controller",
 	"replicaset-controller",
 	"statefulset-controller",
+	"daemonset-controller",
 	"job-controller",
 	"cronjob-controller",
 	"ttl-after-finished-controller",

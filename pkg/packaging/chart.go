@@ -69,7 +69,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 	}
 	t.renames[p.Manager.Name] = t.nameFor(p.Manager.Name, false)
 	for _, o := range slices.Concat(p.Objects, p.Optional) {
-		t.renames[o.GetName()] = t.nameFor(o.GetName(), p.clusterScoped(o))
+		t.renames[o.GetName()] = t.nameOf(o.GetKind(), o.GetName(), p.clusterScoped(o))
 	}
 	t.renames[mgr.ServiceAccount] = t.include("serviceAccountName")
 	if p.Webhook != nil && p.Webhook.Secret != "" {
@@ -153,7 +153,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		t.templateWorkload(o)
 	}
 	cluster := p.clusterScoped(o)
-	text, err := t.object(o, t.nameFor(o.GetName(), cluster), cluster)
+	text, err := t.object(o, t.nameOf(kind, o.GetName(), cluster), cluster)
 	if err != nil {
 		return "", false, err
 	}

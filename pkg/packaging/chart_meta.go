@@ -89,11 +89,13 @@ func helpers(chart, saSuffix string) string {
 {{- end }}
 {{- end }}
 
-{{/* The name of one object of the release: fullname-suffix. Past 63 characters (a DNS label) it is cut and ends in 8 hex digits of the whole name's sha256, so names stay distinct. Call with (list . "suffix"). */}}
+{{/* The name of one object of the release: fullname-suffix. Past 63 characters (a DNS label), or the limit given third, it is cut and ends in 8 hex digits of the whole name's sha256, so names stay distinct. Call with (list . "suffix") or (list . "suffix" 52). */}}
 {{- define "CHART.child" -}}
 {{- $name := printf "%s-%s" (include "CHART.fullname" (index . 0)) (index . 1) }}
-{{- if gt (len $name) 63 }}
-{{- printf "%s-%s" ($name | trunc 54 | trimSuffix "-") ($name | sha256sum | trunc 8) }}
+{{- $max := 63 }}
+{{- if gt (len .) 2 }}{{ $max = index . 2 }}{{ end }}
+{{- if gt (len $name) $max }}
+{{- printf "%s-%s" ($name | trunc (int (sub $max 9)) | trimSuffix "-") ($name | sha256sum | trunc 8) }}
 {{- else }}
 {{- $name }}
 {{- end }}
@@ -208,8 +210,11 @@ func chartReadme(p *Project, vals []value, mgr Grant, opts ChartOptions) ([]byte
 	b.WriteString("- `crds-dir`: Helm's `crds/` directory; installed on first install only and never upgraded or deleted by Helm.\n\n")
 	fmt.Fprintf(&b, "This chart was generated with `--crds %s`.\n\n## RBAC\n\n", opts.CRDs)
 	b.WriteString("With `rbac.scope=namespace`, these rules are granted by a Role in each watched namespace:\n\n")
-	ns, _ := rulesYAML(mgr.Namespaced, 0)
-	fmt.Fprintf(&b, "```yaml\n%s\n```\n\n", ns)
+	if ns, _ := rulesYAML(mgr.Namespaced, 0); ns != emptyRules {
+		fmt.Fprintf(&b, "```yaml\n%s\n```\n\n", ns)
+	} else {
+		b.WriteString("none.\n\n")
+	}
 	if len(mgr.Cluster) > 0 {
 		b.WriteString("These rules cannot be namespaced and stay in a minimal ClusterRole:\n\n")
 		cl, _ := rulesYAML(mgr.Cluster, 0)

@@ -8,10 +8,11 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// rulesYAML renders rules as a YAML list indented by indent spaces.
+// rulesYAML renders rules as a YAML list indented by indent spaces; no
+// rules give a flow list to follow the key on its line.
 func rulesYAML(rules []rbacv1.PolicyRule, indent int) (string, error) {
 	if len(rules) == 0 {
-		return strings.Repeat(" ", indent) + "[]", nil
+		return emptyRules, nil
 	}
 	b, err := yaml.Marshal(rules)
 	if err != nil {
@@ -24,6 +25,10 @@ func rulesYAML(rules []rbacv1.PolicyRule, indent int) (string, error) {
 	}
 	return strings.Join(lines, "\n"), nil
 }
+
+// emptyRules marks an empty rules list; rbacTemplate moves it up to its
+// key ("rules: []").
+const emptyRules = "OPCTLEMPTYRULES"
 
 // rbacTemplate renders the manager's permissions. With rbac.scope
 // namespace, every namespaceable rule becomes a Role and RoleBinding in each
@@ -87,7 +92,7 @@ subjects:
 	b.WriteString(all)
 	b.WriteString(r.Replace(clusterBindingTemplate("manager")))
 	b.WriteString("{{- end }}\n{{- end }}\n")
-	return b.String(), nil
+	return strings.ReplaceAll(b.String(), "rules:\n"+emptyRules, "rules: []"), nil
 }
 
 func clusterRoleTemplate(suffix string) string {

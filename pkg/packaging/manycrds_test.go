@@ -17,6 +17,7 @@ func writeManyCRDs(tb testing.TB, dir string, n, fields, depth int) {
 	tb.Helper()
 	write := func(rel, content string) { mustWrite(tb, filepath.Join(dir, rel), content) }
 	var list strings.Builder
+	var plurals []string
 	for i := range n {
 		plural := fmt.Sprintf("resource%02ds", i)
 		kind := fmt.Sprintf("Resource%02d", i)
@@ -51,6 +52,7 @@ spec:
 		b.WriteString("          status:\n            description: Status.\n            type: object\n            properties:\n              conditions:\n                description: Conditions of the resource.\n                type: array\n                items: {type: object, x-kubernetes-preserve-unknown-fields: true}\n")
 		write("config/crd/bases/many.example.com_"+plural+".yaml", b.String())
 		list.WriteString("- bases/many.example.com_" + plural + ".yaml\n")
+		plurals = append(plurals, plural, plural+"/status")
 	}
 	write("config/crd/kustomization.yaml", "resources:\n"+list.String())
 	write("config/rbac/kustomization.yaml", "resources:\n- rbac.yaml\n")
@@ -63,7 +65,7 @@ kind: ClusterRole
 metadata: {name: manager-role}
 rules:
 - apiGroups: [many.example.com]
-  resources: ["*"]
+  resources: [`+strings.Join(plurals, ", ")+`]
   verbs: [get, list, watch, update, patch]
 ---
 apiVersion: rbac.authorization.k8s.io/v1

@@ -55,6 +55,25 @@ func (t *templater) nameFor(name string, clusterScoped bool) string {
 	return t.child(`"` + suffix + `"`)
 }
 
+// maxNameLength is the longest name of kinds whose controllers derive
+// longer names from it: a CronJob's Jobs add 11 characters, a
+// StatefulSet's revision label 11.
+var maxNameLength = map[string]int{"CronJob": 52, "StatefulSet": 52}
+
+// nameOf is the release-specific name of an overlay object, within its
+// kind's limit.
+func (t *templater) nameOf(kind, name string, clusterScoped bool) string {
+	max, ok := maxNameLength[kind]
+	if !ok {
+		return t.nameFor(name, clusterScoped)
+	}
+	suffix := `"` + strings.TrimPrefix(name, t.prefix) + `"`
+	if clusterScoped {
+		suffix = `(printf "%s-` + strings.TrimPrefix(name, t.prefix) + `" .Release.Namespace)`
+	}
+	return fmt.Sprintf(`{{ include "%s.child" (list . %s %d) }}`, t.chart, suffix, max)
+}
+
 // child renders the chart's name of one of its objects: the fullname and
 // suffix, a template expression, shortened to a DNS label.
 func (t *templater) child(suffix string) string {

@@ -34,7 +34,11 @@ const (
 
 // labelKinds need names that are DNS-1123 labels (63 characters); every
 // other name must be a DNS-1123 subdomain.
-var labelKinds = map[string]bool{"Service": true, "Deployment": true, "StatefulSet": true, "DaemonSet": true, "Namespace": true}
+var labelKinds = map[string]bool{"Service": true, "Deployment": true, "StatefulSet": true, "DaemonSet": true, "Namespace": true, "CronJob": true, "Job": true}
+
+// shortKinds have controllers that derive longer names from theirs: a
+// CronJob's Jobs and a StatefulSet's revision label add 11 characters.
+var shortKinds = map[string]int{"CronJob": 52, "StatefulSet": 52}
 
 // Every name a chart renders fits, for a 40-character project and a
 // 53-character release name; the chart passes strict lint and installs
@@ -97,12 +101,12 @@ func renderNames(t *testing.T, ch *chart.Chart, release, namespace string) map[s
 	t.Helper()
 	var all map[string]bool
 	vals := map[string]any{"crds": map[string]any{"install": true}, "rbac": map[string]any{"scope": "cluster"}}
-	_, webhooks := ch.Values["webhooks"]
-	if webhooks {
+	if _, webhooks := ch.Values["webhooks"]; webhooks {
 		vals["webhooks"] = map[string]any{"enabled": true}
 	}
+	_, certs := ch.Values["certManager"]
 	for _, certManager := range []bool{false, true} {
-		if webhooks {
+		if certs {
 			vals["certManager"] = map[string]any{"enabled": certManager}
 		}
 		top, err := chartutil.ToRenderValues(ch, vals, chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true}, chartutil.DefaultCapabilities)
@@ -127,6 +131,9 @@ func renderNames(t *testing.T, ch *chart.Chart, release, namespace string) map[s
 				}
 				if errs := check(name); len(errs) > 0 {
 					t.Errorf("%s: %s %q: %s", file, kind, name, strings.Join(errs, "; "))
+				}
+				if max, ok := shortKinds[kind]; ok && len(name) > max {
+					t.Errorf("%s: %s %q is longer than %d characters", file, kind, name, max)
 				}
 				key := kind + "/" + name
 				if seen[key] {

@@ -19,11 +19,13 @@
 {{- end }}
 {{- end }}
 
-{{/* The name of one object of the release: fullname-suffix. Past 63 characters (a DNS label) it is cut and ends in 8 hex digits of the whole name's sha256, so names stay distinct. Call with (list . "suffix"). */}}
+{{/* The name of one object of the release: fullname-suffix. Past 63 characters (a DNS label), or the limit given third, it is cut and ends in 8 hex digits of the whole name's sha256, so names stay distinct. Call with (list . "suffix") or (list . "suffix" 52). */}}
 {{- define "fleet-operator.child" -}}
 {{- $name := printf "%s-%s" (include "fleet-operator.fullname" (index . 0)) (index . 1) }}
-{{- if gt (len $name) 63 }}
-{{- printf "%s-%s" ($name | trunc 54 | trimSuffix "-") ($name | sha256sum | trunc 8) }}
+{{- $max := 63 }}
+{{- if gt (len .) 2 }}{{ $max = index . 2 }}{{ end }}
+{{- if gt (len $name) $max }}
+{{- printf "%s-%s" ($name | trunc (int (sub $max 9)) | trimSuffix "-") ($name | sha256sum | trunc 8) }}
 {{- else }}
 {{- $name }}
 {{- end }}
