@@ -87,3 +87,16 @@ func TestHelmBuild(t *testing.T) {
 		t.Errorf("helm template without --kube-version: %v\n%s\nwant %s", err, out, wantKube)
 	}
 }
+
+// helm4 is Helm 4 at the pinned version, from a clean tree.
+func TestHelm4Build(t *testing.T) {
+	bin := filepath.Join(RequireBinDir(t), "helm4")
+	want, err := readVersion("../../hack/versions.env", "HELM4_VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bin, "version", "--template", "{{.Version}} {{.GitTreeState}}").CombinedOutput()
+	if got := strings.TrimSpace(string(out)); err != nil || got != want+" clean" || !strings.HasPrefix(want, "v4.") {
+		t.Errorf("helm4 version = %q (%v), want %q (a v4)", got, err, want+" clean")
+	}
+}

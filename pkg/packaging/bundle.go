@@ -53,15 +53,18 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 		return nil, nil, err
 	}
 	for _, crd := range p.CRDs {
-		c := p.crdWithPAC(crd, pacs)
-		if conv := c.Spec.Conversion; conv != nil && conv.Webhook != nil && conv.Webhook.ClientConfig != nil {
-			conv.Webhook.ClientConfig.CABundle = nil // OLM injects its own
+		path := dir + "manifests/" + crd.Spec.Group + "_" + crd.Spec.Names.Plural + ".yaml"
+		if conv := crd.Spec.Conversion; conv == nil || conv.Webhook == nil || conv.Webhook.ClientConfig == nil || len(conv.Webhook.ClientConfig.CABundle) == 0 {
+			files[path] = a.crdTexts[crd.Name]
+			continue
 		}
+		c := p.crdWithPAC(crd, pacs)
+		c.Spec.Conversion.Webhook.ClientConfig.CABundle = nil // OLM injects its own
 		m, err := crdMap(c)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := put(files, dir+"manifests/"+c.Spec.Group+"_"+c.Spec.Names.Plural+".yaml", m); err != nil {
+		if err := put(files, path, m); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"sigs.k8s.io/yaml"
 )
 
 // CRD placement in the chart.
@@ -105,7 +104,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 			files[dir+"templates/"+name] = []byte(text)
 		}
 	}
-	if err := p.crdFiles(files, dir, opts.CRDs, pacs); err != nil {
+	if err := p.crdFiles(files, dir, opts.CRDs, a.crdTexts); err != nil {
 		return nil, nil, err
 	}
 	if len(pacs) > 0 {
@@ -250,7 +249,7 @@ func (p *Project) selectsManager(sel map[string]string) bool {
 
 // crdFiles places the CRDs as opts asks, with the platform-as-code
 // annotations.
-func (p *Project) crdFiles(files Files, dir, mode string, pacs []PlatformAsCode) error {
+func (p *Project) crdFiles(files Files, dir, mode string, texts map[string][]byte) error {
 	for _, crd := range p.CRDs {
 		if slices.Contains(p.conversionCRDs(), crd) {
 			if mode != CRDsTemplated {
@@ -258,28 +257,20 @@ func (p *Project) crdFiles(files Files, dir, mode string, pacs []PlatformAsCode)
 			}
 			continue // templates/webhooks.yaml renders it with its CA
 		}
-		c := p.crdWithPAC(crd, pacs)
-		m, err := crdMap(c)
-		if err != nil {
-			return err
-		}
+		b := texts[crd.Name]
 		switch mode {
 		case CRDsDir:
-			b, err := yaml.Marshal(m)
-			if err != nil {
-				return err
-			}
-			files[dir+"crds/"+c.Name+".yaml"] = b
+			files[dir+"crds/"+crd.Name+".yaml"] = b
 		case CRDsTemplated, CRDsSeparateChart:
 			target := dir
 			if mode == CRDsSeparateChart {
 				target = "charts/" + p.Name + "-crds/"
 			}
-			text, err := crdTemplate(m)
+			text, err := crdTemplateText(b)
 			if err != nil {
-				return err
+				return fmt.Errorf("CustomResourceDefinition %s: %w", crd.Name, err)
 			}
-			files[target+"templates/crds/"+c.Name+".yaml"] = []byte(text)
+			files[target+"templates/crds/"+crd.Name+".yaml"] = []byte(text)
 		}
 	}
 	if mode == CRDsSeparateChart {
@@ -319,14 +310,8 @@ func crdMap(c *apiextensionsv1.CustomResourceDefinition) (map[string]any, error)
 	return m, nil
 }
 
-// crdTemplate gates a CRD on crds.install and keeps it on uninstall with
-// crds.keep.
-func crdTemplate(m map[string]any) (string, error) {
-	return crdTemplateWith(newTemplater("", "", ""), m)
-}
-
-// crdTemplateWith renders a CRD with t, whose tokens m may hold.
-func crdTemplateWith(t *templater, m map[string]any) (string, error) {
+// crdTemplate renders a CRD with t, whose tokens m may hold.
+func crdTemplate(t *templater, m map[string]any) (string, error) {
 	meta := m["metadata"].(map[string]any)
 	ann, _ := meta["annotations"].(map[string]any)
 	if ann == nil {

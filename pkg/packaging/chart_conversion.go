@@ -74,5 +74,5 @@ func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.Custo
 		}
 		return strings.Join(lines, "\n")
 	})] = ""
-	return crdTemplateWith(t, m)
+	return crdTemplate(t, m)
 }

@@ -19,7 +19,6 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
-	"sigs.k8s.io/yaml"
 )
 
 // MaxObjectBytes is the largest object opctl accepts: etcd's default
@@ -82,6 +81,8 @@ type analysis struct {
 	grants   []Grant
 	pacs     []PlatformAsCode
 	warnings []string
+	// crdTexts are the rendered CRDs by name.
+	crdTexts map[string][]byte
 }
 
 // analyze computes the grants and platform-as-code figures once.
@@ -97,7 +98,11 @@ func (p *Project) analyze() (*analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	p.analysis = &analysis{grants: grants, pacs: pacs, warnings: warnings}
+	texts, err := p.crdTexts(pacs)
+	if err != nil {
+		return nil, err
+	}
+	p.analysis = &analysis{grants: grants, pacs: pacs, warnings: warnings, crdTexts: texts}
 	return p.analysis, nil
 }
 
@@ -201,21 +206,21 @@ func buildOverlay(dir string) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("building kustomize overlay %s: %w", dir, err)
 	}
-	var out []*unstructured.Unstructured
-	for _, r := range rm.Resources() {
-		y, err := r.AsYAML()
+	res := rm.Resources()
+	out := make([]*unstructured.Unstructured, len(res))
+	errs := make([]error, len(res))
+	parallel(len(res), func(i int) {
+		j, err := res[i].MarshalJSON()
+		if err == nil {
+			out[i] = &unstructured.Unstructured{}
+			err = out[i].UnmarshalJSON(j)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", dir, r.CurId(), err)
+			errs[i] = fmt.Errorf("%s: %s: %w", dir, res[i].CurId(), err)
 		}
-		j, err := yaml.YAMLToJSON(y)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", dir, r.CurId(), err)
-		}
-		u := &unstructured.Unstructured{}
-		if err := u.UnmarshalJSON(j); err != nil {
-			return nil, fmt.Errorf("%s: %s: %w", dir, r.CurId(), err)
-		}
-		out = append(out, u)
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }
