@@ -11,8 +11,9 @@ import (
 
 func newPackageCommand(g *GlobalOptions) *cobra.Command {
 	var (
-		opts     packaging.PackageOptions
-		channels string
+		opts                  packaging.PackageOptions
+		channels              string
+		chartOnly, bundleOnly bool
 	)
 	cmd := &cobra.Command{
 		Use:   "package [PROJECT_DIR]",
@@ -28,6 +29,12 @@ writes. The same input always gives byte-identical output.`,
 				return err
 			}
 			dir := dirArg(args)
+			switch {
+			case chartOnly:
+				opts.Targets = []string{"chart"}
+			case bundleOnly:
+				opts.Targets = []string{"bundle"}
+			}
 			for _, c := range strings.Split(channels, ",") {
 				if c = strings.TrimSpace(c); c != "" {
 					opts.Bundle.Channels = append(opts.Bundle.Channels, c)
@@ -75,7 +82,9 @@ writes. The same input always gives byte-identical output.`,
 	f.StringVar(&opts.Chart.CRDs, "crds", packaging.CRDsTemplated, "CRDs in the chart: templated, separate-chart or crds-dir")
 	f.StringVar(&opts.Chart.RBACScope, "rbac-scope", "namespace", "default rbac.scope of the chart: namespace or cluster")
 	f.BoolVar(&opts.PinDigests, "pin-digests", false, "replace image tags with digests resolved from the registries (uses ~/.docker/config.json credentials)")
-	f.BoolVar(&opts.ChartOnly, "chart-only", false, "write only the Helm chart")
-	f.BoolVar(&opts.BundleOnly, "bundle-only", false, "write only the OLM bundle")
+	f.StringSliceVar(&opts.Targets, "targets", nil, "outputs to write: "+strings.Join(packaging.TargetNames(), ", ")+" (default: all)")
+	f.BoolVar(&chartOnly, "chart-only", false, "write only the Helm chart (--targets chart)")
+	f.BoolVar(&bundleOnly, "bundle-only", false, "write only the OLM bundle (--targets bundle)")
+	cmd.MarkFlagsMutuallyExclusive("chart-only", "bundle-only", "targets")
 	return cmd
 }

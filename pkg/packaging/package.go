@@ -2,7 +2,6 @@ package packaging
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -17,8 +16,8 @@ type PackageOptions struct {
 	// Out is the directory that receives charts/ and bundle/; default the
 	// project directory.
 	Out string
-	// ChartOnly and BundleOnly limit the output.
-	ChartOnly, BundleOnly bool
+	// Targets names the outputs (TargetNames); empty means all.
+	Targets []string
 	// PinDigests replaces image tags with digests from the registries,
 	// through Resolver (default RegistryResolver).
 	PinDigests bool
@@ -42,8 +41,9 @@ type Result struct {
 // Package loads the project in dir and writes its chart and bundle. On any
 // error nothing is written.
 func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, error) {
-	if opts.ChartOnly && opts.BundleOnly {
-		return nil, errors.New("--chart-only and --bundle-only exclude each other")
+	targets, err := selectTargets(opts.Targets)
+	if err != nil {
+		return nil, err
 	}
 	progress := opts.Progress
 	if progress == nil {
@@ -63,24 +63,23 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 			return nil, err
 		}
 	}
-	fmt.Fprintf(progress, "rendering the chart and the bundle\n")
+	fmt.Fprintf(progress, "rendering %s\n", targetList(targets))
+	if _, err := p.analyze(); err != nil {
+		return nil, err
+	}
+	// Targets only read the project, so they render side by side.
+	outs := make([]Files, len(targets))
+	warns := make([][]string, len(targets))
+	errs := make([]error, len(targets))
+	parallel(len(targets), func(i int) { outs[i], warns[i], errs[i] = targets[i].Render(p, opts) })
 	files := Files{}
 	var warnings []string
-	if !opts.BundleOnly {
-		chart, w, err := p.Chart(opts.Chart)
-		if err != nil {
-			return nil, err
+	for i := range targets {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		merge(files, chart)
-		warnings = append(warnings, w...)
-	}
-	if !opts.ChartOnly {
-		b, w, err := p.Bundle(opts.Bundle)
-		if err != nil {
-			return nil, err
-		}
-		merge(files, b)
-		warnings = append(warnings, w...)
+		merge(files, outs[i])
+		warnings = append(warnings, warns[i]...)
 	}
 	out := opts.Out
 	if out == "" {
@@ -100,6 +99,14 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 	slices.Sort(res.Roots)
 	res.Warnings = slices.Compact(slices.Sorted(slices.Values(warnings)))
 	return res, nil
+}
+
+func targetList(ts []Target) string {
+	var names []string
+	for _, t := range ts {
+		names = append(names, t.Name())
+	}
+	return strings.Join(names, " and ")
 }
 
 func merge(into, from Files) {

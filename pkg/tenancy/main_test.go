@@ -105,7 +105,7 @@ func sampleChart(t testing.TB, project, version string) string {
 	}
 	out := t.TempDir()
 	if _, err := packaging.Package(context.Background(), project, packaging.PackageOptions{
-		Out: out, ChartOnly: true, Load: packaging.Options{Version: version, Image: "opctl/kvstore-operator:" + version},
+		Out: out, Targets: []string{"chart"}, Load: packaging.Options{Version: version, Image: "opctl/kvstore-operator:" + version},
 	}); err != nil {
 		t.Fatalf("packaging %s %s: %v", project, version, err)
 	}

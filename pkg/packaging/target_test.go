@@ -1,0 +1,50 @@
+package packaging
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// listTarget is a third target, as a new one would be written: one type,
+// one registration.
+type listTarget struct{}
+
+func (listTarget) Name() string { return "test-list" }
+
+func (listTarget) Render(p *Project, _ PackageOptions) (Files, []string, error) {
+	var b strings.Builder
+	for _, c := range p.CRDs {
+		b.WriteString(c.Name + "\n")
+	}
+	return Files{"list/" + p.Name + "/crds.txt": []byte(b.String())}, []string{"test-list: a warning"}, nil
+}
+
+func TestTargets(t *testing.T) {
+	RegisterTarget(listTarget{})
+	t.Cleanup(func() {
+		targetsMu.Lock()
+		delete(targets, "test-list")
+		targetsMu.Unlock()
+	})
+	out := t.TempDir()
+	res, err := Package(context.Background(), sampleDir, PackageOptions{Out: out, Targets: []string{"test-list", "chart"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(res.Roots, ","); got != "charts/sample-operator,list/sample-operator" {
+		t.Errorf("roots %s, want the chart and the list only", got)
+	}
+	if b, err := os.ReadFile(filepath.Join(out, "list", "sample-operator", "crds.txt")); err != nil || string(b) != "kvstores.kv.opctl.dev\n" {
+		t.Errorf("list target wrote %q, %v", b, err)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "test-list: a warning") {
+		t.Errorf("warnings %v lack the target's", res.Warnings)
+	}
+	_, err = Package(context.Background(), sampleDir, PackageOptions{Out: t.TempDir(), Targets: []string{"helmfile"}})
+	if err == nil || !strings.Contains(err.Error(), `--targets "helmfile": unknown target; use bundle, chart, test-list`) {
+		t.Errorf("unknown target: %v", err)
+	}
+}
