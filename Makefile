@@ -56,6 +56,10 @@ bench-tenancy: testbin ## Benchmark the tenancy controller provisioning N tenant
 	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench 'TenancyProvision$$' -benchtime 1x -timeout 60m ./pkg/tenancy/ -args -tenants=$(N)
 	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench 'TenancyDirect$$' -benchtime 1x -timeout 60m ./pkg/tenancy/ -args -tenants=$(N)
 
+.PHONY: bench-package
+bench-package: ## Benchmark opctl package of 2.0 MB of CRDs beside the kustomize build of the same overlay (compare the medians).
+	$(GO) test -run '^$$' -bench 'PackageLargeCRDs' -count 6 ./pkg/packaging/
+
 .PHONY: bench-publish
 bench-publish: test-deps ## Benchmark opctl publish of the sample (bundle, catalog, chart) to a local registry.
 	$(GO) test -run '^$$' -bench Publish -benchtime 20x -count 5 ./pkg/publish/
