@@ -117,3 +117,13 @@ func TestCSVUpgradeGraphFromOptions(t *testing.T) {
 		t.Errorf("bundle with an upgrade graph: %v", errs)
 	}
 }
+
+// readCSV decodes the CSV of the bundle in dir.
+func readCSV(t *testing.T, dir, name string) operatorsv1alpha1.ClusterServiceVersion {
+	t.Helper()
+	var csv operatorsv1alpha1.ClusterServiceVersion
+	if err := yaml.Unmarshal(readFile(t, filepath.Join(dir, "manifests", name+".clusterserviceversion.yaml")), &csv); err != nil {
+		t.Fatal(err)
+	}
+	return csv
+}

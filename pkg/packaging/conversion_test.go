@@ -9,7 +9,6 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 const conversionDir = "testdata/conversion"
@@ -89,14 +88,7 @@ func TestConversionBundle(t *testing.T) {
 	for _, e := range validateBundle(t, dir) {
 		t.Error(e)
 	}
-	var csv operatorsv1alpha1.ClusterServiceVersion
-	docs, err := readYAMLDocs(filepath.Join(dir, "manifests", "conv-operator.clusterserviceversion.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(docs[0].Object, &csv); err != nil {
-		t.Fatal(err)
-	}
+	csv := readCSV(t, dir, "conv-operator")
 	var conv []operatorsv1alpha1.WebhookDescription
 	for _, d := range csv.Spec.WebhookDefinitions {
 		if d.Type == operatorsv1alpha1.ConversionWebhook {

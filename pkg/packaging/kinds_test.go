@@ -6,10 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 const workloadsDir = "testdata/workloads"
@@ -56,14 +54,7 @@ func TestWorkloads(t *testing.T) {
 	for _, e := range validateBundle(t, bundle) {
 		t.Error(e)
 	}
-	docs, err := readYAMLDocs(filepath.Join(bundle, "manifests", "fleet-operator.clusterserviceversion.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var csv operatorsv1alpha1.ClusterServiceVersion
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(docs[0].Object, &csv); err != nil {
-		t.Fatal(err)
-	}
+	csv := readCSV(t, bundle, "fleet-operator")
 	var names, sas []string
 	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
 		names = append(names, d.Name)

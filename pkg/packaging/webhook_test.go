@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"helm.sh/helm/v3/pkg/lint"
 	"helm.sh/helm/v3/pkg/lint/support"
 	"sigs.k8s.io/yaml"
@@ -139,10 +138,7 @@ func TestWebhookBundle(t *testing.T) {
 			t.Errorf("bundle carries cert-manager wiring: %s", f)
 		}
 	}
-	var csv operatorsv1alpha1.ClusterServiceVersion
-	if err := yaml.Unmarshal(readFile(t, filepath.Join(dir, "manifests", "hook-operator.clusterserviceversion.yaml")), &csv); err != nil {
-		t.Fatal(err)
-	}
+	csv := readCSV(t, dir, "hook-operator")
 	defs := csv.Spec.WebhookDefinitions
 	if len(defs) != 2 {
 		t.Fatalf("%d webhookdefinitions, want 2", len(defs))

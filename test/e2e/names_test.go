@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -16,8 +15,6 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/releaseutil"
-	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
@@ -65,22 +62,7 @@ func TestLongNames(t *testing.T) {
 			}
 			lintStrict(t, dir)
 			// A real install, twice, with the longest release name.
-			crds := filepath.Join(dir, "config", "crd", "bases")
-			if err := c.InstallCRDs(ctx, crds); err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ext := apiextensionsclient.NewForConfigOrDie(c.Config)
-				entries, _ := os.ReadDir(crds)
-				for _, e := range entries {
-					var crd struct {
-						Metadata struct{ Name string } `json:"metadata"`
-					}
-					if b, err := os.ReadFile(filepath.Join(crds, e.Name())); err == nil && yaml.Unmarshal(b, &crd) == nil {
-						_ = ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Metadata.Name, metav1.DeleteOptions{})
-					}
-				}
-			})
+			installCRDsOf(t, c, dir)
 			for _, base := range []string{"long-a", "long-b"} {
 				ns := c.Namespace(t, base, restricted)
 				install := action.NewInstall(helmConfig(t, ns))
