@@ -23,6 +23,10 @@ var (
 	makeRef    = regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
 )
 
+// maxMakeValue bounds an expanded value: nested references could
+// otherwise double it at every level.
+const maxMakeValue = 4096
+
 // kubebuilderImage is the Makefile scaffold's IMG, a placeholder.
 const kubebuilderImage = "controller:latest"
 
@@ -97,7 +101,7 @@ func expandMake(vars map[string]string, v string, depth int) (string, bool) {
 		ok = ok && good
 		return e
 	})
-	if !ok || strings.Contains(out, "$") {
+	if !ok || strings.Contains(out, "$") || len(out) > maxMakeValue {
 		return "", false
 	}
 	return out, true

@@ -139,6 +139,7 @@ func TestMakeDefaults(t *testing.T) {
 		{"first ?= wins, = overrides", "VERSION ?= 1.0.0\nVERSION ?= 2.0.0\nCHANNELS = a, b\nCHANNELS = c\nDEFAULT_CHANNEL := c\n",
 			MakeDefaults{Version: "1.0.0", Channels: []string{"c"}, DefaultChannel: "c"}},
 		{"shell and unknown variables are ignored", "VERSION ?= $(shell git describe)\nIMG ?= ${REGISTRY}/op:1\n", MakeDefaults{}},
+		{"expansion is bounded", "A = " + strings.Repeat("x", 600) + "\nB = $(A)$(A)\nC = $(B)$(B)\nD = $(C)$(C)\nVERSION ?= $(D)\n", MakeDefaults{}},
 		{"recipes and comments are ignored", "build:\n\tVERSION=9.9.9 go build\nIMG ?= example.com/op:2 # the image\n", MakeDefaults{Image: "example.com/op:2"}},
 	}
 	for _, tc := range cases {
