@@ -10,12 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -126,15 +124,16 @@ func crdNames(a *analysis) []string {
 	return names
 }
 
-// reconcileRelease brings one release to its spec. Installs and upgrades
-// do not wait inside Helm: readiness comes from the cached workloads, so a
-// reconcile never blocks on polling. An upgrade that fails, or does not
-// become ready within UpgradeTimeout, is rolled back to the last deployed
-// revision and its version is not retried until the spec changes.
+// reconcileRelease brings one release to its spec: releaseState decides
+// from the records, the spec and the status, and one action acts. Installs
+// and upgrades do not wait inside Helm: readiness comes from the cached
+// workloads, so a reconcile never blocks on polling. An upgrade that fails,
+// or does not become ready within UpgradeTimeout, is rolled back to the
+// last deployed revision and its version is not retried until the spec
+// changes.
 func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, spec releaseSpec, st *tenancyv1.OperatorStatus, p *plan) error {
 	unlock := c.helm.lock(spec.Namespace, spec.Name)
 	defer unlock()
-	logger := log.FromContext(ctx).WithValues("release", spec.Namespace+"/"+spec.Name)
 	cfg, err := c.helm.action(t.Name, spec.Namespace)
 	if err != nil {
 		return err
@@ -144,134 +143,47 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 	} else if len(moved) > 0 {
 		c.event(t, "Normal", "ReleaseRecordsMoved", "moved the records of release %s (revisions %v) from namespace %s to the controller's storage", spec.Name, moved, spec.Namespace)
 	}
-	scope := c.scope(t, spec.Namespace, spec.Name)
-	cur, err := last(cfg, spec.Name)
-	if err != nil {
-		return fmt.Errorf("reading release history: %w", err)
-	}
-	// Holding the release's lock in the one active controller, a pending
-	// revision can only be left over from a crash.
-	if cur != nil && cur.Info.Status.IsPending() {
-		logger.Info("recovering a stuck release", "revision", cur.Version, "status", cur.Info.Status)
-		if err := markFailed(cfg, cur); err != nil {
-			return fmt.Errorf("recovering stuck revision %d: %w", cur.Version, err)
-		}
-		releaseOps.WithLabelValues("recover", "ok").Inc()
-		c.event(t, "Warning", "RecoveredStuckRelease", "release %s revision %d was %s after a restart; marked failed", spec.Name, cur.Version, "pending")
-	}
-	deployed := cur
-	if cur == nil || cur.Info.Status != release.StatusDeployed {
-		if deployed, err = lastDeployed(cfg, spec.Name); err != nil {
+	r := &releaseRun{ctx: ctx, t: t, cfg: cfg, spec: spec, st: st, p: p, scope: c.scope(t, spec.Namespace, spec.Name)}
+	for recovered := false; ; recovered = true {
+		if err := r.observe(c.opts.UpgradeTimeout); err != nil {
 			return err
 		}
-	}
-	want := spec.Chart.chart.Metadata.Version
-	now := time.Now()
-
-	switch {
-	case cur == nil || deployed == nil:
-		// Nothing deployed yet: (re)install from scratch.
-		if cur != nil {
-			if stop, err := c.refused(ctx, t, st, scope, cur); stop || err != nil {
+		phase := releaseState(r.facts)
+		if phase == releaseInSync {
+			st.Revision, st.Chart = r.facts.deployed.Version, r.facts.deployed.Chart.Metadata.Name
+			if err := c.correctDrift(ctx, t, r.facts.deployed, spec.Namespace); err != nil {
 				return err
 			}
-			if err := c.helm.uninstall(cfg, spec.Name); err != nil {
-				return fmt.Errorf("removing failed release: %w", err)
+			r.facts.health = c.health(ctx, spec)
+			phase = releaseState(r.facts)
+		}
+		log.FromContext(ctx).V(1).Info("release", "name", spec.Namespace+"/"+spec.Name, "phase", phase.String())
+		switch phase {
+		case releaseStuckPending:
+			if recovered {
+				return fmt.Errorf("revision %d of %s is still pending after recovery", r.facts.current.Version, spec.Name)
 			}
-		}
-		rel, err := c.timed("install", func() (*release.Release, error) {
-			return c.helm.install(ctx, cfg, spec, renderGuard{ctx, scope, t.Name})
-		})
-		if c.tampered(t, st, err) {
-			return nil
-		}
-		if err != nil {
-			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
-			c.event(t, "Warning", ReasonInstallFailed, "installing %s %s: %v", spec.Name, want, err)
-			return err
-		}
-		c.event(t, "Normal", "Installed", "installed %s %s (revision %d)", spec.Name, want, rel.Version)
-		st.TargetVersion, st.UpgradeStartTime, st.LastError, st.Reason = want, &metav1.Time{Time: now}, "", ""
-		st.Revision = rel.Version
-		st.Health = HealthProgressing
-		p.requeueAtMost(c.opts.UpgradeTimeout)
-		return nil
-
-	case cur.Info.Status == release.StatusFailed && cur.Version > deployed.Version && !interrupted(cur):
-		// The last upgrade failed: go back. (An interrupted one is simply
-		// run again below.)
-		failed := cur.Chart.Metadata.Version
-		if err := c.rollback(ctx, t, cfg, scope, deployed.Version, failed, st, "the upgrade failed"); err != nil {
-			return err
-		}
-		return nil
-	}
-
-	upToDate := deployed.Chart.Metadata.Version == want && sameValues(deployed.Config, spec.Values)
-	if !upToDate {
-		if st.FailedVersion == want {
-			// Rolled back before: report what runs, wait for a spec change.
-			st.Revision = deployed.Version
-			if st.Health = c.health(ctx, spec); st.Health == HealthReady {
-				st.ChartVersion, st.AppVersion = deployed.Chart.Metadata.Version, deployed.Chart.Metadata.AppVersion
+			if err := c.recoverRelease(r); err != nil {
+				return err
 			}
-			return nil
+			continue
+		case releaseAbsent:
+			return c.installRelease(r)
+		case releaseFailed:
+			return c.rollbackFailed(r)
+		case releaseHeld:
+			return c.holdRelease(r)
+		case releaseOutOfSync:
+			return c.upgradeRelease(r)
+		case releaseProgressing:
+			return c.awaitRelease(r)
+		case releaseTimedOut:
+			return c.timedOutRelease(r)
+		case releaseReady:
+			return c.readyRelease(r)
 		}
-		if stop, err := c.refused(ctx, t, st, scope, cur, deployed); stop || err != nil {
-			return err
-		}
-		rel, err := c.timed("upgrade", func() (*release.Release, error) {
-			return c.helm.upgrade(ctx, cfg, spec, renderGuard{ctx, scope, t.Name})
-		})
-		if c.tampered(t, st, err) {
-			return nil
-		}
-		if err != nil {
-			logger.Info("upgrade failed, rolling back", "error", err.Error())
-			return c.rollback(ctx, t, cfg, scope, deployed.Version, want, st, err.Error())
-		}
-		c.event(t, "Normal", "Upgraded", "upgraded %s from %s to %s (revision %d)", spec.Name, deployed.Chart.Metadata.Version, want, rel.Version)
-		st.TargetVersion, st.UpgradeStartTime, st.LastError, st.FailedVersion, st.Reason = want, &metav1.Time{Time: now}, "", "", ""
-		st.Revision = rel.Version
-		st.Health = HealthProgressing
-		p.requeueAtMost(c.opts.UpgradeTimeout)
-		return nil
+		return fmt.Errorf("release %s: no action for phase %s", spec.Name, phase)
 	}
-
-	st.Revision = deployed.Version
-	st.Chart = deployed.Chart.Metadata.Name
-	if err := c.correctDrift(ctx, t, deployed, spec.Namespace); err != nil {
-		return err
-	}
-	switch st.Health = c.health(ctx, spec); st.Health {
-	case HealthReady:
-		st.ChartVersion, st.AppVersion = want, deployed.Chart.Metadata.AppVersion
-		st.TargetVersion, st.UpgradeStartTime = "", nil
-		if st.FailedVersion == "" {
-			st.LastError, st.Reason = "", ""
-		}
-	case HealthProgressing:
-		if st.UpgradeStartTime == nil {
-			st.UpgradeStartTime = &metav1.Time{Time: now}
-			st.TargetVersion = want
-		}
-		left := c.opts.UpgradeTimeout - now.Sub(st.UpgradeStartTime.Time)
-		if left > 0 {
-			p.requeueAtMost(left)
-			return nil
-		}
-		prev, err := previousDeployment(cfg, spec.Name, deployed.Version)
-		if err != nil {
-			return err
-		}
-		if prev == 0 {
-			st.Health, st.Reason = HealthFailed, ReasonInstallFailed
-			st.LastError = fmt.Sprintf("%s %s did not become ready within %s", spec.Name, want, c.opts.UpgradeTimeout)
-			return nil
-		}
-		return c.rollback(ctx, t, cfg, scope, prev, want, st, fmt.Sprintf("not ready within %s", c.opts.UpgradeTimeout))
-	}
-	return nil
 }
 
 // scope is what the release name of t in ns may touch.
@@ -307,52 +219,6 @@ func (c *Controller) tampered(t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus,
 // interrupted reports whether rel is a revision markFailed recovered.
 func interrupted(rel *release.Release) bool {
 	return strings.HasPrefix(rel.Info.Description, interruptedPrefix)
-}
-
-// rollback returns the release to revision and records version as failed.
-// It refuses when the current or the target revision names objects
-// outside the tenant.
-func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *action.Configuration, scope releaseScope, revision int, version string, st *tenancyv1.OperatorStatus, why string) error {
-	name := scope.release
-	target, err := cfg.Releases.Get(name, revision)
-	if err != nil {
-		return fmt.Errorf("reading revision %d of %s: %w", revision, name, err)
-	}
-	cur, err := last(cfg, name)
-	if err != nil {
-		return err
-	}
-	if stop, err := c.refused(ctx, t, st, scope, cur, target); stop || err != nil {
-		return err
-	}
-	if _, err := c.timed("rollback", func() (*release.Release, error) { return nil, c.helm.rollback(cfg, name, revision) }); err != nil {
-		st.Health, st.Reason, st.LastError = HealthFailed, ReasonUpgradeFailed, fmt.Sprintf("rollback to revision %d failed: %v", revision, err)
-		return fmt.Errorf("rolling back %s to revision %d: %w", name, revision, err)
-	}
-	if rel, err := last(cfg, name); err == nil && rel != nil {
-		st.Revision = rel.Version
-	}
-	st.FailedVersion, st.TargetVersion, st.UpgradeStartTime = version, "", nil
-	st.LastError = fmt.Sprintf("upgrade to %s rolled back to revision %d: %s", version, revision, why)
-	st.Health, st.Reason = HealthFailed, ReasonUpgradeFailed
-	c.event(t, "Warning", ReasonUpgradeFailed, "%s: %s", name, st.LastError)
-	return nil
-}
-
-// previousDeployment is the revision before current that was deployed
-// with another chart version, or 0.
-func previousDeployment(cfg *action.Configuration, name string, current int) (int, error) {
-	hist, err := cfg.Releases.History(name)
-	if err != nil {
-		return 0, err
-	}
-	best := 0
-	for _, r := range hist {
-		if r.Version < current && r.Version > best && (r.Info.Status == release.StatusSuperseded || r.Info.Status == release.StatusDeployed) {
-			best = r.Version
-		}
-	}
-	return best, nil
 }
 
 // health is Ready when every Deployment and StatefulSet of the release

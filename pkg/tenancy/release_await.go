@@ -1,0 +1,40 @@
+package tenancy
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// awaitRelease waits for an in-sync release to roll out, within the
+// upgrade timeout.
+func (c *Controller) awaitRelease(r *releaseRun) error {
+	st := r.st
+	st.Health = HealthProgressing
+	if st.UpgradeStartTime == nil {
+		st.UpgradeStartTime, st.TargetVersion = &metav1.Time{Time: r.facts.now}, r.facts.want
+	}
+	r.p.requeueAtMost(c.opts.UpgradeTimeout - r.facts.now.Sub(st.UpgradeStartTime.Time))
+	return nil
+}
+
+// readyRelease reports a rolled-out release.
+func (c *Controller) readyRelease(r *releaseRun) error {
+	st := r.st
+	st.Health = HealthReady
+	st.ChartVersion, st.AppVersion = r.facts.want, r.facts.deployed.Chart.Metadata.AppVersion
+	st.TargetVersion, st.UpgradeStartTime = "", nil
+	if st.FailedVersion == "" {
+		st.LastError, st.Reason = "", ""
+	}
+	return nil
+}
+
+// holdRelease reports what runs while the spec asks for a version that was
+// rolled back, until the spec changes.
+func (c *Controller) holdRelease(r *releaseRun) error {
+	st, deployed := r.st, r.facts.deployed
+	st.Revision = deployed.Version
+	if st.Health = c.health(r.ctx, r.spec); st.Health == HealthReady {
+		st.ChartVersion, st.AppVersion = deployed.Chart.Metadata.Version, deployed.Chart.Metadata.AppVersion
+	}
+	return nil
+}

@@ -1,0 +1,44 @@
+package tenancy
+
+import (
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/release"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// installRelease installs the release from scratch, first removing a
+// revision that never deployed.
+func (c *Controller) installRelease(r *releaseRun) error {
+	if cur := r.facts.current; cur != nil {
+		if stop, err := c.refused(r.ctx, r.t, r.st, r.scope, cur); stop || err != nil {
+			return err
+		}
+		if err := c.helm.uninstall(r.cfg, r.spec.Name); err != nil {
+			return fmt.Errorf("removing failed release: %w", err)
+		}
+	}
+	rel, err := c.timed("install", func() (*release.Release, error) {
+		return c.helm.install(r.ctx, r.cfg, r.spec, renderGuard{r.ctx, r.scope, r.t.Name})
+	})
+	if c.tampered(r.t, r.st, err) {
+		return nil
+	}
+	want := r.facts.want
+	if err != nil {
+		r.st.Health, r.st.LastError, r.st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
+		c.event(r.t, "Warning", ReasonInstallFailed, "installing %s %s: %v", r.spec.Name, want, err)
+		return err
+	}
+	c.event(r.t, "Normal", "Installed", "installed %s %s (revision %d)", r.spec.Name, want, rel.Version)
+	r.progressing(rel.Version)
+	r.p.requeueAtMost(c.opts.UpgradeTimeout)
+	return nil
+}
+
+// progressing records a new revision whose workloads roll out now.
+func (r *releaseRun) progressing(revision int) {
+	st := r.st
+	st.TargetVersion, st.UpgradeStartTime, st.LastError, st.Reason = r.facts.want, &metav1.Time{Time: r.facts.now}, "", ""
+	st.Revision, st.Health = revision, HealthProgressing
+}

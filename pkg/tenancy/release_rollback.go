@@ -1,0 +1,79 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/release"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// rollbackFailed goes back from a failed upgrade to the last deployed
+// revision.
+func (c *Controller) rollbackFailed(r *releaseRun) error {
+	return c.rollback(r.ctx, r.t, r.cfg, r.scope, r.facts.deployed.Version, r.facts.current.Chart.Metadata.Version, r.st, "the upgrade failed")
+}
+
+// timedOutRelease rolls back a release that did not become ready within
+// the upgrade timeout, or fails a first install that has nothing to go
+// back to.
+func (c *Controller) timedOutRelease(r *releaseRun) error {
+	prev, err := previousDeployment(r.cfg, r.spec.Name, r.facts.deployed.Version)
+	if err != nil {
+		return err
+	}
+	if prev == 0 {
+		r.st.Health, r.st.Reason = HealthFailed, ReasonInstallFailed
+		r.st.LastError = fmt.Sprintf("%s %s did not become ready within %s", r.spec.Name, r.facts.want, c.opts.UpgradeTimeout)
+		return nil
+	}
+	return c.rollback(r.ctx, r.t, r.cfg, r.scope, prev, r.facts.want, r.st, fmt.Sprintf("not ready within %s", c.opts.UpgradeTimeout))
+}
+
+// rollback returns the release to revision and records version as failed.
+// It refuses when the current or the target revision names objects
+// outside the tenant.
+func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *action.Configuration, scope releaseScope, revision int, version string, st *tenancyv1.OperatorStatus, why string) error {
+	name := scope.release
+	target, err := cfg.Releases.Get(name, revision)
+	if err != nil {
+		return fmt.Errorf("reading revision %d of %s: %w", revision, name, err)
+	}
+	cur, err := last(cfg, name)
+	if err != nil {
+		return err
+	}
+	if stop, err := c.refused(ctx, t, st, scope, cur, target); stop || err != nil {
+		return err
+	}
+	if _, err := c.timed("rollback", func() (*release.Release, error) { return nil, c.helm.rollback(cfg, name, revision) }); err != nil {
+		st.Health, st.Reason, st.LastError = HealthFailed, ReasonUpgradeFailed, fmt.Sprintf("rollback to revision %d failed: %v", revision, err)
+		return fmt.Errorf("rolling back %s to revision %d: %w", name, revision, err)
+	}
+	if rel, err := last(cfg, name); err == nil && rel != nil {
+		st.Revision = rel.Version
+	}
+	st.FailedVersion, st.TargetVersion, st.UpgradeStartTime = version, "", nil
+	st.LastError = fmt.Sprintf("upgrade to %s rolled back to revision %d: %s", version, revision, why)
+	st.Health, st.Reason = HealthFailed, ReasonUpgradeFailed
+	c.event(t, "Warning", ReasonUpgradeFailed, "%s: %s", name, st.LastError)
+	return nil
+}
+
+// previousDeployment is the revision before current that was deployed
+// with another chart version, or 0.
+func previousDeployment(cfg *action.Configuration, name string, current int) (int, error) {
+	hist, err := cfg.Releases.History(name)
+	if err != nil {
+		return 0, err
+	}
+	best := 0
+	for _, r := range hist {
+		if r.Version < current && r.Version > best && (r.Info.Status == release.StatusSuperseded || r.Info.Status == release.StatusDeployed) {
+			best = r.Version
+		}
+	}
+	return best, nil
+}

@@ -1,0 +1,44 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/release"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// releaseRun is one reconcile of one release: what every action needs.
+type releaseRun struct {
+	ctx   context.Context
+	t     *tenancyv1.Tenant
+	cfg   *action.Configuration
+	spec  releaseSpec
+	st    *tenancyv1.OperatorStatus
+	p     *plan
+	scope releaseScope
+	facts releaseFacts
+}
+
+// observe reads the release's records into the facts.
+func (r *releaseRun) observe(timeout time.Duration) error {
+	cur, err := last(r.cfg, r.spec.Name)
+	if err != nil {
+		return fmt.Errorf("reading release history: %w", err)
+	}
+	deployed := cur
+	if cur == nil || cur.Info.Status != release.StatusDeployed {
+		if deployed, err = lastDeployed(r.cfg, r.spec.Name); err != nil {
+			return err
+		}
+	}
+	r.facts = releaseFacts{
+		current: cur, deployed: deployed,
+		want: r.spec.Chart.chart.Metadata.Version, values: r.spec.Values,
+		status: r.st, now: time.Now(), timeout: timeout,
+	}
+	return nil
+}

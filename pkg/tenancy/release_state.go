@@ -1,0 +1,90 @@
+package tenancy
+
+import (
+	"time"
+
+	"helm.sh/helm/v3/pkg/release"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// releasePhase is what one release needs next. releaseState decides it
+// from the release's records, its spec and its status alone; the actions
+// in release_*.go carry it out.
+type releasePhase int
+
+const (
+	// releaseStuckPending: the last revision is pending, which in the one
+	// active controller only a crash leaves: recover it.
+	releaseStuckPending releasePhase = iota
+	// releaseAbsent: nothing deployed: install, after removing a revision
+	// that failed.
+	releaseAbsent
+	// releaseFailed: the last upgrade failed after a deployed revision:
+	// roll back to it.
+	releaseFailed
+	// releaseHeld: out of sync with a version that was rolled back
+	// before: report what runs and wait for the spec to change.
+	releaseHeld
+	// releaseOutOfSync: the deployed chart or values are not the spec's:
+	// upgrade.
+	releaseOutOfSync
+	// releaseInSync: deployed as specified, health not yet observed.
+	releaseInSync
+	// releaseProgressing: in sync, not ready, within the upgrade timeout.
+	releaseProgressing
+	// releaseTimedOut: in sync, not ready past the upgrade timeout: roll
+	// back to the previous version, or fail a first install.
+	releaseTimedOut
+	// releaseReady: in sync and every workload rolled out.
+	releaseReady
+)
+
+var releaseStateNames = [...]string{"StuckPending", "Absent", "Failed", "Held", "OutOfSync", "InSync", "Progressing", "TimedOut", "Ready"}
+
+func (s releasePhase) String() string { return releaseStateNames[s] }
+
+// releaseFacts are everything releaseState reads.
+type releaseFacts struct {
+	// current is the last revision and deployed the last deployed one;
+	// either may be nil.
+	current, deployed *release.Release
+	// want and values are the spec's chart version and values.
+	want   string
+	values map[string]any
+	status *tenancyv1.OperatorStatus
+	// health is the workloads' health once observed (in sync only).
+	health  string
+	now     time.Time
+	timeout time.Duration
+}
+
+// releaseState decides what the release needs next. It is a pure function
+// of its facts.
+func releaseState(f releaseFacts) releasePhase {
+	switch {
+	case f.current != nil && f.current.Info.Status.IsPending():
+		return releaseStuckPending
+	case f.current == nil || f.deployed == nil:
+		return releaseAbsent
+	case f.current.Info.Status == release.StatusFailed && f.current.Version > f.deployed.Version && !interrupted(f.current):
+		// An interrupted upgrade is simply run again.
+		return releaseFailed
+	}
+	if f.deployed.Chart.Metadata.Version != f.want || !sameValues(f.deployed.Config, f.values) {
+		if f.status.FailedVersion == f.want {
+			return releaseHeld
+		}
+		return releaseOutOfSync
+	}
+	switch f.health {
+	case "":
+		return releaseInSync
+	case HealthReady:
+		return releaseReady
+	}
+	if start := f.status.UpgradeStartTime; start != nil && f.now.Sub(start.Time) >= f.timeout {
+		return releaseTimedOut
+	}
+	return releaseProgressing
+}

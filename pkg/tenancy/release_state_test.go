@@ -1,0 +1,109 @@
+package tenancy
+
+import (
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+func rev(version int, status release.Status, chartVersion string, values map[string]any) *release.Release {
+	return &release.Release{
+		Version: version, Config: values,
+		Info:  &release.Info{Status: status},
+		Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "kv", Version: chartVersion}},
+	}
+}
+
+// Every phase, from records, spec and status alone, with no cluster.
+func TestReleaseState(t *testing.T) {
+	now := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
+	v1 := map[string]any{"replicas": 1}
+	interruptedRev := rev(3, release.StatusFailed, "0.2.0", v1)
+	interruptedRev.Info.Description = interruptedPrefix + " while pending-upgrade: recovered by the tenancy controller"
+	started := func(ago time.Duration) *tenancyv1.OperatorStatus {
+		return &tenancyv1.OperatorStatus{UpgradeStartTime: &metav1.Time{Time: now.Add(-ago)}}
+	}
+	cases := []struct {
+		name              string
+		current, deployed *release.Release
+		want              string
+		values            map[string]any
+		status            *tenancyv1.OperatorStatus
+		health            string
+		phase             releasePhase
+	}{
+		{"no release", nil, nil, "0.1.0", v1, &tenancyv1.OperatorStatus{}, "", releaseAbsent},
+		{"pending install after a crash", rev(1, release.StatusPendingInstall, "0.1.0", v1), nil, "0.1.0", v1, &tenancyv1.OperatorStatus{}, "", releaseStuckPending},
+		{"pending upgrade after a crash", rev(2, release.StatusPendingUpgrade, "0.2.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.2.0", v1, &tenancyv1.OperatorStatus{}, "", releaseStuckPending},
+		{"pending rollback after a crash", rev(3, release.StatusPendingRollback, "0.1.0", v1), rev(1, release.StatusSuperseded, "0.1.0", v1), "0.2.0", v1, &tenancyv1.OperatorStatus{}, "", releaseStuckPending},
+		{"failed first install", rev(1, release.StatusFailed, "0.1.0", v1), nil, "0.1.0", v1, &tenancyv1.OperatorStatus{}, "", releaseAbsent},
+		{"uninstalled", rev(1, release.StatusUninstalled, "0.1.0", v1), nil, "0.1.0", v1, &tenancyv1.OperatorStatus{}, "", releaseAbsent},
+		{"failed upgrade", rev(2, release.StatusFailed, "0.2.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.2.0", v1, &tenancyv1.OperatorStatus{}, "", releaseFailed},
+		{"interrupted upgrade is run again", interruptedRev, rev(2, release.StatusDeployed, "0.1.0", v1), "0.2.0", v1, &tenancyv1.OperatorStatus{}, "", releaseOutOfSync},
+		{"held after rollback", rev(3, release.StatusDeployed, "0.1.0", v1), rev(3, release.StatusDeployed, "0.1.0", v1), "0.2.0", v1, &tenancyv1.OperatorStatus{FailedVersion: "0.2.0"}, "", releaseHeld},
+		{"new version", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.2.0", v1, &tenancyv1.OperatorStatus{}, "", releaseOutOfSync},
+		{"a version after the failed one", rev(3, release.StatusDeployed, "0.1.0", v1), rev(3, release.StatusDeployed, "0.1.0", v1), "0.3.0", v1, &tenancyv1.OperatorStatus{FailedVersion: "0.2.0"}, "", releaseOutOfSync},
+		{"new values", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", map[string]any{"replicas": 2}, &tenancyv1.OperatorStatus{}, "", releaseOutOfSync},
+		{"values equal through JSON", rev(1, release.StatusDeployed, "0.1.0", map[string]any{"replicas": float64(1)}), rev(1, release.StatusDeployed, "0.1.0", map[string]any{"replicas": float64(1)}), "0.1.0", v1, &tenancyv1.OperatorStatus{}, "", releaseInSync},
+		{"in sync, health not seen", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", v1, &tenancyv1.OperatorStatus{}, "", releaseInSync},
+		{"ready", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", v1, started(time.Minute), HealthReady, releaseReady},
+		{"progressing, no start yet", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", v1, &tenancyv1.OperatorStatus{}, HealthProgressing, releaseProgressing},
+		{"progressing within the timeout", rev(2, release.StatusDeployed, "0.2.0", v1), rev(2, release.StatusDeployed, "0.2.0", v1), "0.2.0", v1, started(4 * time.Minute), HealthProgressing, releaseProgressing},
+		{"timed out", rev(2, release.StatusDeployed, "0.2.0", v1), rev(2, release.StatusDeployed, "0.2.0", v1), "0.2.0", v1, started(5 * time.Minute), HealthProgressing, releaseTimedOut},
+		{"held ignores health", rev(3, release.StatusDeployed, "0.1.0", v1), rev(3, release.StatusDeployed, "0.1.0", v1), "0.2.0", v1, &tenancyv1.OperatorStatus{FailedVersion: "0.2.0"}, HealthReady, releaseHeld},
+	}
+	seen := map[releasePhase]bool{}
+	for _, tc := range cases {
+		got := releaseState(releaseFacts{current: tc.current, deployed: tc.deployed, want: tc.want, values: tc.values, status: tc.status, health: tc.health, now: now, timeout: 5 * time.Minute})
+		if got != tc.phase {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.phase)
+		}
+		seen[got] = true
+	}
+	for p := releaseStuckPending; p <= releaseReady; p++ {
+		if !seen[p] {
+			t.Errorf("no case reaches %s", p)
+		}
+	}
+}
+
+// The transitions a reconcile goes through: each action's outcome, read
+// back as records, leads to the next phase.
+func TestReleaseTransitions(t *testing.T) {
+	now := time.Date(2026, 11, 23, 3, 0, 0, 0, time.UTC)
+	v := map[string]any{}
+	st := &tenancyv1.OperatorStatus{}
+	decide := func(cur, dep *release.Release, want, health string) releasePhase {
+		return releaseState(releaseFacts{current: cur, deployed: dep, want: want, values: v, status: st, health: health, now: now, timeout: time.Minute})
+	}
+	steps := []struct {
+		name string
+		got  releasePhase
+		want releasePhase
+	}{
+		{"install", decide(nil, nil, "0.1.0", ""), releaseAbsent},
+		{"installed, rolling out", decide(rev(1, release.StatusDeployed, "0.1.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.1.0", HealthProgressing), releaseProgressing},
+		{"rolled out", decide(rev(1, release.StatusDeployed, "0.1.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.1.0", HealthReady), releaseReady},
+		{"spec moves to 0.2.0", decide(rev(1, release.StatusDeployed, "0.1.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.2.0", ""), releaseOutOfSync},
+		{"crash mid-upgrade", decide(rev(2, release.StatusPendingUpgrade, "0.2.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.2.0", ""), releaseStuckPending},
+		{"upgrade failed", decide(rev(2, release.StatusFailed, "0.2.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.2.0", ""), releaseFailed},
+	}
+	for _, s := range steps {
+		if s.got != s.want {
+			t.Errorf("%s: %s, want %s", s.name, s.got, s.want)
+		}
+	}
+	// Rolled back: 0.2.0 is held until the spec changes.
+	st.FailedVersion = "0.2.0"
+	if got := decide(rev(3, release.StatusDeployed, "0.1.0", v), rev(3, release.StatusDeployed, "0.1.0", v), "0.2.0", ""); got != releaseHeld {
+		t.Errorf("after rollback: %s, want Held", got)
+	}
+	if got := decide(rev(3, release.StatusDeployed, "0.1.0", v), rev(3, release.StatusDeployed, "0.1.0", v), "0.2.1", ""); got != releaseOutOfSync {
+		t.Errorf("spec moves to 0.2.1: %s, want OutOfSync", got)
+	}
+}

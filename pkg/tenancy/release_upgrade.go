@@ -1,0 +1,30 @@
+package tenancy
+
+import (
+	"helm.sh/helm/v3/pkg/release"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// upgradeRelease upgrades to the spec's chart and values; a failed
+// upgrade is rolled back at once.
+func (c *Controller) upgradeRelease(r *releaseRun) error {
+	deployed := r.facts.deployed
+	if stop, err := c.refused(r.ctx, r.t, r.st, r.scope, r.facts.current, deployed); stop || err != nil {
+		return err
+	}
+	rel, err := c.timed("upgrade", func() (*release.Release, error) {
+		return c.helm.upgrade(r.ctx, r.cfg, r.spec, renderGuard{r.ctx, r.scope, r.t.Name})
+	})
+	if c.tampered(r.t, r.st, err) {
+		return nil
+	}
+	if err != nil {
+		log.FromContext(r.ctx).Info("upgrade failed, rolling back", "release", r.spec.Namespace+"/"+r.spec.Name, "error", err.Error())
+		return c.rollback(r.ctx, r.t, r.cfg, r.scope, deployed.Version, r.facts.want, r.st, err.Error())
+	}
+	c.event(r.t, "Normal", "Upgraded", "upgraded %s from %s to %s (revision %d)", r.spec.Name, deployed.Chart.Metadata.Version, r.facts.want, rel.Version)
+	r.progressing(rel.Version)
+	r.st.FailedVersion = ""
+	r.p.requeueAtMost(c.opts.UpgradeTimeout)
+	return nil
+}
