@@ -15,6 +15,14 @@
 // ValidatingAdmissionPolicies in config/guardrails read the namespace
 // labels this package sets.
 //
+// A Helm release is reconciled in two steps: releaseState
+// (release_state.go), a pure function of the release's records, the spec
+// and the status, decides its phase (stuck pending, absent, failed, held
+// after a rollback, out of sync, progressing, timed out or ready), and one
+// action acts on it, each in its own file: release_recover.go,
+// release_install.go, release_upgrade.go, release_rollback.go and
+// release_await.go.
+//
 // The quota is computed by ComputeQuota, a pure function, from the
 // operator's own workloads and the platform-as-code figures of its CRDs.
 package tenancy
