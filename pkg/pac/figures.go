@@ -185,8 +185,8 @@ func quantity(crd, key, v string) (resource.Quantity, error) {
 // not negative. Its text is bounded first, because apimachinery takes
 // minutes to parse "1e-99999999" and a figure must not stall a reader.
 func ParseQuantity(v string) (resource.Quantity, error) {
-	if len(v) > maxQuantityLen || hugeExponent(v) {
-		return resource.Quantity{}, fmt.Errorf("not a plain quantity: use at most %d characters and a decimal exponent within ±%d", maxQuantityLen, maxExponent)
+	if err := BoundedQuantity(v); err != nil {
+		return resource.Quantity{}, err
 	}
 	q, err := resource.ParseQuantity(v)
 	if err != nil {
@@ -201,6 +201,17 @@ func ParseQuantity(v string) (resource.Quantity, error) {
 		return q, fmt.Errorf("does not survive Kubernetes' canonical form (%s): write the amount plainly, like 1000Pi or 500m", q.String())
 	}
 	return q, nil
+}
+
+// BoundedQuantity refuses quantity text that apimachinery would take too
+// long to parse: over maxQuantityLen characters, or a decimal exponent
+// beyond ±maxExponent. Check text from an untrusted source with it before
+// decoding it into a Quantity.
+func BoundedQuantity(v string) error {
+	if len(v) > maxQuantityLen || hugeExponent(v) {
+		return fmt.Errorf("not a plain quantity: use at most %d characters and a decimal exponent within ±%d", maxQuantityLen, maxExponent)
+	}
+	return nil
 }
 
 // hugeExponent reports whether v has a decimal exponent (e or E, an

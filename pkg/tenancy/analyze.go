@@ -64,7 +64,41 @@ func analyze(objs []*unstructured.Unstructured) (*analysis, error) {
 	return a, nil
 }
 
+// quantityKeys hold quantities in workloads: resources, pod overhead,
+// an emptyDir's size limit.
+var quantityKeys = map[string]bool{"requests": true, "limits": true, "overhead": true}
+
+// boundedQuantities refuses a workload whose quantity text would stall
+// the decoder (apimachinery takes minutes on "1e-99999999"): a tenant's
+// chart must not hold a reconcile worker.
+func boundedQuantities(v any, parent string) error {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, e := range t {
+			if s, ok := e.(string); ok && (quantityKeys[parent] || k == "sizeLimit") {
+				if err := pac.BoundedQuantity(s); err != nil {
+					return fmt.Errorf("%s %q: %w", k, s, err)
+				}
+				continue
+			}
+			if err := boundedQuantities(e, k); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if err := boundedQuantities(e, parent); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func workload(u *unstructured.Unstructured) (Workload, error) {
+	if err := boundedQuantities(u.Object, ""); err != nil {
+		return Workload{}, fmt.Errorf("reading %s %s: %w", u.GetKind(), u.GetName(), err)
+	}
 	var (
 		replicas *int32
 		spec     corev1.PodSpec

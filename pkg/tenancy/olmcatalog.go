@@ -168,6 +168,9 @@ func readBundle(ab *api.Bundle) (*bundle, error) {
 			objs = append(objs, u)
 			continue
 		}
+		if err := boundedQuantities(u.Object, ""); err != nil {
+			return nil, fmt.Errorf("reading the CSV: %w", err)
+		}
 		csv = &operatorsv1alpha1.ClusterServiceVersion{}
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, csv); err != nil {
 			return nil, fmt.Errorf("reading the CSV: %w", err)
