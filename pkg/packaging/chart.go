@@ -1,7 +1,6 @@
 package packaging
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -250,8 +249,9 @@ func (p *Project) selectsManager(sel map[string]string) bool {
 // crdFiles places the CRDs as opts asks, with the platform-as-code
 // annotations.
 func (p *Project) crdFiles(files Files, dir, mode string, texts map[string][]byte) error {
+	converted := p.conversionCRDs()
 	for _, crd := range p.CRDs {
-		if slices.Contains(p.conversionCRDs(), crd) {
+		if slices.Contains(converted, crd) {
 			if mode != CRDsTemplated {
 				return fmt.Errorf("CustomResourceDefinition %s is converted by a webhook, which is the release's Service: use --crds %s", crd.Name, CRDsTemplated)
 			}
@@ -312,16 +312,7 @@ func crdMap(c *apiextensionsv1.CustomResourceDefinition) (map[string]any, error)
 
 // crdTemplate renders a CRD with t, whose tokens m may hold.
 func crdTemplate(t *templater, m map[string]any) (string, error) {
-	meta := m["metadata"].(map[string]any)
-	ann, _ := meta["annotations"].(map[string]any)
-	if ann == nil {
-		ann = map[string]any{}
-	}
-	ann[t.line(func(indent int) string {
-		pad := strings.Repeat(" ", indent)
-		return pad + "{{- if .Values.crds.keep }}\n" + pad + "helm.sh/resource-policy: keep\n" + pad + "{{- end }}"
-	})] = ""
-	meta["annotations"] = ann
+	t.conditionalAnnotation(m["metadata"].(map[string]any), ".Values.crds.keep", "helm.sh/resource-policy", "keep")
 	text, err := t.finish(m)
 	if err != nil {
 		return "", err
@@ -347,131 +338,4 @@ data:
   {{- end }}
 {{- end }}
 `, "CHART", chart)
-}
-
-// values builds the documented values of the chart.
-func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []PlatformAsCode) []value {
-	c := managerContainer(p.Manager)
-	repo, tag, digest := splitImage(c.Image)
-	if tag == p.Version {
-		tag = ""
-	}
-	pull := string(c.ImagePullPolicy)
-	if pull == "" {
-		pull = "IfNotPresent"
-	}
-	replicas := int64(1)
-	if p.Manager.Spec.Replicas != nil {
-		replicas = int64(*p.Manager.Spec.Replicas)
-	}
-	pod := p.Manager.Spec.Template.Spec
-	args := p.managerArgs()
-	priorityClass := pod.PriorityClassName
-	if p.ownPriorityClass() != "" {
-		priorityClass = "" // the chart's own, named per release
-	}
-	grace := int64(30)
-	if pod.TerminationGracePeriodSeconds != nil {
-		grace = *pod.TerminationGracePeriodSeconds
-	}
-	relImgs := map[string]any{}
-	for _, img := range images {
-		relImgs[img.Name] = img.Image
-	}
-	pacVals := map[string]any{}
-	for _, pac := range pacs {
-		f := map[string]any{}
-		for k, v := range pac.Figures {
-			f[k] = v
-		}
-		pacVals[pac.CRD] = f
-	}
-	vs := []value{
-		{Key: "nameOverride", Doc: "Overrides the chart name in object names.", Val: "", Pattern: dnsLabelOrEmpty},
-		{Key: "fullnameOverride", Doc: "Overrides the full name prefix of objects.", Val: "", Pattern: dnsLabelOrEmpty},
-		{Key: "replicas", Doc: "Operator replicas; more than one elects a leader.", Val: replicas},
-		{Key: "image", Doc: "The operator image.", Kids: []value{
-			{Key: "repository", Doc: "Image repository.", Val: repo},
-			{Key: "tag", Doc: "Image tag; empty means the chart's appVersion.", Val: tag},
-			{Key: "digest", Doc: "Image digest (sha256:...); when set it is used instead of the tag.", Val: digest},
-			{Key: "pullPolicy", Doc: "Image pull policy.", Val: pull, Enum: []string{"Always", "IfNotPresent", "Never"}},
-		}},
-		{Key: "imagePullSecrets", Doc: "Secrets for pulling the operator image.", Val: []any{}, Free: true},
-		{Key: "args", Doc: "Arguments of the operator container, after the ones the chart sets from other values (metrics, related images).", Val: toAnyList(args.Plain), Items: "string"},
-		{Key: "env", Doc: "Extra environment variables of the operator container.", Val: []any{}, Free: true},
-		{Key: "envFrom", Doc: "Extra envFrom sources (ConfigMaps, Secrets) of the operator container.", Val: []any{}, Free: true},
-		{Key: "podLabels", Doc: "Extra labels of the operator pod.", Val: map[string]any{}, Free: true},
-		{Key: "podAnnotations", Doc: "Extra annotations of the operator pod.", Val: map[string]any{}, Free: true},
-		{Key: "priorityClassName", Doc: p.priorityClassDoc(), Val: priorityClass, Pattern: dnsSubdomainOrEmpty},
-		{Key: "topologySpreadConstraints", Doc: "Topology spread constraints of the operator pod.", Val: jsonList(pod.TopologySpreadConstraints), Free: true},
-		{Key: "strategy", Doc: "Update strategy of the operator Deployment.", Val: jsonMap(p.Manager.Spec.Strategy), Free: true},
-		{Key: "terminationGracePeriodSeconds", Doc: "Seconds the operator pod has to stop.", Val: grace},
-		{Key: "extraVolumes", Doc: "Extra volumes of the operator pod.", Val: []any{}, Free: true},
-		{Key: "extraVolumeMounts", Doc: "Extra volume mounts of the operator container.", Val: []any{}, Free: true},
-		{Key: "resources", Doc: "Requests and limits of the operator container.", Val: jsonMap(c.Resources), Free: true},
-		{Key: "nodeSelector", Doc: "Node labels the operator pod must match.", Val: jsonMap(pod.NodeSelector), Free: true},
-		{Key: "tolerations", Doc: "Tolerations of the operator pod.", Val: jsonList(pod.Tolerations), Free: true},
-		{Key: "affinity", Doc: "Affinity of the operator pod.", Val: jsonMap(pod.Affinity), Free: true},
-		{Key: "podSecurityContext", Doc: "Security context of the operator pod.", Val: jsonMap(pod.SecurityContext), Free: true},
-		{Key: "securityContext", Doc: "Security context of the operator container.", Val: jsonMap(c.SecurityContext), Free: true},
-		{Key: "serviceAccount", Doc: "The operator's ServiceAccount.", Kids: []value{
-			{Key: "create", Doc: "Create the ServiceAccount.", Val: true},
-			{Key: "name", Doc: "Name of the ServiceAccount; required when create is false.", Val: "", Pattern: dnsSubdomainOrEmpty},
-		}},
-		{Key: "rbac", Doc: "The operator's RBAC.", Kids: p.rbacValues(opts)},
-		{Key: "watchNamespaces", Doc: "Namespaces the operator watches; empty means the release namespace with rbac.scope=namespace, all namespaces with rbac.scope=cluster.", Val: []any{}, Pattern: dnsLabelPattern},
-		{Key: "crds", Doc: "The CRDs, when the chart carries them (--crds templated).", Kids: []value{
-			{Key: "install", Doc: "Install and upgrade the CRDs with the release. Set false where another release or the platform owns them.", Val: true},
-			{Key: "keep", Doc: "Keep the CRDs, and so every custom resource, when the release is uninstalled.", Val: true},
-		}},
-		{Key: "metrics", Doc: "The operator's metrics endpoint.", Kids: p.metricsValues(args)},
-		{Key: "relatedImages", Doc: "Images the operator runs (containers, RELATED_IMAGE_* and *_IMAGE variables, --*image*= flags), by name; point them at a mirror here.", Val: relImgs, Free: true},
-		{Key: "platformAsCode", Doc: "Platform-as-code figures per CRD, shipped as ConfigMaps named by the CRD annotations.", Val: pacVals, Free: true},
-	}
-	if p.Webhook != nil {
-		vs = append(vs,
-			value{Key: "webhooks", Doc: "The operator's admission webhooks.", Kids: []value{
-				{Key: "enabled", Doc: "Register the webhooks and serve them; false renders nothing webhook-related.", Val: true},
-				{Key: "port", Doc: "Port of the webhook Service, which the API server calls; it forwards to the manager's webhook server.", Val: int64(p.Webhook.Port), Min: 1, Max: 65535},
-			}})
-		if p.Webhook.Certificates != CertsOperator {
-			vs = append(vs, value{Key: "certManager", Doc: "Serving certificates from cert-manager instead of a self-signed CA generated by Helm.", Kids: []value{
-				{Key: "enabled", Doc: "Use cert-manager (it must be installed): an Issuer, a Certificate and CA injection.", Val: false},
-			}})
-		}
-	}
-	for _, c := range components {
-		if on, ok := p.Components[c.Value]; ok {
-			vs = append(vs, value{Key: c.Value, Doc: "The project's config/" + c.Dir + " component.", Kids: []value{
-				{Key: "enabled", Doc: "Render config/" + c.Dir + ".", Val: on},
-			}})
-		}
-	}
-	for _, k := range sortedKeys(p.Config.ExtraValues) {
-		vs = append(vs, value{Key: k, Doc: "From extraValues in " + ConfigFile + ".", Val: p.Config.ExtraValues[k], Free: true})
-	}
-	return vs
-}
-
-// jsonMap and jsonList turn typed values into plain YAML-able ones.
-func jsonMap(v any) map[string]any {
-	m := map[string]any{}
-	if b, err := json.Marshal(v); err == nil {
-		_ = json.Unmarshal(b, &m)
-	}
-	if m == nil {
-		m = map[string]any{}
-	}
-	return m
-}
-
-func jsonList(v any) []any {
-	l := []any{}
-	if b, err := json.Marshal(v); err == nil {
-		_ = json.Unmarshal(b, &l)
-	}
-	if l == nil {
-		l = []any{}
-	}
-	return l
 }

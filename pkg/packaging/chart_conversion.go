@@ -1,7 +1,6 @@
 package packaging
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 
@@ -34,17 +33,8 @@ func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.Custo
 	}
 	operator := p.Webhook.Certificates == CertsOperator
 	if !operator {
-		meta := m["metadata"].(map[string]any)
-		annotations, _ := meta["annotations"].(map[string]any)
-		if annotations == nil {
-			annotations = map[string]any{}
-		}
-		annotations[t.line(func(indent int) string {
-			pad := strings.Repeat(" ", indent)
-			return fmt.Sprintf("%s{{- if and .Values.webhooks.enabled .Values.certManager.enabled }}\n%scert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ %s }}\n%s{{- end }}",
-				pad, pad, child("serving-cert"), pad)
-		})] = ""
-		meta["annotations"] = annotations
+		t.conditionalAnnotation(m["metadata"].(map[string]any), "and .Values.webhooks.enabled .Values.certManager.enabled",
+			"cert-manager.io/inject-ca-from", "{{ .Release.Namespace }}/{{ "+child("serving-cert")+" }}")
 	}
 	spec := m["spec"].(map[string]any)
 	spec[t.line(func(indent int) string {

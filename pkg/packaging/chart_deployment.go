@@ -78,7 +78,7 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	pod["terminationGracePeriodSeconds"] = t.token("{{ .Values.terminationGracePeriodSeconds }}")
 	own := ""
 	if pc := p.ownPriorityClass(); pc != "" {
-		own = strings.TrimSuffix(strings.TrimPrefix(t.nameFor(pc, true), "{{ "), " }}")
+		own = t.nameExpr("PriorityClass", pc, true)
 	}
 	pod[t.line(func(indent int) string { return podExtras(indent, own) })] = ""
 	pod["securityContext"] = t.block(".Values.podSecurityContext")

@@ -13,24 +13,20 @@ func withBlock(key, path string) func(indent int) string {
 	}
 }
 
-// withItems renders the items of a list value, appended to a list.
-func withItems(path string) func(indent int) string {
+// withContent renders the items of a list value, or the entries of a map
+// value, into the list or map that holds the line.
+func withContent(path string) func(indent int) string {
 	return func(indent int) string {
 		pad := strings.Repeat(" ", indent)
 		return fmt.Sprintf("%s{{- with %s }}\n%s{{- toYaml . | nindent %d }}\n%s{{- end }}", pad, path, pad, indent, pad)
 	}
 }
 
-// withEntries renders the entries of a map value, merged into a map.
-func withEntries(path string) func(indent int) string {
-	return withItems(path)
-}
-
 // appendValues appends the items of values path to list m[key], creating
 // the list when m has none.
 func (t *templater) appendValues(m map[string]any, key, path string) {
 	list, _ := m[key].([]any)
-	m[key] = append(list, map[string]any{t.line(withItems(path)): ""})
+	m[key] = append(list, map[string]any{t.line(withContent(path)): ""})
 }
 
 // mergeValues merges the entries of values path into map m[key].
@@ -39,7 +35,7 @@ func (t *templater) mergeValues(m map[string]any, key, path string) {
 	if sub == nil {
 		sub = map[string]any{}
 	}
-	sub[t.line(withEntries(path))] = ""
+	sub[t.line(withContent(path))] = ""
 	m[key] = sub
 }
 

@@ -126,16 +126,8 @@ data:
 // injectCA makes a webhook configuration trust the chart's CA: cert-manager
 // injects it, or caBundle carries the one Helm generated.
 func (p *Project) injectCA(t *templater, c *unstructured.Unstructured, child func(string) string) {
-	meta := c.Object["metadata"].(map[string]any)
-	annotations, _ := meta["annotations"].(map[string]any)
-	if annotations == nil {
-		annotations = map[string]any{}
-	}
-	annotations[t.line(func(indent int) string {
-		pad := strings.Repeat(" ", indent)
-		return fmt.Sprintf("%s{{- if .Values.certManager.enabled }}\n%scert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ %s }}\n%s{{- end }}", pad, pad, child("serving-cert"), pad)
-	})] = ""
-	meta["annotations"] = annotations
+	t.conditionalAnnotation(c.Object["metadata"].(map[string]any), ".Values.certManager.enabled",
+		"cert-manager.io/inject-ca-from", "{{ .Release.Namespace }}/{{ "+child("serving-cert")+" }}")
 	hooks, _ := c.Object["webhooks"].([]any)
 	for _, h := range hooks {
 		cc, _ := h.(map[string]any)["clientConfig"].(map[string]any)

@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"fmt"
+	"strings"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 )
@@ -19,6 +20,8 @@ type inputs struct {
 	baseOwned map[string]operatorsv1alpha1.CRDDescription
 	// markers are the CSV markers of the API types by group/version/kind.
 	markers map[string]operatorsv1alpha1.CRDDescription
+	// secureFlag says the manager's Go sources define --metrics-secure.
+	secureFlag bool
 }
 
 func loadInputs(dir string, opts Options) (*inputs, error) {
@@ -56,6 +59,7 @@ func loadInputs(dir string, opts Options) (*inputs, error) {
 	if in.markers, err = loadMarkers(dir, in.projectFile); err != nil {
 		return nil, err
 	}
+	in.secureFlag = definesFlag(dir, strings.TrimPrefix(metricsSecureFlag, "--"))
 	return in, nil
 }
 

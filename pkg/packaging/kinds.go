@@ -10,27 +10,51 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// clusterScopedKinds are the built-in and well-known cluster-scoped kinds
-// by "group/Kind" (core group empty).
-var clusterScopedKinds = map[string]bool{
-	"/Namespace": true, "/Node": true, "/PersistentVolume": true,
-	"storage.k8s.io/StorageClass": true, "storage.k8s.io/CSIDriver": true, "storage.k8s.io/VolumeAttributesClass": true,
-	"apiextensions.k8s.io/CustomResourceDefinition": true, "apiregistration.k8s.io/APIService": true,
-	"rbac.authorization.k8s.io/ClusterRole": true, "rbac.authorization.k8s.io/ClusterRoleBinding": true,
-	"scheduling.k8s.io/PriorityClass": true, "node.k8s.io/RuntimeClass": true,
-	"admissionregistration.k8s.io/ValidatingWebhookConfiguration":   true,
-	"admissionregistration.k8s.io/MutatingWebhookConfiguration":     true,
-	"admissionregistration.k8s.io/ValidatingAdmissionPolicy":        true,
-	"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding": true,
-	"admissionregistration.k8s.io/MutatingAdmissionPolicy":          true,
-	"admissionregistration.k8s.io/MutatingAdmissionPolicyBinding":   true,
-	"networking.k8s.io/IngressClass":                                true,
-	"flowcontrol.apiserver.k8s.io/FlowSchema":                       true,
-	"flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration":       true,
-	"snapshot.storage.k8s.io/VolumeSnapshotClass":                   true,
-	"gateway.networking.k8s.io/GatewayClass":                        true,
-	"security.openshift.io/SecurityContextConstraints":              true,
+// clusterScopedAPIs are the built-in and well-known cluster-scoped APIs:
+// group (core empty), kind and resource. Anything else is namespaced
+// unless a project CRD says otherwise.
+var clusterScopedAPIs = [][3]string{
+	{"", "Namespace", "namespaces"}, {"", "Node", "nodes"}, {"", "PersistentVolume", "persistentvolumes"},
+	{"", "ComponentStatus", "componentstatuses"},
+	{"storage.k8s.io", "StorageClass", "storageclasses"}, {"storage.k8s.io", "CSIDriver", "csidrivers"},
+	{"storage.k8s.io", "CSINode", "csinodes"}, {"storage.k8s.io", "VolumeAttachment", "volumeattachments"},
+	{"storage.k8s.io", "VolumeAttributesClass", "volumeattributesclasses"},
+	{"apiextensions.k8s.io", "CustomResourceDefinition", "customresourcedefinitions"},
+	{"apiregistration.k8s.io", "APIService", "apiservices"},
+	{"rbac.authorization.k8s.io", "ClusterRole", "clusterroles"},
+	{"rbac.authorization.k8s.io", "ClusterRoleBinding", "clusterrolebindings"},
+	{"scheduling.k8s.io", "PriorityClass", "priorityclasses"}, {"node.k8s.io", "RuntimeClass", "runtimeclasses"},
+	{"admissionregistration.k8s.io", "ValidatingWebhookConfiguration", "validatingwebhookconfigurations"},
+	{"admissionregistration.k8s.io", "MutatingWebhookConfiguration", "mutatingwebhookconfigurations"},
+	{"admissionregistration.k8s.io", "ValidatingAdmissionPolicy", "validatingadmissionpolicies"},
+	{"admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding", "validatingadmissionpolicybindings"},
+	{"admissionregistration.k8s.io", "MutatingAdmissionPolicy", "mutatingadmissionpolicies"},
+	{"admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding", "mutatingadmissionpolicybindings"},
+	{"authentication.k8s.io", "TokenReview", "tokenreviews"},
+	{"authorization.k8s.io", "SubjectAccessReview", "subjectaccessreviews"},
+	{"certificates.k8s.io", "CertificateSigningRequest", "certificatesigningrequests"},
+	{"networking.k8s.io", "IngressClass", "ingressclasses"},
+	{"flowcontrol.apiserver.k8s.io", "FlowSchema", "flowschemas"},
+	{"flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", "prioritylevelconfigurations"},
+	{"metrics.k8s.io", "NodeMetrics", "nodes"},
+	{"snapshot.storage.k8s.io", "VolumeSnapshotClass", "volumesnapshotclasses"},
+	{"snapshot.storage.k8s.io", "VolumeSnapshotContent", "volumesnapshotcontents"},
+	{"gateway.networking.k8s.io", "GatewayClass", "gatewayclasses"},
+	{"cert-manager.io", "ClusterIssuer", "clusterissuers"},
+	{"security.openshift.io", "SecurityContextConstraints", "securitycontextconstraints"},
+	{"config.openshift.io", "ClusterVersion", "clusterversions"},
 }
+
+// clusterScoped and clusterScopedKinds index clusterScopedAPIs by
+// "group/resource" and "group/Kind".
+var clusterScoped, clusterScopedKinds = func() (byResource, byKind map[string]bool) {
+	byResource, byKind = map[string]bool{}, map[string]bool{}
+	for _, a := range clusterScopedAPIs {
+		byKind[a[0]+"/"+a[1]] = true
+		byResource[a[0]+"/"+a[2]] = true
+	}
+	return byResource, byKind
+}()
 
 // knownKinds are the kinds whose handling in a chart opctl knows; other
 // cluster-scoped kinds are carried with a warning.
@@ -127,4 +151,40 @@ func (t *templater) instance(m map[string]any) {
 		}
 	}
 	m["app.kubernetes.io/instance"] = t.token("{{ .Release.Name }}")
+}
+
+// helperRole reports a ClusterRole the overlay binds to nobody whose rules
+// only cover the project's API groups: the admin, editor and viewer roles
+// kubebuilder scaffolds for users of the CRDs.
+func (p *Project) helperRole(o *unstructured.Unstructured) bool {
+	for _, b := range p.Objects {
+		if k := b.GetKind(); k == "RoleBinding" || k == "ClusterRoleBinding" {
+			if ref, _, _ := unstructured.NestedString(b.Object, "roleRef", "name"); ref == o.GetName() {
+				return false
+			}
+		}
+	}
+	groups := map[string]bool{}
+	for _, c := range p.CRDs {
+		groups[c.Spec.Group] = true
+	}
+	rules, _, _ := unstructured.NestedSlice(o.Object, "rules")
+	for _, r := range rules {
+		rule, _ := r.(map[string]any)
+		apiGroups, _, _ := unstructured.NestedStringSlice(rule, "apiGroups")
+		if len(apiGroups) == 0 {
+			return false
+		}
+		for _, g := range apiGroups {
+			if !groups[g] {
+				return false
+			}
+		}
+	}
+	return len(rules) > 0
+}
+
+// metricsService reports the Service in front of the manager's metrics.
+func (p *Project) metricsService(o *unstructured.Unstructured) bool {
+	return o.GetKind() == "Service" && strings.Contains(o.GetName(), "metrics")
 }

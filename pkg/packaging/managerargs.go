@@ -41,7 +41,7 @@ func (p *Project) managerArgs() ManagerArgs {
 			images[img.Arg] = true
 		}
 	}
-	a := ManagerArgs{MetricsSecure: true, SecureFlag: definesFlag(p.Dir, strings.TrimPrefix(metricsSecureFlag, "--"))}
+	a := ManagerArgs{MetricsSecure: true, SecureFlag: p.inputs != nil && p.inputs.secureFlag}
 	for i, arg := range c.Args {
 		switch {
 		case images[i]:

@@ -11,35 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// clusterScoped lists built-in and well-known cluster-scoped resources by
-// "group/resource" (core group empty). Anything else is namespaced unless
-// a project CRD says otherwise.
-var clusterScoped = map[string]bool{
-	"/nodes": true, "/namespaces": true, "/persistentvolumes": true, "/componentstatuses": true,
-	"storage.k8s.io/storageclasses": true, "storage.k8s.io/csidrivers": true, "storage.k8s.io/csinodes": true,
-	"storage.k8s.io/volumeattachments": true, "storage.k8s.io/volumeattributesclasses": true,
-	"apiextensions.k8s.io/customresourcedefinitions": true, "apiregistration.k8s.io/apiservices": true,
-	"rbac.authorization.k8s.io/clusterroles": true, "rbac.authorization.k8s.io/clusterrolebindings": true,
-	"scheduling.k8s.io/priorityclasses": true, "node.k8s.io/runtimeclasses": true,
-	"admissionregistration.k8s.io/validatingwebhookconfigurations":   true,
-	"admissionregistration.k8s.io/mutatingwebhookconfigurations":     true,
-	"admissionregistration.k8s.io/validatingadmissionpolicies":       true,
-	"admissionregistration.k8s.io/validatingadmissionpolicybindings": true,
-	"authentication.k8s.io/tokenreviews":                             true,
-	"authorization.k8s.io/subjectaccessreviews":                      true,
-	"certificates.k8s.io/certificatesigningrequests":                 true,
-	"networking.k8s.io/ingressclasses":                               true,
-	"flowcontrol.apiserver.k8s.io/flowschemas":                       true,
-	"flowcontrol.apiserver.k8s.io/prioritylevelconfigurations":       true,
-	"metrics.k8s.io/nodes":                                           true,
-	"snapshot.storage.k8s.io/volumesnapshotclasses":                  true,
-	"snapshot.storage.k8s.io/volumesnapshotcontents":                 true,
-	"gateway.networking.k8s.io/gatewayclasses":                       true,
-	"cert-manager.io/clusterissuers":                                 true,
-	"security.openshift.io/securitycontextconstraints":               true,
-	"config.openshift.io/clusterversions":                            true,
-}
-
 // Grant is what one ServiceAccount of the project is granted, split into
 // rules that can be granted per namespace and rules that cannot.
 type Grant struct {

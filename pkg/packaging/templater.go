@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -48,11 +49,7 @@ func (t *templater) include(helper string) string {
 // nameFor is the release-specific name of an overlay object. Cluster-scoped
 // objects carry the namespace too, so releases in two namespaces coexist.
 func (t *templater) nameFor(name string, clusterScoped bool) string {
-	suffix := strings.TrimPrefix(name, t.prefix)
-	if clusterScoped {
-		return t.child(`(printf "%s-` + suffix + `" .Release.Namespace)`)
-	}
-	return t.child(`"` + suffix + `"`)
+	return t.nameOf("", name, clusterScoped)
 }
 
 // maxNameLength is the longest name of kinds whose controllers derive
@@ -60,18 +57,22 @@ func (t *templater) nameFor(name string, clusterScoped bool) string {
 // StatefulSet's revision label 11.
 var maxNameLength = map[string]int{"CronJob": 52, "StatefulSet": 52}
 
-// nameOf is the release-specific name of an overlay object, within its
-// kind's limit.
+// nameOf is nameFor within the name limit of kind.
 func (t *templater) nameOf(kind, name string, clusterScoped bool) string {
-	max, ok := maxNameLength[kind]
-	if !ok {
-		return t.nameFor(name, clusterScoped)
-	}
+	return "{{ " + t.nameExpr(kind, name, clusterScoped) + " }}"
+}
+
+// nameExpr is the template expression of nameOf, for use inside another
+// action.
+func (t *templater) nameExpr(kind, name string, clusterScoped bool) string {
 	suffix := `"` + strings.TrimPrefix(name, t.prefix) + `"`
 	if clusterScoped {
 		suffix = `(printf "%s-` + strings.TrimPrefix(name, t.prefix) + `" .Release.Namespace)`
 	}
-	return fmt.Sprintf(`{{ include "%s.child" (list . %s %d) }}`, t.chart, suffix, max)
+	if max, ok := maxNameLength[kind]; ok {
+		suffix += " " + strconv.Itoa(max)
+	}
+	return fmt.Sprintf(`include "%s.child" (list . %s)`, t.chart, suffix)
 }
 
 // child renders the chart's name of one of its objects: the fullname and
@@ -218,6 +219,20 @@ func (t *templater) object(o *unstructured.Unstructured, nameExpr string, cluste
 	}
 	t.labels(meta)
 	return t.finish(c.Object)
+}
+
+// conditionalAnnotation adds "key: value" to the annotations of meta,
+// rendered only when cond holds.
+func (t *templater) conditionalAnnotation(meta map[string]any, cond, key, value string) {
+	ann, _ := meta["annotations"].(map[string]any)
+	if ann == nil {
+		ann = map[string]any{}
+	}
+	ann[t.line(func(indent int) string {
+		pad := strings.Repeat(" ", indent)
+		return pad + "{{- if " + cond + " }}\n" + pad + key + ": " + value + "\n" + pad + "{{- end }}"
+	})] = ""
+	meta["annotations"] = ann
 }
 
 // conditionalItem replaces a list item with the same item rendered only
