@@ -84,22 +84,7 @@ spec:
 		fmt.Fprintf(&roleRules, "- apiGroups: [%q]\n  resources: [%s]\n  resourceNames: [r%d]\n  verbs: [get, list]\n", group, res, i)
 	}
 	write("config/crd/kustomization.yaml", "resources:\n"+crdList.String())
-	write("config/rbac/kustomization.yaml", "resources:\n- role.yaml\n")
-	write("config/rbac/role.yaml", `apiVersion: v1
-kind: ServiceAccount
-metadata: {name: controller-manager, namespace: system}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: manager-role}
-rules:
-`+roleRules.String()+`---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: manager-rolebinding}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: manager-role}
-subjects: [{kind: ServiceAccount, name: controller-manager, namespace: system}]
-`)
+	writeManagerRBAC(write, "role.yaml", roleRules.String())
 	write("config/manager/kustomization.yaml", "resources:\n- manager.yaml\n")
 	write("config/manager/manager.yaml", `apiVersion: apps/v1
 kind: Deployment
@@ -117,6 +102,28 @@ spec:
 		tb.Fatal(err)
 	}
 	return dir
+}
+
+// writeManagerRBAC writes config/rbac as file: the manager's
+// ServiceAccount, a ClusterRole with rules (YAML list items) and its
+// binding.
+func writeManagerRBAC(write func(rel, content string), file, rules string) {
+	write("config/rbac/kustomization.yaml", "resources:\n- "+file+"\n")
+	write("config/rbac/"+file, `apiVersion: v1
+kind: ServiceAccount
+metadata: {name: controller-manager, namespace: system}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: manager-role}
+rules:
+`+rules+`---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: manager-rolebinding}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: manager-role}
+subjects: [{kind: ServiceAccount, name: controller-manager, namespace: system}]
+`)
 }
 
 // The synthetic project packages and validates like a real one.

@@ -55,25 +55,7 @@ spec:
 		plurals = append(plurals, plural, plural+"/status")
 	}
 	write("config/crd/kustomization.yaml", "resources:\n"+list.String())
-	write("config/rbac/kustomization.yaml", "resources:\n- rbac.yaml\n")
-	write("config/rbac/rbac.yaml", `apiVersion: v1
-kind: ServiceAccount
-metadata: {name: controller-manager, namespace: system}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata: {name: manager-role}
-rules:
-- apiGroups: [many.example.com]
-  resources: [`+strings.Join(plurals, ", ")+`]
-  verbs: [get, list, watch, update, patch]
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata: {name: manager-rolebinding}
-roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: manager-role}
-subjects: [{kind: ServiceAccount, name: controller-manager, namespace: system}]
-`)
+	writeManagerRBAC(write, "rbac.yaml", "- apiGroups: [many.example.com]\n  resources: ["+strings.Join(plurals, ", ")+"]\n  verbs: [get, list, watch, update, patch]\n")
 	write("config/manager/kustomization.yaml", "resources:\n- manager.yaml\n")
 	write("config/manager/manager.yaml", `apiVersion: apps/v1
 kind: Deployment

@@ -107,3 +107,14 @@ func TestReleaseTransitions(t *testing.T) {
 		t.Errorf("spec moves to 0.2.1: %s, want OutOfSync", got)
 	}
 }
+
+// Every phase that ends a reconcile has its action; the other two are
+// handled in the loop.
+func TestReleaseActionsCoverThePhases(t *testing.T) {
+	for p := releaseStuckPending; p <= releaseReady; p++ {
+		_, ok := releaseActions[p]
+		if want := p != releaseStuckPending && p != releaseInSync; ok != want {
+			t.Errorf("phase %s: action %t, want %t", p, ok, want)
+		}
+	}
+}

@@ -158,8 +158,7 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 			phase = releaseState(r.facts)
 		}
 		log.FromContext(ctx).V(1).Info("release", "name", spec.Namespace+"/"+spec.Name, "phase", phase.String())
-		switch phase {
-		case releaseStuckPending:
+		if phase == releaseStuckPending {
 			if recovered {
 				return fmt.Errorf("revision %d of %s is still pending after recovery", r.facts.current.Version, spec.Name)
 			}
@@ -167,23 +166,23 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 				return err
 			}
 			continue
-		case releaseAbsent:
-			return c.installRelease(r)
-		case releaseFailed:
-			return c.rollbackFailed(r)
-		case releaseHeld:
-			return c.holdRelease(r)
-		case releaseOutOfSync:
-			return c.upgradeRelease(r)
-		case releaseProgressing:
-			return c.awaitRelease(r)
-		case releaseTimedOut:
-			return c.timedOutRelease(r)
-		case releaseReady:
-			return c.readyRelease(r)
+		}
+		if act, ok := releaseActions[phase]; ok {
+			return act(c, r)
 		}
 		return fmt.Errorf("release %s: no action for phase %s", spec.Name, phase)
 	}
+}
+
+// releaseActions is the action for each phase that ends a reconcile.
+var releaseActions = map[releasePhase]func(*Controller, *releaseRun) error{
+	releaseAbsent:      (*Controller).installRelease,
+	releaseFailed:      (*Controller).rollbackFailed,
+	releaseHeld:        (*Controller).holdRelease,
+	releaseOutOfSync:   (*Controller).upgradeRelease,
+	releaseProgressing: (*Controller).awaitRelease,
+	releaseTimedOut:    (*Controller).timedOutRelease,
+	releaseReady:       (*Controller).readyRelease,
 }
 
 // scope is what the release name of t in ns may touch.
