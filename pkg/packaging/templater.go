@@ -75,12 +75,6 @@ func (t *templater) nameExpr(kind, name string, clusterScoped bool) string {
 	return fmt.Sprintf(`include "%s.child" (list . %s)`, t.chart, suffix)
 }
 
-// child renders the chart's name of one of its objects: the fullname and
-// suffix, a template expression, shortened to a DNS label.
-func (t *templater) child(suffix string) string {
-	return fmt.Sprintf(`{{ include "%s.child" (list . %s) }}`, t.chart, suffix)
-}
-
 // blockPattern finds "key: BLOCKTOKEN" lines to expand into toYaml blocks.
 var (
 	blockPattern = regexp.MustCompile(`(?m)^( *)(- )?([A-Za-z0-9_.-]+): (OPCTLBLOCK\d+X)$`)
