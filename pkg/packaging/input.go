@@ -49,7 +49,12 @@ func loadInputs(dir string, opts Options) (*inputs, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if base != nil {
-		in.baseCSV, in.baseIcons = path, base.Spec.Icon
+		in.baseCSV = path
+		for _, icon := range base.Spec.Icon {
+			if icon.Data != "" && icon.MediaType != "" { // the scaffold's icon is an empty placeholder
+				in.baseIcons = append(in.baseIcons, icon)
+			}
+		}
 		for _, d := range base.Spec.CustomResourceDefinitions.Owned {
 			in.baseOwned[d.Name+"/"+d.Version] = d
 		}

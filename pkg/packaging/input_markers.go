@@ -64,14 +64,14 @@ func apiDirs(dir string, pf *ProjectFile) []string {
 type goPackage struct {
 	group, version string
 	types          map[string]*ast.TypeSpec
-	docs           map[string]*ast.CommentGroup
+	docs           map[string][]*ast.CommentGroup
 	fset           *token.FileSet
 }
 
 func parseAPIPackage(dir, rel string, pf *ProjectFile) (*goPackage, error) {
 	files, _ := filepath.Glob(filepath.Join(dir, rel, "*.go"))
 	slices.Sort(files)
-	pkg := &goPackage{types: map[string]*ast.TypeSpec{}, docs: map[string]*ast.CommentGroup{}, fset: token.NewFileSet()}
+	pkg := &goPackage{types: map[string]*ast.TypeSpec{}, docs: map[string][]*ast.CommentGroup{}, fset: token.NewFileSet()}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") || strings.HasPrefix(filepath.Base(f), "zz_generated") {
 			continue
@@ -88,16 +88,26 @@ func parseAPIPackage(dir, rel string, pf *ProjectFile) (*goPackage, error) {
 				}
 			}
 		}
+		prevEnd := file.Name.End()
 		for _, decl := range file.Decls {
 			gd, ok := decl.(*ast.GenDecl)
-			if !ok || gd.Tok != token.TYPE {
-				continue
+			if ok && gd.Tok == token.TYPE {
+				// Type markers may sit in any comment group since the
+				// previous declaration, not only the adjacent doc comment
+				// (kubebuilder's scaffold puts +kubebuilder:object:root
+				// and the CSV markers a blank line above it).
+				above := commentsBetween(file.Comments, prevEnd, gd.Pos())
+				for _, s := range gd.Specs {
+					ts := s.(*ast.TypeSpec)
+					pkg.types[ts.Name.Name] = ts
+					if len(gd.Specs) == 1 {
+						pkg.docs[ts.Name.Name] = above
+					} else if ts.Doc != nil {
+						pkg.docs[ts.Name.Name] = []*ast.CommentGroup{ts.Doc}
+					}
+				}
 			}
-			for _, s := range gd.Specs {
-				ts := s.(*ast.TypeSpec)
-				pkg.types[ts.Name.Name] = ts
-				pkg.docs[ts.Name.Name] = firstNonNilDoc(ts.Doc, gd.Doc)
-			}
+			prevEnd = decl.End()
 		}
 	}
 	if pkg.group == "" && pf != nil {
@@ -110,13 +120,15 @@ func parseAPIPackage(dir, rel string, pf *ProjectFile) (*goPackage, error) {
 	return pkg, nil
 }
 
-func firstNonNilDoc(docs ...*ast.CommentGroup) *ast.CommentGroup {
-	for _, d := range docs {
-		if d != nil {
-			return d
+// commentsBetween are the comment groups that lie between from and to.
+func commentsBetween(all []*ast.CommentGroup, from, to token.Pos) []*ast.CommentGroup {
+	var out []*ast.CommentGroup
+	for _, cg := range all {
+		if cg.Pos() > from && cg.End() <= to {
+			out = append(out, cg)
 		}
 	}
-	return nil
+	return out
 }
 
 func markersIn(dir, rel string, pf *ProjectFile, out map[string]operatorsv1alpha1.CRDDescription) error {
@@ -129,7 +141,7 @@ func markersIn(dir, rel string, pf *ProjectFile, out map[string]operatorsv1alpha
 		if !ok {
 			continue
 		}
-		kindArgs, pos, err := pkg.markerArgs(pkg.docs[name])
+		kindArgs, pos, err := pkg.markerArgs(pkg.docs[name]...)
 		if err != nil {
 			return err
 		}
@@ -239,15 +251,12 @@ func docText(cg *ast.CommentGroup) string {
 	return strings.Join(lines, " ")
 }
 
-// markerArgs gathers the arguments of the CSV markers in a doc comment,
+// markerArgs gathers the arguments of the CSV markers in comment groups,
 // in order.
-func (pkg *goPackage) markerArgs(cg *ast.CommentGroup) ([][2]string, token.Pos, error) {
+func (pkg *goPackage) markerArgs(groups ...*ast.CommentGroup) ([][2]string, token.Pos, error) {
 	var pos token.Pos
-	if cg == nil {
-		return nil, pos, nil
-	}
 	var out [][2]string
-	for _, c := range cg.List {
+	for _, c := range commentsOf(groups) {
 		text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
 		rest, ok := strings.CutPrefix(text, csvMarker)
 		if !ok {
@@ -260,6 +269,16 @@ func (pkg *goPackage) markerArgs(cg *ast.CommentGroup) ([][2]string, token.Pos, 
 		out, pos = append(out, args...), c.Pos()
 	}
 	return out, pos, nil
+}
+
+func commentsOf(groups []*ast.CommentGroup) []*ast.Comment {
+	var out []*ast.Comment
+	for _, g := range groups {
+		if g != nil {
+			out = append(out, g.List...)
+		}
+	}
+	return out
 }
 
 // splitMarkerArgs splits key=value,key=value at the commas outside quotes

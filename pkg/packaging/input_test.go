@@ -195,3 +195,38 @@ func TestSDKBundlePassesOperatorHubValidators(t *testing.T) {
 		t.Errorf("warnings %v: the base CSV sets provider and icon", res.Warnings)
 	}
 }
+
+// The shapes of operator-sdk's own scaffold: type markers a blank line
+// above the doc comment, and an empty placeholder icon in the base CSV.
+func TestOperatorSDKScaffoldShapes(t *testing.T) {
+	dir := copyProject(t, sdkDir)
+	types := filepath.Join(dir, "api", "v1alpha1", "memcache_types.go")
+	b := string(readFile(t, types))
+	marker := "// +operator-sdk:csv:customresourcedefinitions:displayName=\"Memcache Cluster\",resources={{Deployment,v1,memcache-deployment},{Service,v1,\"\"}}\n"
+	if !strings.Contains(b, marker) {
+		t.Fatal("fixture changed")
+	}
+	b = strings.Replace(b, "// Memcache runs a memcached cluster.\n// +kubebuilder:object:root=true\n// +kubebuilder:subresource:status\n"+marker,
+		"// +kubebuilder:object:root=true\n// +kubebuilder:subresource:status\n"+marker+"\n// Memcache runs a memcached cluster.\n", 1)
+	mustWrite(t, types, b)
+	csvPath := filepath.Join(dir, "config", "manifests", "bases", "memcache-operator.clusterserviceversion.yaml")
+	c := string(readFile(t, csvPath))
+	i, j := strings.Index(c, "  icon:\n"), strings.Index(c, "  install:\n")
+	mustWrite(t, csvPath, c[:i]+"  icon:\n  - base64data: \"\"\n    mediatype: \"\"\n"+c[j:])
+
+	_, csv := sdkCSV(t, dir, Options{}, BundleOptions{})
+	d := csv.Spec.CustomResourceDefinitions.Owned[0]
+	if d.DisplayName != "Memcache Cluster" || len(d.Resources) != 2 {
+		t.Errorf("type markers above the doc comment were missed: display name %q, resources %v", d.DisplayName, d.Resources)
+	}
+	if len(csv.Spec.Icon) != 0 {
+		t.Errorf("icons %+v: the empty placeholder must not be shipped", csv.Spec.Icon)
+	}
+	out, res := packageTo(t, dir, PackageOptions{})
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "icon (a warning)") }) {
+		t.Errorf("warnings %v: want the missing icon named", res.Warnings)
+	}
+	for _, e := range validateBundle(t, filepath.Join(out, "bundle", "memcache-operator")) {
+		t.Error(e)
+	}
+}
