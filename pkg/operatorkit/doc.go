@@ -5,6 +5,10 @@
 //
 //	fetch → (deleting? finalize) → check → build → mutate → apply → [repair] → status → success | error
 //
+// Scope. A ScopedHandler's Check returns the scope of one reconcile (a
+// plan: what it read and decided), and Build, Mutate, Repair and Status
+// of the same reconcile receive it; Scoped adapts it to a Handler.
+//
 // Change detection. Desired objects are applied with server-side apply
 // under one field manager, with the custom resource as controller owner.
 // An object is written only when the desired state differs from the live

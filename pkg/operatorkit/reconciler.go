@@ -109,7 +109,7 @@ func (r *Reconciler[T]) Builder(mgr ctrl.Manager, owns ...client.Object) *builde
 // changed.
 func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, err error) {
 	logger := log.FromContext(ctx).WithValues("kind", r.kind)
-	ctx = log.IntoContext(ctx, logger)
+	ctx = withScopeSlot(log.IntoContext(ctx, logger))
 
 	logger.V(1).Info("step", "step", "fetch")
 	obj := r.newObject()
