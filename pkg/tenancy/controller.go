@@ -2,10 +2,7 @@ package tenancy
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +10,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,6 +35,9 @@ type Options struct {
 	DeleteUnusedCRDs bool
 	// PlainHTTPRegistries pulls oci:// charts over plain HTTP.
 	PlainHTTPRegistries bool
+	// CatalogPollInterval is how often the bundle source reads a catalog
+	// again, to follow its channels (default 1m).
+	CatalogPollInterval time.Duration
 	// StorageNamespace holds the Helm release records of every tenant,
 	// where no tenant can read or write (default opctl-system).
 	StorageNamespace string
@@ -57,19 +57,24 @@ func (o *Options) defaults() {
 	if o.MaxHistory <= 0 {
 		o.MaxHistory = 5
 	}
+	if o.CatalogPollInterval <= 0 {
+		o.CatalogPollInterval = time.Minute
+	}
 	if o.StorageNamespace == "" {
 		o.StorageNamespace = DefaultStorageNamespace
 	}
 }
 
-// Controller is the operatorkit Handler of Tenant.
+// Controller is the operatorkit ScopedHandler of Tenant: Check works
+// out a plan, which the later steps of the same reconcile receive.
 type Controller struct {
 	client   client.Client
 	reader   client.Reader
+	config   *rest.Config
 	helm     *helmClient
 	charts   *chartCache
 	catalogs *catalogClient
-	olmAPI   bool // the cluster serves OLM's operators.coreos.com APIs
+	backends []backend
 	kube     chartutil.KubeVersion
 	opts     Options
 	recorder events.EventRecorder
@@ -77,100 +82,53 @@ type Controller struct {
 	drift driftMemo
 
 	mu       sync.Mutex
-	plans    map[string]*plan     // by Tenant UID, for one reconcile
 	analyses map[string]*analysis // by chart and user values
 }
 
-// plan is what Check worked out for a Tenant.
+// plan is the scope of one reconcile: what Check worked out for a Tenant.
 type plan struct {
+	tenant    *tenancyv1.Tenant
 	settings  settings
 	operators []operatorPlan
 	quotas    map[string]Quota // by namespace
 	requeue   time.Duration
 }
 
-type operatorPlan struct {
-	spec     tenancyv1.OperatorSpec
-	chart    *loadedChart
-	values   map[string]any
-	analysis *analysis // nil while an OLM catalog cannot be read
-	olm      *olmPlan
-}
-
-func (c *Controller) setPlan(t *tenancyv1.Tenant, p *plan) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.plans[string(t.UID)] = p
-}
-
-func (c *Controller) plan(t *tenancyv1.Tenant) *plan {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.plans[string(t.UID)]
-}
-
-func (c *Controller) dropPlan(t *tenancyv1.Tenant) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.plans, string(t.UID))
-}
-
-// Check reads the profile and the charts, renders them and computes the
-// quotas. A spec that cannot work is a Terminal error.
-func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) error {
+// Check reads the profile and plans every operator with its backend,
+// then computes the quotas. A spec that cannot work is a Terminal error.
+func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, error) {
 	var profile *tenancyv1.TenantProfile
 	if t.Spec.Profile != "" {
 		profile = &tenancyv1.TenantProfile{}
 		if err := c.client.Get(ctx, client.ObjectKey{Name: t.Spec.Profile}, profile); err != nil {
 			if apierrors.IsNotFound(err) {
-				return operatorkit.Terminal("ProfileNotFound", fmt.Errorf("TenantProfile %s does not exist: create it or fix spec.profile", t.Spec.Profile))
+				return nil, operatorkit.Terminal("ProfileNotFound", fmt.Errorf("TenantProfile %s does not exist: create it or fix spec.profile", t.Spec.Profile))
 			}
-			return err
+			return nil, err
 		}
 	}
-	p := &plan{settings: effectiveSettings(t, profile), quotas: map[string]Quota{}}
+	p := &plan{tenant: t, settings: effectiveSettings(t, profile), quotas: map[string]Quota{}}
 	if p.settings.NetworkPolicy {
 		api, err := c.apiServerEndpoints(ctx)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		p.settings.APIServer = api
 	}
 	for _, op := range t.Spec.Operators {
-		if op.OLM != nil {
-			if profile != nil && !allowed(olmSourceString(op.OLM), profile.Spec.AllowedSources) {
-				return operatorkit.Terminal("SourceNotAllowed", fmt.Errorf("operator %s: profile %s does not allow catalog %s", op.Name, profile.Name, olmSourceString(op.OLM)))
-			}
-			olm, err := c.planOLM(ctx, t, op)
-			if err != nil {
-				return err
-			}
-			plan := operatorPlan{spec: op, olm: olm}
-			if olm.target != nil {
-				plan.analysis = olm.target.Analysis
-			}
-			p.operators = append(p.operators, plan)
-			continue
+		b, src := c.backendFor(op)
+		if b == nil {
+			return nil, operatorkit.Terminal("NoSource", fmt.Errorf("operator %s: set one of spec.operators[].%s", op.Name, strings.Join(backendNames(), ", .")))
 		}
-		if op.Chart == nil {
-			return operatorkit.Terminal("NoSource", fmt.Errorf("operator %s: set spec.operators[].chart", op.Name))
+		if profile != nil && !allowed(src, profile.Spec.AllowedSources) {
+			return nil, operatorkit.Terminal("SourceNotAllowed", fmt.Errorf("operator %s: profile %s does not allow the source %s", op.Name, profile.Name, src))
 		}
-		if profile != nil && !allowed(sourceString(op.Chart), profile.Spec.AllowedSources) {
-			return operatorkit.Terminal("SourceNotAllowed", fmt.Errorf("operator %s: profile %s does not allow charts from %s", op.Name, profile.Name, sourceString(op.Chart)))
-		}
-		lc, err := c.charts.Load(ctx, op.Chart)
+		planned, err := b.plan(ctx, t, op)
 		if err != nil {
-			return fmt.Errorf("operator %s: %w", op.Name, err)
+			return nil, err
 		}
-		values, err := releaseValues(op, t.Spec.Namespaces)
-		if err != nil {
-			return operatorkit.Terminal("InvalidValues", fmt.Errorf("operator %s: %w", op.Name, err))
-		}
-		a, err := c.analysis(lc, op)
-		if err != nil {
-			return err
-		}
-		p.operators = append(p.operators, operatorPlan{spec: op, chart: lc, values: values, analysis: a})
+		planned.spec, planned.backend = op, b
+		p.operators = append(p.operators, planned)
 	}
 	for i, ns := range t.Spec.Namespaces {
 		in := QuotaInput{HeadroomPercent: p.settings.HeadroomPercent,
@@ -192,45 +150,7 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) error {
 		}
 		p.quotas[ns] = ComputeQuota(in)
 	}
-	c.setPlan(t, p)
-	return nil
-}
-
-// analysis renders the chart with CRDs and reads it. The result does not
-// depend on the tenant's namespaces, so it is computed once per chart and
-// user values, not once per tenant.
-func (c *Controller) analysis(lc *loadedChart, op tenancyv1.OperatorSpec) (*analysis, error) {
-	key := lc.key
-	if op.Values != nil {
-		key += "|" + string(op.Values.Raw)
-	}
-	c.mu.Lock()
-	a, ok := c.analyses[key]
-	c.mu.Unlock()
-	if ok {
-		return a, nil
-	}
-	values, err := releaseValues(op, []string{"tenant"})
-	if err != nil {
-		return nil, operatorkit.Terminal("InvalidValues", fmt.Errorf("operator %s: %w", op.Name, err))
-	}
-	withCRDs := chartutil.CoalesceTables(map[string]any{"crds": map[string]any{"install": true}}, values)
-	rendered, err := lc.Render(op.Name, "tenant", withCRDs, c.kube)
-	if err != nil {
-		return nil, operatorkit.Terminal("RenderFailed", fmt.Errorf("operator %s: %w", op.Name, err))
-	}
-	var objs []*unstructured.Unstructured
-	for _, name := range slices.Sorted(maps.Keys(rendered)) {
-		objs = append(objs, rendered[name]...)
-	}
-	if a, err = analyze(objs); err != nil {
-		return nil, operatorkit.Terminal("InvalidPlatformAsCode", fmt.Errorf("operator %s: %w", op.Name, err))
-	}
-	a.release = lc.withoutCRDs(rendered)
-	c.mu.Lock()
-	c.analyses[key] = a
-	c.mu.Unlock()
-	return a, nil
+	return p, nil
 }
 
 func instances(op tenancyv1.OperatorSpec) int32 {
@@ -238,27 +158,6 @@ func instances(op tenancyv1.OperatorSpec) int32 {
 		return 1
 	}
 	return op.Instances
-}
-
-// releaseValues are the user's values with what the controller decides:
-// namespace-scoped RBAC, the tenant namespaces watched, no CRDs.
-func releaseValues(op tenancyv1.OperatorSpec, namespaces []string) (map[string]any, error) {
-	user := map[string]any{}
-	if op.Values != nil && len(op.Values.Raw) > 0 {
-		if err := json.Unmarshal(op.Values.Raw, &user); err != nil {
-			return nil, fmt.Errorf("spec.operators[].values: %w", err)
-		}
-	}
-	ns := make([]any, len(namespaces))
-	for i, n := range namespaces {
-		ns[i] = n
-	}
-	forced := map[string]any{
-		"rbac":            map[string]any{"scope": "namespace"},
-		"watchNamespaces": ns,
-		"crds":            map[string]any{"install": false},
-	}
-	return chartutil.CoalesceTables(forced, user), nil
 }
 
 // allowed reports whether a source starts with one of the allowed
@@ -275,41 +174,26 @@ func allowed(s string, prefixes []string) bool {
 	return false
 }
 
-func sourceString(src *tenancyv1.ChartSource) string {
-	if src.Path != "" {
-		return src.Path
-	}
-	return src.Repository
-}
-
-// olmSourceString names an OLM catalog for allowedSources: its address,
-// image, or namespace/name.
-func olmSourceString(src *tenancyv1.OLMSource) string {
-	switch c := src.Catalog; {
-	case c.Address != "":
-		return c.Address
-	case c.Image != "":
-		return c.Image
-	default:
-		return c.Namespace + "/" + c.Name
-	}
-}
-
-// Build returns the namespaces and the objects in each.
-func (c *Controller) Build(_ context.Context, t *tenancyv1.Tenant) ([]client.Object, error) {
-	p := c.plan(t)
-	if p == nil { // deletion: names are enough
-		p = &plan{settings: effectiveSettings(t, nil), quotas: map[string]Quota{}}
+// Build returns the namespaces, the objects in each and the backends'
+// objects. On deletion there is no plan: names are enough.
+func (c *Controller) Build(_ context.Context, t *tenancyv1.Tenant, p *plan) ([]client.Object, error) {
+	if p == nil {
+		p = &plan{tenant: t, settings: effectiveSettings(t, nil), quotas: map[string]Quota{}}
 	}
 	var objs []client.Object
 	for _, ns := range t.Spec.Namespaces {
 		objs = append(objs, namespaceObjects(t, ns, p.settings, p.quotas[ns])...)
 	}
-	return append(objs, olmObjects(t)...), nil
+	for _, b := range c.backends {
+		objs = append(objs, b.objects(t)...)
+	}
+	return objs, nil
 }
 
 // Mutate has nothing to add: Build sets every field.
-func (c *Controller) Mutate(context.Context, *tenancyv1.Tenant, []client.Object) error { return nil }
+func (c *Controller) Mutate(context.Context, *tenancyv1.Tenant, *plan, []client.Object) error {
+	return nil
+}
 
 // quotaStatus reads the live quota of each namespace. It reports the
 // namespaces whose quota the quota controller has not counted yet: until

@@ -1,10 +1,32 @@
 // Package tenancy is the tenancy controller: for each Tenant it creates
 // the namespaces with quota, limits, isolation and owner access, applies
 // the shared CRDs of the tenant's operators (refusing version skew that
-// would break another tenant), and installs each operator either as a
-// Helm release (install, upgrade, rollback, uninstall) or from an OLM
-// catalog (OperatorGroup, CatalogSource, Subscription, InstallPlan
-// approval).
+// would break another tenant), and installs each operator through the
+// backend of its source.
+//
+// The Controller is an operatorkit ScopedHandler: Check returns a plan,
+// the scope of one reconcile, which Build, Repair and Status receive.
+// Each backend implements one interface (backend.go): its check step
+// (plan, with the quota input), build (objects added to the tenant's
+// namespaces), repair (install, upgrade, roll back, recover), remove and
+// disconnect for the deletion policies, and its cache and watch setup. Its
+// files are named for it and for the step (<backend>_check.go, _build.go,
+// _repair.go, _status.go, _finalize.go, _setup.go), and it registers
+// itself in its _setup.go: a new backend is a new file set. The backends:
+//
+//   - chart (helm_*.go): a Helm chart installed as a Helm release of the
+//     tenant;
+//   - olm (olm_*.go): OLM v0, through an OperatorGroup, a CatalogSource,
+//     a Subscription and InstallPlans the controller approves;
+//   - bundle (bundle_*.go): a registry+v1 bundle from a file-based catalog
+//     (a catalog image, an operator-registry gRPC address, an HTTP URL or
+//     a ConfigMap), resolved in the catalog's upgrade graph, rendered by
+//     the controller as OLM would install it into the tenant's namespaces,
+//     and installed as a Helm release: no OLM runs on the cluster.
+//
+// The chart and bundle backends share the release path (releases.go,
+// release_*.go), so history, rollback, recovery, tamper checks and drift
+// correction are the same for both.
 //
 // Tenants are untrusted: Helm release records live in the controller's
 // storage namespace (storage.go, migrate.go), every stored and rendered

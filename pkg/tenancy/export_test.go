@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"time"
 
 	"helm.sh/helm/v3/pkg/release"
 )
@@ -58,3 +59,20 @@ func encodeRelease(rel *release.Release) (string, error) {
 	}
 	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
 }
+
+// ExpiringWebhookCerts is the data of a webhook certificates Secret whose
+// certificates expire in a day.
+func ExpiringWebhookCerts(ns string, deployments ...string) (map[string][]byte, error) {
+	w, err := issueWebhookCerts(time.Now().Add(-webhookCertLifetime+24*time.Hour), ns, deployments)
+	if err != nil {
+		return nil, err
+	}
+	data := map[string][]byte{"ca.crt": w.caCert, "ca.key": w.caKey}
+	for d, p := range w.serving {
+		data[d+".crt"], data[d+".key"] = p.cert, p.key
+	}
+	return data, nil
+}
+
+// CertsSecretName is the Secret of a release's webhook certificates.
+var CertsSecretName = certsSecretName

@@ -3,14 +3,13 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
-	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"helm.sh/helm/v3/pkg/release"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -19,45 +18,25 @@ import (
 )
 
 // Finalize runs before operatorkit deletes or disconnects the namespaces
-// and their objects. Delete uninstalls every release (and, if allowed,
-// the shared CRDs no other Tenant uses); Orphan removes the Tenant's
-// ownerReferences and labels from everything and leaves it all running.
+// and their objects. Delete has each backend remove its operators (and,
+// if allowed, deletes the shared CRDs no other Tenant uses); Orphan
+// removes the Tenant's ownerReferences and labels from everything and
+// leaves it all running.
 func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy operatorkit.DeletionPolicy) (bool, error) {
-	defer c.dropPlan(t)
 	defer forgetQuota(t.Name)
 	for _, ns := range t.Spec.Namespaces {
 		defer c.drift.forget(ns)
 	}
+	byBackend := c.operatorsByBackend(t)
 	if policy == operatorkit.DeletionOrphan {
-		return true, c.disconnect(ctx, t)
+		return true, c.disconnect(ctx, t, byBackend)
 	}
-	ns := t.Spec.Namespaces[0]
-	names, olm := map[string]bool{}, map[string]bool{}
-	for _, op := range t.Spec.Operators {
-		names[op.Name] = true
-		olm[op.Name] = op.OLM != nil
-	}
-	for _, st := range t.Status.Operators {
-		names[st.Name] = true
-		olm[st.Name] = olm[st.Name] || st.OLM != nil
-	}
-	anyOLM := false
-	for name := range names {
-		if olm[name] {
-			anyOLM = true
-			if err := c.unsubscribe(ctx, t, ns, name); err != nil {
-				return false, err
-			}
+	for i, b := range c.backends {
+		if len(byBackend[i]) == 0 {
 			continue
 		}
-		if err := c.uninstall(ctx, t, ns, name); err != nil {
+		if err := b.remove(ctx, t, byBackend[i]); err != nil {
 			return false, err
-		}
-	}
-	if anyOLM {
-		og := &operatorsv1.OperatorGroup{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: OperatorGroupName}}
-		if err := c.client.Delete(ctx, og); err != nil && !apierrors.IsNotFound(err) {
-			return false, fmt.Errorf("deleting OperatorGroup %s/%s: %w", ns, og.Name, err)
 		}
 	}
 	if c.opts.DeleteUnusedCRDs {
@@ -66,6 +45,59 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 		}
 	}
 	return true, nil
+}
+
+// operatorsByBackend lists, sorted, the names of t's operators by the
+// index of their backend: those of the spec, and those of the status that
+// the spec no longer names.
+func (c *Controller) operatorsByBackend(t *tenancyv1.Tenant) [][]string {
+	of := map[string]int{}
+	for _, st := range t.Status.Operators {
+		for i, b := range c.backends {
+			if b.installed(st) {
+				of[st.Name] = i
+				break
+			}
+		}
+	}
+	for _, op := range t.Spec.Operators {
+		for i, b := range c.backends {
+			if _, ok := b.source(op); ok {
+				of[op.Name] = i
+			}
+		}
+	}
+	out := make([][]string, len(c.backends))
+	for _, name := range slices.Sorted(maps.Keys(of)) {
+		out[of[name]] = append(out[of[name]], name)
+	}
+	return out
+}
+
+// uninstallAll uninstalls the named releases of t.
+func (c *Controller) uninstallAll(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
+	for _, name := range names {
+		if err := c.uninstall(ctx, t, t.Spec.Namespaces[0], name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handBackAll moves the records of the named releases back to the
+// release namespace: the owners take the releases over.
+func (c *Controller) handBackAll(t *tenancyv1.Tenant, names []string) error {
+	ns := t.Spec.Namespaces[0]
+	for _, name := range names {
+		moved, err := c.helm.handBack(t.Name, ns, name)
+		if err != nil {
+			return err
+		}
+		if len(moved) > 0 {
+			c.event(t, "Normal", "ReleaseRecordsHandedBack", "moved the records of release %s (revisions %v) back to namespace %s", name, moved, ns)
+		}
+	}
+	return nil
 }
 
 // uninstall removes a release, once its records are in the controller's
@@ -92,31 +124,6 @@ func (c *Controller) uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, nam
 		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)
 	}
 	c.event(t, "Normal", "Uninstalled", "uninstalled %s from %s", name, ns)
-	return nil
-}
-
-// unsubscribe deletes an OLM operator's Subscription and its CSVs; OLM's
-// ownerReferences take the Deployment and the RBAC with the CSV.
-func (c *Controller) unsubscribe(ctx context.Context, t *tenancyv1.Tenant, ns, name string) error {
-	sub := &operatorsv1alpha1.Subscription{}
-	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sub); apierrors.IsNotFound(err) {
-		return nil
-	} else if err != nil {
-		return err
-	}
-	if err := c.client.Delete(ctx, sub); err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting Subscription %s/%s: %w", ns, name, err)
-	}
-	for _, csv := range []string{sub.Status.InstalledCSV, sub.Status.CurrentCSV} {
-		if csv == "" {
-			continue
-		}
-		obj := &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: csv}}
-		if err := c.client.Delete(ctx, obj); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("deleting CSV %s/%s: %w", ns, csv, err)
-		}
-	}
-	c.event(t, "Normal", "Unsubscribed", "deleted Subscription %s and CSV %s from %s", name, sub.Status.InstalledCSV, ns)
 	return nil
 }
 
@@ -154,26 +161,23 @@ func (c *Controller) deleteUnusedCRDs(ctx context.Context, t *tenancyv1.Tenant) 
 	return nil
 }
 
-// disconnect removes t's ownerReferences and tenant label from the
-// namespaces and the objects in them.
-func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant) error {
-	objs, err := c.Build(ctx, t)
+// disconnect hands every operator over through its backend, then
+// removes t's ownerReferences and tenant label from the namespaces and
+// the objects in them.
+func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant, byBackend [][]string) error {
+	objs, err := c.Build(ctx, t, nil)
 	if err != nil {
 		return err
 	}
-	ns := t.Spec.Namespaces[0]
-	for _, op := range t.Spec.Operators {
-		if op.OLM != nil {
-			objs = append(objs, &operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: op.Name}})
+	for i, b := range c.backends {
+		if len(byBackend[i]) == 0 {
 			continue
 		}
-		// The owners take the release over: its records go back to the
-		// release namespace, where the helm CLI finds them.
-		if moved, err := c.helm.handBack(t.Name, ns, op.Name); err != nil {
+		more, err := b.disconnect(ctx, t, byBackend[i])
+		if err != nil {
 			return err
-		} else if len(moved) > 0 {
-			c.event(t, "Normal", "ReleaseRecordsHandedBack", "moved the records of release %s (revisions %v) back to namespace %s", op.Name, moved, ns)
 		}
+		objs = append(objs, more...)
 	}
 	for _, desired := range objs {
 		live := desired.DeepCopyObject().(client.Object)

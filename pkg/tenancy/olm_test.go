@@ -16,7 +16,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -141,38 +140,9 @@ func TestOLMTenants(t *testing.T) {
 	refused(t, crowded, tenancy.ReasonTooManyOperatorGroups, "OperatorGroup theirs")
 
 	dc := dynamic.NewForConfigOrDie(c.Config)
-	for _, ns := range []string{auto, manual, named} {
-		checkOLMInstall(t, ns)
-		testcluster.StartOperator(t, managerBin, c.ServiceAccountKubeconfig(t, ns, olmSA), []string{"WATCH_NAMESPACE=" + ns},
-			"--leader-elect", "--leader-election-namespace", ns)
-		store := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "kv.opctl.dev/v1alpha1", "kind": "KVStore", "metadata": map[string]any{"name": "cache"},
-			"spec": map[string]any{"replicas": int64(1)},
-		}}
-		if _, err := dc.Resource(kvstores).Namespace(ns).Create(ctx, store, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, ns := range []string{auto, manual, named} {
-		testcluster.WaitReady(t, dc, kvstores, ns, "cache", 90*time.Second)
-	}
+	checkCatalogTenants(t, c, dc, checkOLMInstall, auto, manual, named)
 
-	t.Run("isolation", func(t *testing.T) {
-		checkIsolation(t, c, auto, manual, "owner-"+auto, olmSA, kvstores)
-	})
-
-	t.Run("steady state makes no writes", func(t *testing.T) {
-		checkNoSteadyStateWrites(t, c, []string{auto, manual, named})
-	})
-
-	t.Run("quota from the bundle", func(t *testing.T) {
-		q := &corev1.ResourceQuota{}
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: manual, Name: tenancy.QuotaName}, q); err != nil {
-			t.Fatal(err)
-		}
-		if got := q.Spec.Hard["count/kvstores.kv.opctl.dev"]; got.Value() != 2 {
-			t.Errorf("quota %v, want count/kvstores.kv.opctl.dev = 2 (instances)", q.Spec.Hard)
-		}
+	t.Run("quota derivation from the bundle", func(t *testing.T) {
 		if d := strings.Join(tm.Status.Namespaces[0].Derivation, "\n"); !strings.Contains(d, "Deployment/"+olmDeploy) || !strings.Contains(d, "kvstores.kv.opctl.dev 2×") {
 			t.Errorf("derivation does not come from the bundle's CSV and CRD:\n%s", d)
 		}
@@ -224,33 +194,7 @@ func TestOLMTenants(t *testing.T) {
 	t.Run("deletion", func(t *testing.T) {
 		// A tenant deletes its custom resources while its operator still
 		// runs to finalize them; README explains why.
-		for _, ns := range []string{auto, named} {
-			if err := dc.Resource(kvstores).Namespace(ns).Delete(ctx, "cache", metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			testcluster.Eventually(t, time.Minute, "KVStore finalized", func(ctx context.Context) error {
-				if _, err := dc.Resource(kvstores).Namespace(ns).Get(ctx, "cache", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("KVStore %s/cache: %v", ns, err)
-				}
-				return nil
-			})
-		}
-		for _, name := range []string{auto, named} {
-			if err := cl.Delete(ctx, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-				t.Fatal(err)
-			}
-		}
-		testcluster.Eventually(t, 3*time.Minute, "deleted tenants gone", func(ctx context.Context) error {
-			for _, name := range []string{auto, named} {
-				if err := cl.Get(ctx, client.ObjectKey{Name: name}, &tenancyv1.Tenant{}); !apierrors.IsNotFound(err) {
-					return fmt.Errorf("Tenant %s: %v", name, err)
-				}
-			}
-			if err := cl.Get(ctx, client.ObjectKey{Name: auto}, &corev1.Namespace{}); !apierrors.IsNotFound(err) {
-				return fmt.Errorf("namespace %s: %v", auto, err)
-			}
-			return nil
-		})
+		deleteTenants(t, dc, auto, auto, named)
 		// Orphan: the Subscription, CSV and Deployment keep running,
 		// disconnected from the tenant.
 		sub := &operatorsv1alpha1.Subscription{}

@@ -70,7 +70,7 @@ func TestOLMConflicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cl := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(tt.groups...).Build()
-			c := &Controller{client: cl, reader: cl}
+			c := &olmBackend{Controller: &Controller{client: cl, reader: cl}, served: true}
 			tn := &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}
 			err := c.olmConflicts(context.Background(), tn, b)
 			switch {

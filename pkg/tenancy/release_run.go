@@ -37,7 +37,7 @@ func (r *releaseRun) observe(timeout time.Duration) error {
 	}
 	r.facts = releaseFacts{
 		current: cur, deployed: deployed,
-		want: r.spec.Chart.chart.Metadata.Version, values: r.spec.Values,
+		want: r.spec.Install.Metadata.Version, values: r.spec.Values,
 		status: r.st, now: time.Now(), timeout: timeout,
 	}
 	return nil

@@ -38,15 +38,14 @@ const (
 // releaseSpec is one desired release.
 type releaseSpec struct {
 	Name, Namespace string
-	Chart           *loadedChart
-	Install         *chart.Chart // what Helm installs: Chart without its CRDs
+	Install         *chart.Chart // what Helm installs: the chart without its CRDs
 	Values          map[string]any
 }
 
 // Repair runs after the namespaces and their objects are applied: it
-// applies the shared CRDs, then brings every release to its spec.
-func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, _ []operatorkit.ApplyResult) error {
-	p := c.plan(t)
+// applies the shared CRDs, then has each operator's backend bring it to
+// its plan.
+func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _ []operatorkit.ApplyResult) error {
 	if p == nil {
 		return nil
 	}
@@ -56,12 +55,12 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, _ []operat
 	var errs []error
 	for i, op := range p.operators {
 		st := operatorStatus(t, op.spec.Name)
-		if op.analysis == nil { // an OLM catalog not readable yet
+		if !op.backend.installed(st) { // the source changed
+			st.OLM, st.Bundle = nil, nil
+		}
+		if op.analysis == nil { // a catalog not readable yet
 			statuses[i], crdsOK[i] = st, true
 			continue
-		}
-		if op.olm == nil {
-			st.OLM = nil
 		}
 		st.CRDs = crdNames(op.analysis)
 		applied, err := ensureCRDs(ctx, c.client, FieldManager, op.analysis.CRDs)
@@ -92,14 +91,8 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, _ []operat
 		if !crdsOK[i] || !counted {
 			continue
 		}
-		if op.olm != nil {
-			if err := c.reconcileOLM(ctx, t, op, &statuses[i]); err != nil {
-				errs = append(errs, err)
-			}
-			continue
-		}
-		if err := c.reconcileRelease(ctx, t, releaseSpec{Name: op.spec.Name, Namespace: ns, Chart: op.chart, Install: op.analysis.release, Values: op.values}, &statuses[i], p); err != nil {
-			errs = append(errs, fmt.Errorf("operator %s: %w", op.spec.Name, err))
+		if err := op.backend.reconcile(ctx, p, op, &statuses[i]); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	sort.Slice(statuses, func(i, j int) bool { return statuses[i].Name < statuses[j].Name })

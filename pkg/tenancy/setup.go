@@ -4,15 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
-	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"helm.sh/helm/v3/pkg/chartutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -30,12 +27,10 @@ import (
 
 // CacheOptions selects the informers the controller needs by label, so
 // that it never caches the whole cluster: tenant namespaces and the
-// objects in them by the tenant label, Deployments by Helm's label, and,
-// where the cluster serves OLM's APIs, the OLM objects. A controller
-// started before OLM was installed needs a restart to serve OLM tenants.
+// objects in them by the tenant label, Deployments by Helm's label, and
+// what each backend adds (olm_setup.go).
 func CacheOptions(cfg *rest.Config) (cache.Options, error) {
-	hasTenant, _ := labels.NewRequirement(LabelTenant, selection.Exists, nil)
-	tenantObjects := cache.ByObject{Label: labels.NewSelector().Add(*hasTenant)}
+	tenantObjects := tenantObjects()
 	opts := cache.Options{
 		// managedFields are a large share of every cached object and the
 		// controller never reads them.
@@ -55,19 +50,21 @@ func CacheOptions(cfg *rest.Config) (cache.Options, error) {
 			&discoveryv1.EndpointSlice{}: {Namespaces: map[string]cache.Config{apiServerNamespace: {}},
 				Label: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: apiServerService})},
 		}}
-	olm, err := servesOLM(cfg)
-	if err != nil || !olm {
-		return opts, err
+	for _, bt := range backendTypes {
+		if bt.cache == nil {
+			continue
+		}
+		if err := bt.cache(cfg, &opts); err != nil {
+			return opts, fmt.Errorf("cache of the %s backend: %w", bt.name, err)
+		}
 	}
-	// OLM: what the controller creates by its label; the CSVs and
-	// InstallPlans OLM creates carry no label of ours, so they are cached
-	// cluster-wide with only the fields the controller reads.
-	opts.ByObject[&operatorsv1alpha1.Subscription{}] = tenantObjects
-	opts.ByObject[&operatorsv1.OperatorGroup{}] = tenantObjects
-	opts.ByObject[&operatorsv1alpha1.CatalogSource{}] = tenantObjects
-	opts.ByObject[&operatorsv1alpha1.ClusterServiceVersion{}] = cache.ByObject{Transform: slimCSV}
-	opts.ByObject[&operatorsv1alpha1.InstallPlan{}] = cache.ByObject{Transform: slimInstallPlan}
 	return opts, nil
+}
+
+// tenantObjects selects the objects that carry the tenant label.
+func tenantObjects() cache.ByObject {
+	hasTenant, _ := labels.NewRequirement(LabelTenant, selection.Exists, nil)
+	return cache.ByObject{Label: labels.NewSelector().Add(*hasTenant)}
 }
 
 // Setup registers the Tenant controller with mgr, whose cache must use
@@ -90,23 +87,24 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	c := &Controller{
-		client: mgr.GetClient(), reader: mgr.GetAPIReader(), helm: hc,
+		client: mgr.GetClient(), reader: mgr.GetAPIReader(), config: mgr.GetConfig(), helm: hc,
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
-		recorder: mgr.GetEventRecorder("tenancy"), plans: map[string]*plan{}, analyses: map[string]*analysis{},
+		recorder: mgr.GetEventRecorder("tenancy"), analyses: map[string]*analysis{},
 		catalogs: newCatalogClient(), drift: driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}},
 	}
-	if c.olmAPI, err = servesOLM(mgr.GetConfig()); err != nil {
-		return err
+	for _, bt := range backendTypes {
+		b, err := bt.new(c)
+		if err != nil {
+			return fmt.Errorf("the %s backend: %w", bt.name, err)
+		}
+		c.backends = append(c.backends, b)
 	}
-	r := operatorkit.New(mgr, "tenancy", func() *tenancyv1.Tenant { return &tenancyv1.Tenant{} }, operatorkit.Handler[*tenancyv1.Tenant](c),
+	r := operatorkit.New(mgr, "tenancy", func() *tenancyv1.Tenant { return &tenancyv1.Tenant{} }, operatorkit.Scoped[*tenancyv1.Tenant, *plan](c),
 		operatorkit.Options{FieldManager: FieldManager, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			LiveReader: mgr.GetAPIReader(), AggregateEvents: true})
 	tenants.use(mgr.GetClient())
 	owns := []client.Object{&corev1.Namespace{}, &corev1.ResourceQuota{}, &corev1.LimitRange{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{}}
-	if c.olmAPI {
-		owns = append(owns, &operatorsv1.OperatorGroup{}, &operatorsv1alpha1.CatalogSource{})
-	}
 	b := r.Builder(mgr, owns...).
 		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
 		// The release objects drift correction keeps (drift.go).
@@ -115,29 +113,10 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
 		Watches(&tenancyv1.TenantProfile{}, handler.EnqueueRequestsFromMapFunc(c.tenantsOfProfile)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(c.allTenants))
-	if c.olmAPI {
-		for _, o := range []client.Object{&operatorsv1alpha1.Subscription{}, &operatorsv1alpha1.InstallPlan{}, &operatorsv1alpha1.ClusterServiceVersion{}} {
-			b = b.Watches(o, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace))
-		}
+	for _, be := range c.backends {
+		b = be.watch(b)
 	}
 	return b.Complete(r)
-}
-
-// servesOLM reports whether the cluster serves OLM's APIs; the controller
-// watches them only then, and refuses OLM sources otherwise.
-func servesOLM(cfg *rest.Config) (bool, error) {
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return false, err
-	}
-	_, err = dc.ServerResourcesForGroupVersion(operatorsv1alpha1.SchemeGroupVersion.String())
-	if apierrors.IsNotFound(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("discovering OLM's APIs: %w", err)
-	}
-	return true, nil
 }
 
 // slimDeployment keeps what the controller reads of a Deployment (its
@@ -152,30 +131,6 @@ func slimDeployment(o any) (any, error) {
 	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas}
 	d.Status.Conditions = nil
 	return d, nil
-}
-
-// slimCSV keeps what the controller reads of a CSV: its version and phase.
-func slimCSV(o any) (any, error) {
-	csv, ok := o.(*operatorsv1alpha1.ClusterServiceVersion)
-	if !ok {
-		return o, nil
-	}
-	csv.ManagedFields = nil
-	csv.Annotations = nil
-	csv.Spec = operatorsv1alpha1.ClusterServiceVersionSpec{Version: csv.Spec.Version}
-	csv.Status = operatorsv1alpha1.ClusterServiceVersionStatus{Phase: csv.Status.Phase, Reason: csv.Status.Reason, Message: csv.Status.Message}
-	return csv, nil
-}
-
-// slimInstallPlan keeps an InstallPlan's spec and phase, not its steps.
-func slimInstallPlan(o any) (any, error) {
-	plan, ok := o.(*operatorsv1alpha1.InstallPlan)
-	if !ok {
-		return o, nil
-	}
-	plan.ManagedFields = nil
-	plan.Status = operatorsv1alpha1.InstallPlanStatus{Phase: plan.Status.Phase}
-	return plan, nil
 }
 
 // tenantOfNamespace maps an object to the Tenant its namespace belongs to.

@@ -11,9 +11,7 @@ import (
 
 // Status reports the namespaces' quotas and turns the operators' health
 // into the Tenant's conditions.
-func (c *Controller) Status(ctx context.Context, t *tenancyv1.Tenant, _ []operatorkit.ApplyResult) (operatorkit.Observation, error) {
-	p := c.plan(t)
-	defer c.dropPlan(t)
+func (c *Controller) Status(ctx context.Context, t *tenancyv1.Tenant, p *plan, _ []operatorkit.ApplyResult) (operatorkit.Observation, error) {
 	var syncing []string
 	t.Status.Namespaces, syncing = c.quotaStatus(ctx, t, p)
 	obs := operatorkit.Observation{Ready: true, Available: true, Reason: "Provisioned",

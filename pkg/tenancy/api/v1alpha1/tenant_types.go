@@ -50,7 +50,7 @@ type TenantSpec struct {
 }
 
 // OperatorSpec is one operator instance of the tenant.
-// +kubebuilder:validation:XValidation:rule="has(self.chart) != has(self.olm)",message="set exactly one of chart and olm"
+// +kubebuilder:validation:XValidation:rule="(has(self.chart) ? 1 : 0) + (has(self.olm) ? 1 : 0) + (has(self.bundle) ? 1 : 0) == 1",message="set exactly one of chart, olm and bundle"
 type OperatorSpec struct {
 	// Name of the instance; the Helm release name.
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
@@ -62,6 +62,10 @@ type OperatorSpec struct {
 	// OLM installs the operator from a catalog.
 	// +optional
 	OLM *OLMSource `json:"olm,omitempty"`
+	// Bundle installs a registry+v1 bundle from a catalog as a Helm
+	// release of the tenant, with no OLM on the cluster.
+	// +optional
+	Bundle *BundleSource `json:"bundle,omitempty"`
 	// Values for the chart. rbac.scope, watchNamespaces and crds.install
 	// are set by the controller.
 	// +kubebuilder:pruning:PreserveUnknownFields
@@ -69,7 +73,8 @@ type OperatorSpec struct {
 	Values *apiextensionsv1.JSON `json:"values,omitempty"`
 	// Version pins the operator version. With an OLM source and Manual
 	// approval, the controller approves exactly the InstallPlan of this
-	// version.
+	// version; with a bundle source and Manual approval, the controller
+	// installs exactly this version.
 	// +optional
 	Version string `json:"version,omitempty"`
 	// Instances is the most custom resources of each of the operator's
@@ -119,6 +124,56 @@ type OLMSource struct {
 	// +kubebuilder:default=Automatic
 	// +optional
 	Approval string `json:"approval,omitempty"`
+}
+
+// BundleSource asks for a registry+v1 bundle from a file-based catalog,
+// rendered by the controller and installed as a Helm release of the
+// tenant: no OLM runs on the cluster.
+type BundleSource struct {
+	// Catalog that serves the package.
+	Catalog BundleCatalog `json:"catalog"`
+	// Package in the catalog.
+	// +kubebuilder:validation:MinLength=1
+	Package string `json:"package"`
+	// Channel to follow.
+	// +kubebuilder:validation:MinLength=1
+	Channel string `json:"channel"`
+	// Approval: Automatic follows the channel head; Manual installs
+	// spec.operators[].version (or, without one, the version first
+	// installed) and lists newer ones in status as pending.
+	// +kubebuilder:validation:Enum=Automatic;Manual
+	// +kubebuilder:default=Automatic
+	// +optional
+	Approval string `json:"approval,omitempty"`
+}
+
+// BundleCatalog locates a file-based catalog.
+// +kubebuilder:validation:XValidation:rule="(has(self.image) ? 1 : 0) + (has(self.address) ? 1 : 0) + (has(self.url) ? 1 : 0) + (has(self.configMap) ? 1 : 0) == 1",message="set exactly one of image, address, url and configMap"
+type BundleCatalog struct {
+	// Image of a catalog: the file-based catalog in the directory its
+	// operators.operatorframework.io.index.configs.v1 label names, as
+	// opctl publish pushes it.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// Address (host:port) of an operator-registry gRPC server.
+	// +optional
+	Address string `json:"address,omitempty"`
+	// URL serving the catalog as a stream of JSON objects, the shape of
+	// OLM v1's ClusterCatalog (…/api/v1/all).
+	// +optional
+	URL string `json:"url,omitempty"`
+	// ConfigMap whose data entries hold the catalog's YAML or JSON. It
+	// must not be in a tenant namespace.
+	// +optional
+	ConfigMap *ConfigMapReference `json:"configMap,omitempty"`
+}
+
+// ConfigMapReference names a ConfigMap.
+type ConfigMapReference struct {
+	// +kubebuilder:validation:MinLength=1
+	Namespace string `json:"namespace"`
+	// +kubebuilder:validation:MinLength=1
+	Name string `json:"name"`
 }
 
 // OLMCatalog names a CatalogSource, or a catalog for which the controller
@@ -225,6 +280,9 @@ type OperatorStatus struct {
 	// OLM is the state of an operator installed from a catalog.
 	// +optional
 	OLM *OLMStatus `json:"olm,omitempty"`
+	// Bundle is the state of an operator installed from a bundle.
+	// +optional
+	Bundle *BundleStatus `json:"bundle,omitempty"`
 	// Reason classifies LastError: InstallFailed, UpgradeFailed, CRDSkew,
 	// InterOperatorGroupOwnerConflict or TooManyOperatorGroups.
 	// +optional
@@ -252,6 +310,28 @@ type OLMStatus struct {
 	// (another version than the pinned one), as "<plan>: <CSVs>".
 	// +optional
 	AwaitingApproval []string `json:"awaitingApproval,omitempty"`
+}
+
+// BundleStatus is the bundle an operator runs, and what the channel
+// offers beyond it.
+type BundleStatus struct {
+	// +optional
+	Package string `json:"package,omitempty"`
+	// +optional
+	Channel string `json:"channel,omitempty"`
+	// Bundle (its CSV name) and Version deployed.
+	// +optional
+	Bundle string `json:"bundle,omitempty"`
+	// +optional
+	Version string `json:"version,omitempty"`
+	// Image of the bundle, by digest where the catalog or the registry
+	// gives one.
+	// +optional
+	Image string `json:"image,omitempty"`
+	// Pending lists the newer versions of the channel that Manual
+	// approval does not install.
+	// +optional
+	Pending []string `json:"pending,omitempty"`
 }
 
 // Tenant gives a team namespaces, quota, isolation and operator instances.

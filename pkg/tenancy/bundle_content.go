@@ -1,0 +1,124 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// bundleContent is a bundle's objects and where they came from.
+type bundleContent struct {
+	objects []*unstructured.Unstructured
+	// image is the bundle image, by digest when it was read or the
+	// catalog named it so.
+	image string
+}
+
+// content returns a bundle's objects: from the catalog's
+// olm.bundle.object properties, else from the manifests/ directory of
+// the bundle image in its registry. Bundles are read once by image
+// digest or catalog entry.
+func (f *fbcCatalogs) content(ctx context.Context, b *declcfg.Bundle) (*bundleContent, error) {
+	docs := b.Objects
+	if len(docs) == 0 {
+		props, err := property.Parse(b.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
+		}
+		for _, o := range props.BundleObjects {
+			docs = append(docs, string(o.Data))
+		}
+	}
+	if len(docs) > 0 {
+		objs, err := readDocs(b.Name, docs)
+		return &bundleContent{objects: objs, image: b.Image}, err
+	}
+	if b.Image == "" {
+		return nil, fmt.Errorf("bundle %s: the catalog carries neither its objects nor its image", b.Name)
+	}
+	return f.pullBundle(ctx, b)
+}
+
+// pullBundle reads a registry+v1 bundle image (one object per file under
+// manifests/), once per digest-pinned image, and once per poll interval
+// for a tag.
+func (f *fbcCatalogs) pullBundle(ctx context.Context, b *declcfg.Bundle) (*bundleContent, error) {
+	f.mu.Lock()
+	p, ok := f.pulled[b.Image]
+	f.mu.Unlock()
+	if ok && (digestOf(b.Image) != "" || time.Since(p.at) < f.ttl) {
+		return p.content, nil
+	}
+	c, err := f.pull(ctx, b)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.pulled[b.Image] = pulledBundle{content: c, at: time.Now()}
+	f.mu.Unlock()
+	return c, nil
+}
+
+func (f *fbcCatalogs) pull(ctx context.Context, b *declcfg.Bundle) (*bundleContent, error) {
+	ref, err := name.ParseReference(b.Image, f.nameOptions()...)
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: image %s: %w", b.Name, b.Image, err)
+	}
+	desc, err := remote.Get(ref, remote.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: pulling %s: %w", b.Name, b.Image, err)
+	}
+	img, err := desc.Image()
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %s: %w", b.Name, b.Image, err)
+	}
+	files, err := imageFiles(img, "manifests")
+	if err != nil {
+		return nil, fmt.Errorf("bundle %s: %s: %w", b.Name, b.Image, err)
+	}
+	var docs []string
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if ext := path.Ext(p); ext == ".yaml" || ext == ".yml" || ext == ".json" {
+			docs = append(docs, string(files[p]))
+		}
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("bundle %s: image %s has no manifests/", b.Name, b.Image)
+	}
+	objs, err := readDocs(b.Name, docs)
+	return &bundleContent{objects: objs, image: ref.Context().Digest(desc.Digest.String()).String()}, err
+}
+
+// readDocs parses YAML or JSON documents into objects.
+func readDocs(bundle string, docs []string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for _, doc := range docs {
+		for _, d := range manifestDocs(doc) {
+			if d.err != nil {
+				return nil, fmt.Errorf("bundle %s: reading an object: %w", bundle, d.err)
+			}
+			if d.obj != nil {
+				objs = append(objs, d.obj)
+			}
+		}
+	}
+	return objs, nil
+}
+
+// digestOf is the digest part of an image reference, or "".
+func digestOf(image string) string {
+	if _, d, ok := strings.Cut(image, "@"); ok {
+		return d
+	}
+	return ""
+}

@@ -1,0 +1,28 @@
+package tenancy
+
+import (
+	"context"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// remove uninstalls each bundle's release, then deletes its webhook
+// certificates.
+func (b *bundleBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
+	if err := b.uninstallAll(ctx, t, names); err != nil {
+		return err
+	}
+	for _, name := range names {
+		if err := b.deleteWebhookCerts(ctx, t, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// disconnect hands each release's records back to its namespace.
+func (b *bundleBackend) disconnect(_ context.Context, t *tenancyv1.Tenant, names []string) ([]client.Object, error) {
+	return nil, b.handBackAll(t, names)
+}

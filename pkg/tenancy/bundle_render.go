@@ -1,0 +1,245 @@
+package tenancy
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"opctl.dev/opctl/pkg/operatorkit"
+)
+
+// bundleRender is what renderBundle needs: the tenant, the release and
+// the bundle's objects.
+type bundleRender struct {
+	tenant, release string
+	namespaces      []string
+	objects         []*unstructured.Unstructured
+	// clusterScoped reports a kind's scope; unknown kinds are namespaced.
+	clusterScoped func(schema.GroupVersionKind) bool
+	// certs returns the webhook certificates of the named Deployments.
+	certs func(deployments []string) (*webhookCerts, error)
+}
+
+// renderedBundle is a bundle made into the objects of one release.
+type renderedBundle struct {
+	csv *operatorsv1alpha1.ClusterServiceVersion
+	// manifest is the release's objects as one YAML stream, in order.
+	manifest []byte
+	// digest is the sha256 of manifest: a change of any rendered input
+	// (bundle, namespaces, tenant) is an upgrade.
+	digest string
+	// analysis holds the CRDs (applied through the shared-CRD path, not
+	// the release) and the quota input.
+	analysis *analysis
+}
+
+// renderBundle renders a registry+v1 bundle as OLM would install it into
+// the tenant's namespaces, the first one being the operator's:
+//   - the CSV's deployments, with olm.targetNamespaces on their pods;
+//   - a ServiceAccount per account the CSV names (unless the bundle
+//     ships it);
+//   - permissions as a Role and RoleBinding in each tenant namespace;
+//   - clusterPermissions as a ClusterRole and ClusterRoleBinding named
+//     for the tenant and the release;
+//   - the bundle's other objects, namespaced ones in the operator's
+//     namespace and cluster-scoped ones named for the tenant and release.
+//
+// Every object carries Helm's instance label. The CSV's install modes
+// must fit the namespaces; webhook definitions are refused.
+func renderBundle(in bundleRender) (*renderedBundle, error) {
+	var csvObj *unstructured.Unstructured
+	var others, crds []*unstructured.Unstructured
+	for _, u := range in.objects {
+		switch u.GetKind() {
+		case "ClusterServiceVersion":
+			csvObj = u
+		case "CustomResourceDefinition":
+			crds = append(crds, u)
+		default:
+			others = append(others, u)
+		}
+	}
+	if csvObj == nil {
+		return nil, fmt.Errorf("the bundle has no ClusterServiceVersion")
+	}
+	if err := boundedQuantities(csvObj.Object, ""); err != nil {
+		return nil, fmt.Errorf("reading the CSV: %w", err)
+	}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(csvObj.Object, csv); err != nil {
+		return nil, fmt.Errorf("reading the CSV %s: %w", csvObj.GetName(), err)
+	}
+	modes := map[operatorsv1alpha1.InstallModeType]bool{}
+	for _, m := range csv.Spec.InstallModes {
+		modes[m.Type] = m.Supported
+	}
+	if err := installModeFits(csv.Name, modes, len(in.namespaces)); err != nil {
+		return nil, err
+	}
+	r := &bundleRenderer{in: in, ns: in.namespaces[0], renamed: map[string]string{}}
+	hooks, err := r.webhooks(csv)
+	if err != nil {
+		return nil, err
+	}
+	var objs []*unstructured.Unstructured
+	for _, o := range others {
+		if in.clusterScoped(o.GroupVersionKind()) {
+			r.renamed[o.GetKind()+"/"+o.GetName()] = r.clusterName(o.GetName())
+		}
+	}
+	sas := map[string]bool{}
+	for _, o := range others {
+		if o.GetKind() == "ServiceAccount" {
+			sas[o.GetName()] = true
+		}
+		objs = append(objs, r.carry(o))
+	}
+	install := csv.Spec.InstallStrategy.StrategySpec
+	for _, d := range install.DeploymentSpecs {
+		if !sas[d.Spec.Template.Spec.ServiceAccountName] && d.Spec.Template.Spec.ServiceAccountName != "" {
+			sas[d.Spec.Template.Spec.ServiceAccountName] = true
+			objs = append(objs, r.typed(&corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
+				ObjectMeta: metav1.ObjectMeta{Name: d.Spec.Template.Spec.ServiceAccountName, Namespace: r.ns}}))
+		}
+		objs = append(objs, r.deployment(d, hooks))
+	}
+	objs = append(objs, hooks.objects...)
+	for i, p := range install.Permissions {
+		name := fmt.Sprintf("%s-%s-%d", in.release, p.ServiceAccountName, i)
+		for _, ns := range in.namespaces {
+			objs = append(objs, r.typed(&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: p.Rules}))
+			objs = append(objs, r.typed(&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
+				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: p.ServiceAccountName, Namespace: r.ns}}}))
+		}
+	}
+	for i, p := range install.ClusterPermissions {
+		name := r.clusterName(fmt.Sprintf("%s-%d", p.ServiceAccountName, i))
+		objs = append(objs, r.typed(&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: p.Rules}))
+		objs = append(objs, r.typed(&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: p.ServiceAccountName, Namespace: r.ns}}}))
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	var manifest strings.Builder
+	for _, o := range objs {
+		b, err := yaml.Marshal(o.Object)
+		if err != nil {
+			return nil, err
+		}
+		manifest.WriteString("---\n")
+		manifest.Write(b)
+	}
+	a, err := analyze(append(append([]*unstructured.Unstructured{}, crds...), objs...))
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(manifest.String()))
+	return &renderedBundle{csv: csv, manifest: []byte(manifest.String()), digest: hex.EncodeToString(sum[:]), analysis: a}, nil
+}
+
+// installModeFits checks that a CSV's install modes allow the operator in
+// the tenant's first namespace to watch all of the tenant's namespaces.
+func installModeFits(csv string, modes map[operatorsv1alpha1.InstallModeType]bool, namespaces int) error {
+	if namespaces > 1 && !modes[operatorsv1alpha1.InstallModeTypeMultiNamespace] {
+		return operatorkit.Terminal("InstallModeNotSupported", fmt.Errorf("%s does not support the MultiNamespace install mode that %d namespaces need; give the tenant one namespace", csv, namespaces))
+	}
+	if namespaces == 1 && !modes[operatorsv1alpha1.InstallModeTypeOwnNamespace] {
+		return operatorkit.Terminal("InstallModeNotSupported", fmt.Errorf("%s does not support the OwnNamespace install mode", csv))
+	}
+	return nil
+}
+
+// bundleRenderer holds what the objects of one render share.
+type bundleRenderer struct {
+	in      bundleRender
+	ns      string
+	renamed map[string]string // "Kind/name" of cluster-scoped objects
+	err     error
+}
+
+// clusterName qualifies a cluster-scoped name by the tenant and the
+// release, so that every tenant's install has its own. The prefix is a
+// DNS subdomain, which every kind's names allow.
+func (r *bundleRenderer) clusterName(name string) string {
+	return "opctl." + r.in.tenant + "." + r.in.release + "." + name
+}
+
+// labelled sets Helm's instance labels, which the release path reads.
+func (r *bundleRenderer) labelled(u *unstructured.Unstructured) *unstructured.Unstructured {
+	setLabel(u, "app.kubernetes.io/managed-by", "Helm")
+	setLabel(u, "app.kubernetes.io/instance", r.in.release)
+	return u
+}
+
+// carry places one of the bundle's own objects.
+func (r *bundleRenderer) carry(o *unstructured.Unstructured) *unstructured.Unstructured {
+	u := o.DeepCopy()
+	unstructured.RemoveNestedField(u.Object, "status")
+	u.SetResourceVersion("")
+	u.SetUID("")
+	if name, ok := r.renamed[u.GetKind()+"/"+u.GetName()]; ok {
+		u.SetName(name)
+		u.SetNamespace("")
+	} else {
+		u.SetNamespace(r.ns)
+	}
+	if u.GetKind() == "ClusterRoleBinding" || u.GetKind() == "RoleBinding" {
+		if name, ok := r.renamed["ClusterRole/"+nestedString(u, "roleRef", "name")]; ok {
+			_ = unstructured.SetNestedField(u.Object, name, "roleRef", "name")
+		}
+	}
+	return r.labelled(u)
+}
+
+// deployment makes a Deployment of the install strategy, with its webhook
+// certificate mounted where OLM mounts it.
+func (r *bundleRenderer) deployment(d operatorsv1alpha1.StrategyDeploymentSpec, hooks *renderedWebhooks) *unstructured.Unstructured {
+	dep := &appsv1.Deployment{TypeMeta: metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: r.ns, Labels: d.Label}, Spec: *d.Spec.DeepCopy()}
+	tmpl := &dep.Spec.Template
+	if tmpl.Annotations == nil {
+		tmpl.Annotations = map[string]string{}
+	}
+	tmpl.Annotations["olm.targetNamespaces"] = strings.Join(r.in.namespaces, ",")
+	tmpl.Annotations["olm.operatorNamespace"] = r.ns
+	if hooks.served[d.Name] {
+		mountWebhookCert(&tmpl.Spec, d.Name)
+	}
+	return r.typed(dep)
+}
+
+// typed converts a typed object, labelled.
+func (r *bundleRenderer) typed(o runtime.Object) *unstructured.Unstructured {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+	if err != nil && r.err == nil {
+		r.err = err
+	}
+	u := &unstructured.Unstructured{Object: m}
+	unstructured.RemoveNestedField(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
+	return r.labelled(u)
+}
+
+func nestedString(u *unstructured.Unstructured, fields ...string) string {
+	s, _, _ := unstructured.NestedString(u.Object, fields...)
+	return s
+}

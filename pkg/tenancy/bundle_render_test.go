@@ -1,0 +1,252 @@
+package tenancy
+
+import (
+	"crypto/x509"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"opctl.dev/opctl/pkg/operatorkit"
+)
+
+// sampleBundle reads the sample operator's bundle as the catalog carries
+// it.
+func sampleBundle(t *testing.T) []*unstructured.Unstructured {
+	t.Helper()
+	files, err := filepath.Glob("../../bundle/sample-operator/manifests/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the sample bundle: %v", err)
+	}
+	var docs []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, string(b))
+	}
+	objs, err := readDocs("sample", docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func clusterKinds(gvk schema.GroupVersionKind) bool {
+	return strings.HasPrefix(gvk.Kind, "Cluster") || gvk.Kind == "CustomResourceDefinition"
+}
+
+func TestRenderBundle(t *testing.T) {
+	in := bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: sampleBundle(t), clusterScoped: clusterKinds}
+	r, err := renderBundle(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := renderBundle(in)
+	if err != nil || string(again.manifest) != string(r.manifest) || again.digest != r.digest {
+		t.Fatalf("a second render differs (%v)", err)
+	}
+	got := map[string]*unstructured.Unstructured{}
+	for _, d := range manifestDocs(string(r.manifest)) {
+		if d.err != nil {
+			t.Fatal(d.err)
+		}
+		u := d.obj
+		got[u.GetKind()+" "+u.GetNamespace()+"/"+u.GetName()] = u
+		if l := u.GetLabels(); l["app.kubernetes.io/instance"] != "kv" || l["app.kubernetes.io/managed-by"] != "Helm" {
+			t.Errorf("%s %s has labels %v, want Helm's instance labels", u.GetKind(), u.GetName(), l)
+		}
+	}
+	for _, want := range []string{
+		"Deployment team-a/kvstore-controller-manager",
+		"ServiceAccount team-a/kvstore-controller-manager",
+		"Role team-a/kv-kvstore-controller-manager-0",
+		"RoleBinding team-a/kv-kvstore-controller-manager-0",
+		"ClusterRole /opctl.team-a.kv.kvstore-controller-manager-0",
+		"ClusterRoleBinding /opctl.team-a.kv.kvstore-controller-manager-0",
+		"ClusterRole /opctl.team-a.kv.kvstore-editor-role",
+		"Service team-a/kvstore-controller-manager-metrics",
+		"ConfigMap team-a/kvstores.kv.opctl.dev-platform-as-code",
+	} {
+		if got[want] == nil {
+			t.Errorf("the render has no %s; it has %v", want, keys(got))
+		}
+	}
+	for k := range got {
+		if strings.HasPrefix(k, "CustomResourceDefinition") || strings.HasPrefix(k, "ClusterServiceVersion") {
+			t.Errorf("the release carries %s; CRDs go through the shared-CRD path and the CSV is not installed", k)
+		}
+	}
+	if dep := got["Deployment team-a/kvstore-controller-manager"]; dep != nil {
+		if a := dep.GetAnnotations(); a != nil {
+			t.Errorf("annotations on the Deployment itself: %v", a)
+		}
+		if v, _, _ := unstructured.NestedString(dep.Object, "spec", "template", "metadata", "annotations", "olm.targetNamespaces"); v != "team-a" {
+			t.Errorf("olm.targetNamespaces = %q, want team-a", v)
+		}
+	}
+	if crb := got["ClusterRoleBinding /opctl.team-a.kv.kvstore-controller-manager-0"]; crb != nil {
+		subj, _, _ := unstructured.NestedSlice(crb.Object, "subjects")
+		if len(subj) != 1 || subj[0].(map[string]any)["namespace"] != "team-a" {
+			t.Errorf("ClusterRoleBinding subjects %v, want the operator's ServiceAccount in team-a", subj)
+		}
+	}
+	if len(r.analysis.CRDs) != 1 || r.analysis.CRDs[0].Name != "kvstores.kv.opctl.dev" {
+		t.Errorf("analysis CRDs %v", r.analysis.CRDs)
+	}
+	if len(r.analysis.Workloads) != 1 || len(r.analysis.Operands) != 1 {
+		t.Errorf("quota input: %d workloads, %d operands; want the manager and the KVStore figures", len(r.analysis.Workloads), len(r.analysis.Operands))
+	}
+
+	// Another tenant's render names its cluster-scoped objects apart.
+	in.tenant = "team-b"
+	other, err := renderBundle(in)
+	if err != nil || !strings.Contains(string(other.manifest), "opctl.team-b.kv.") || other.digest == r.digest {
+		t.Errorf("team-b's render does not name its cluster roles for team-b (%v)", err)
+	}
+}
+
+func TestRenderBundleRefusals(t *testing.T) {
+	objs := sampleBundle(t)
+	_, err := renderBundle(bundleRender{tenant: "t", release: "kv", namespaces: []string{"a", "b"}, objects: objs, clusterScoped: clusterKinds})
+	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "MultiNamespace install mode that 2 namespaces need") {
+		t.Errorf("two namespaces for a bundle without MultiNamespace: %v, want a Terminal install-mode error", err)
+	}
+	withWebhook(objs, "ConversionWebhook")
+	_, err = renderBundle(bundleRender{tenant: "t", release: "kv", namespaces: []string{"a"}, objects: objs, clusterScoped: clusterKinds})
+	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "every tenant shares") {
+		t.Errorf("a bundle with a conversion webhook: %v, want a Terminal error", err)
+	}
+}
+
+// withWebhook gives the sample's CSV one webhook of type typ.
+func withWebhook(objs []*unstructured.Unstructured, typ string) {
+	for _, u := range objs {
+		if u.GetKind() == "ClusterServiceVersion" {
+			_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"type": typ, "generateName": "vkvstore.kv.opctl.dev",
+				"deploymentName": "kvstore-controller-manager", "admissionReviewVersions": []any{"v1"}, "sideEffects": "None", "containerPort": int64(9443),
+				"webhookPath": "/validate", "conversionCRDs": []any{"kvstores.kv.opctl.dev"},
+				"rules": []any{map[string]any{"apiGroups": []any{"*"}, "apiVersions": []any{"*"}, "resources": []any{"*"}, "operations": []any{"CREATE"}, "scope": "*"}}}},
+				"spec", "webhookdefinitions")
+		}
+	}
+}
+
+// TestRenderBundleWebhooks: an admission webhook gets a Service, a TLS
+// Secret the CA trusts, the certificate mounted where OLM mounts it, and
+// a configuration that only sees namespaced objects of the tenant.
+func TestRenderBundleWebhooks(t *testing.T) {
+	objs := sampleBundle(t)
+	withWebhook(objs, "ValidatingAdmissionWebhook")
+	var issued *webhookCerts
+	r, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a", "team-a-2"}, objects: objs, clusterScoped: clusterKinds,
+		certs: func(deployments []string) (*webhookCerts, error) {
+			if len(deployments) != 1 || deployments[0] != "kvstore-controller-manager" {
+				t.Errorf("certificates asked for %v", deployments)
+			}
+			var err error
+			issued, err = issueWebhookCerts(time.Now(), "team-a", deployments)
+			return issued, err
+		}})
+	if err == nil || !strings.Contains(err.Error(), "MultiNamespace") {
+		t.Fatalf("two namespaces: %v", err)
+	}
+	r, err = renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: objs, clusterScoped: clusterKinds,
+		certs: func(deployments []string) (*webhookCerts, error) {
+			return issueWebhookCerts(time.Now(), "team-a", deployments)
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := map[string]*unstructured.Unstructured{}
+	for _, d := range manifestDocs(string(r.manifest)) {
+		docs[d.obj.GetKind()+" "+d.obj.GetName()] = d.obj
+	}
+	svc, secret := docs["Service kvstore-controller-manager-service"], docs["Secret kvstore-controller-manager-service-cert"]
+	vwc := docs["ValidatingWebhookConfiguration opctl.team-a.kv.vkvstore.kv.opctl.dev"]
+	if svc == nil || secret == nil || vwc == nil {
+		t.Fatalf("render has %v", keys(docs))
+	}
+	if port, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports"); len(port) != 1 || fmt.Sprint(port[0].(map[string]any)["port"]) != "9443" {
+		t.Errorf("Service ports %v, want 9443", port)
+	}
+	hook := vwc.Object["webhooks"].([]any)[0].(map[string]any)
+	ns := hook["namespaceSelector"].(map[string]any)["matchExpressions"].([]any)[0].(map[string]any)
+	if ns["key"] != "kubernetes.io/metadata.name" || fmt.Sprint(ns["values"]) != "[team-a]" {
+		t.Errorf("namespaceSelector %v, want the tenant's namespaces", ns)
+	}
+	if scope := hook["rules"].([]any)[0].(map[string]any)["scope"]; scope != "Namespaced" {
+		t.Errorf("rule scope %v, want Namespaced", scope)
+	}
+	cc := hook["clientConfig"].(map[string]any)
+	svcRef := cc["service"].(map[string]any)
+	if svcRef["name"] != "kvstore-controller-manager-service" || svcRef["namespace"] != "team-a" || svcRef["path"] != "/validate" {
+		t.Errorf("clientConfig %v", svcRef)
+	}
+	caBundle, _ := base64.StdEncoding.DecodeString(cc["caBundle"].(string))
+	tlsCrt, _ := base64.StdEncoding.DecodeString(secret.Object["data"].(map[string]any)["tls.crt"].(string))
+	ca, err := parseCert(caBundle)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaf, err := parseCert(tlsCrt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(ca)
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "kvstore-controller-manager-service.team-a.svc"}); err != nil {
+		t.Errorf("the serving certificate does not verify against the caBundle for the Service: %v", err)
+	}
+	mounts, _, _ := unstructured.NestedSlice(docs["Deployment kvstore-controller-manager"].Object, "spec", "template", "spec", "containers")
+	if got := fmt.Sprint(mounts[0].(map[string]any)["volumeMounts"]); !strings.Contains(got, "/tmp/k8s-webhook-server/serving-certs") || !strings.Contains(got, "/apiserver.local.config/certificates") {
+		t.Errorf("manager volume mounts %s", got)
+	}
+}
+
+func TestWebhookCerts(t *testing.T) {
+	now := time.Now()
+	w, err := issueWebhookCerts(now, "team-a", []string{"a", "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name        string
+		at          time.Time
+		ns          string
+		deployments []string
+		want        bool
+	}{
+		{"fresh", now, "team-a", []string{"a", "b"}, true},
+		{"before renewal", now.Add(webhookCertLifetime - webhookCertRenew - time.Hour), "team-a", []string{"a", "b"}, true},
+		{"due for renewal", now.Add(webhookCertLifetime - webhookCertRenew + time.Hour), "team-a", []string{"a", "b"}, false},
+		{"another namespace", now, "team-b", []string{"a", "b"}, false},
+		{"a new deployment", now, "team-a", []string{"a", "b", "c"}, false},
+		{"a deployment fewer", now, "team-a", []string{"a"}, false},
+	}
+	for _, tt := range tests {
+		if got := w.current(tt.at, tt.ns, tt.deployments); got != tt.want {
+			t.Errorf("%s: current = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+	other, _ := issueWebhookCerts(now, "team-a", []string{"a", "b"})
+	w.serving["b"] = other.serving["b"]
+	if w.current(now, "team-a", []string{"a", "b"}) {
+		t.Errorf("a certificate of another CA counts as current")
+	}
+}
+
+func keys(m map[string]*unstructured.Unstructured) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

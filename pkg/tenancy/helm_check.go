@@ -1,0 +1,110 @@
+package tenancy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+
+	"helm.sh/helm/v3/pkg/chartutil"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"opctl.dev/opctl/pkg/operatorkit"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// helmBackend installs operators from charts (spec.operators[].chart) as
+// Helm releases of the tenant.
+type helmBackend struct{ *Controller }
+
+func (helmBackend) source(op tenancyv1.OperatorSpec) (string, bool) {
+	if op.Chart == nil {
+		return "", false
+	}
+	if op.Chart.Path != "" {
+		return op.Chart.Path, true
+	}
+	return op.Chart.Repository, true
+}
+
+// installed: an operator that no other backend claims is a release.
+func (helmBackend) installed(st tenancyv1.OperatorStatus) bool {
+	return st.OLM == nil && st.Bundle == nil
+}
+
+// plan loads the chart, renders it for the analysis and sets the release
+// values.
+func (h helmBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1.OperatorSpec) (operatorPlan, error) {
+	lc, err := h.charts.Load(ctx, op.Chart)
+	if err != nil {
+		return operatorPlan{}, fmt.Errorf("operator %s: %w", op.Name, err)
+	}
+	values, err := releaseValues(op, t.Spec.Namespaces)
+	if err != nil {
+		return operatorPlan{}, operatorkit.Terminal("InvalidValues", fmt.Errorf("operator %s: %w", op.Name, err))
+	}
+	a, err := h.analysis(lc, op)
+	if err != nil {
+		return operatorPlan{}, err
+	}
+	return operatorPlan{analysis: a, release: &releaseSpec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: a.release, Values: values}}, nil
+}
+
+// analysis renders the chart with CRDs and reads it. The result does not
+// depend on the tenant's namespaces, so it is computed once per chart and
+// user values, not once per tenant.
+func (c *Controller) analysis(lc *loadedChart, op tenancyv1.OperatorSpec) (*analysis, error) {
+	key := lc.key
+	if op.Values != nil {
+		key += "|" + string(op.Values.Raw)
+	}
+	c.mu.Lock()
+	a, ok := c.analyses[key]
+	c.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	values, err := releaseValues(op, []string{"tenant"})
+	if err != nil {
+		return nil, operatorkit.Terminal("InvalidValues", fmt.Errorf("operator %s: %w", op.Name, err))
+	}
+	withCRDs := chartutil.CoalesceTables(map[string]any{"crds": map[string]any{"install": true}}, values)
+	rendered, err := lc.Render(op.Name, "tenant", withCRDs, c.kube)
+	if err != nil {
+		return nil, operatorkit.Terminal("RenderFailed", fmt.Errorf("operator %s: %w", op.Name, err))
+	}
+	var objs []*unstructured.Unstructured
+	for _, name := range slices.Sorted(maps.Keys(rendered)) {
+		objs = append(objs, rendered[name]...)
+	}
+	if a, err = analyze(objs); err != nil {
+		return nil, operatorkit.Terminal("InvalidPlatformAsCode", fmt.Errorf("operator %s: %w", op.Name, err))
+	}
+	a.release = lc.withoutCRDs(rendered)
+	c.mu.Lock()
+	c.analyses[key] = a
+	c.mu.Unlock()
+	return a, nil
+}
+
+// releaseValues are the user's values with what the controller decides:
+// namespace-scoped RBAC, the tenant namespaces watched, no CRDs.
+func releaseValues(op tenancyv1.OperatorSpec, namespaces []string) (map[string]any, error) {
+	user := map[string]any{}
+	if op.Values != nil && len(op.Values.Raw) > 0 {
+		if err := json.Unmarshal(op.Values.Raw, &user); err != nil {
+			return nil, fmt.Errorf("spec.operators[].values: %w", err)
+		}
+	}
+	ns := make([]any, len(namespaces))
+	for i, n := range namespaces {
+		ns[i] = n
+	}
+	forced := map[string]any{
+		"rbac":            map[string]any{"scope": "namespace"},
+		"watchNamespaces": ns,
+		"crds":            map[string]any{"install": false},
+	}
+	return chartutil.CoalesceTables(forced, user), nil
+}

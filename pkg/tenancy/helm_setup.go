@@ -1,0 +1,19 @@
+package tenancy
+
+import (
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+func init() {
+	registerBackend(backendType{name: "chart", new: func(c *Controller) (backend, error) { return helmBackend{c}, nil }})
+}
+
+// objects: a release's objects are Helm's, not the Tenant's.
+func (helmBackend) objects(*tenancyv1.Tenant) []client.Object { return nil }
+
+// watch: the release path's watches (Deployments, and the RBAC drift
+// correction keeps) are the Controller's, shared with the bundle backend.
+func (helmBackend) watch(b *builder.Builder) *builder.Builder { return b }

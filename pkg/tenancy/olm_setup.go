@@ -1,0 +1,95 @@
+package tenancy
+
+import (
+	"fmt"
+
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+)
+
+func init() {
+	registerBackend(backendType{name: "olm", cache: olmCache, new: func(c *Controller) (backend, error) {
+		served, err := servesOLM(c.config)
+		return &olmBackend{Controller: c, served: served}, err
+	}})
+}
+
+// olmCache caches, where the cluster serves OLM's APIs, what the
+// controller creates by its label; the CSVs and InstallPlans OLM creates
+// carry no label of ours, so they are cached cluster-wide with only the
+// fields the controller reads. A controller started before OLM was
+// installed needs a restart to serve OLM tenants.
+func olmCache(cfg *rest.Config, opts *cache.Options) error {
+	olm, err := servesOLM(cfg)
+	if err != nil || !olm {
+		return err
+	}
+	opts.ByObject[&operatorsv1alpha1.Subscription{}] = tenantObjects()
+	opts.ByObject[&operatorsv1.OperatorGroup{}] = tenantObjects()
+	opts.ByObject[&operatorsv1alpha1.CatalogSource{}] = tenantObjects()
+	opts.ByObject[&operatorsv1alpha1.ClusterServiceVersion{}] = cache.ByObject{Transform: slimCSV}
+	opts.ByObject[&operatorsv1alpha1.InstallPlan{}] = cache.ByObject{Transform: slimInstallPlan}
+	return nil
+}
+
+// watch owns the OperatorGroups and CatalogSources and watches the
+// Subscriptions, InstallPlans and CSVs of tenant namespaces.
+func (c *olmBackend) watch(b *builder.Builder) *builder.Builder {
+	if !c.served {
+		return b
+	}
+	b = b.Owns(&operatorsv1.OperatorGroup{}).Owns(&operatorsv1alpha1.CatalogSource{})
+	for _, o := range []client.Object{&operatorsv1alpha1.Subscription{}, &operatorsv1alpha1.InstallPlan{}, &operatorsv1alpha1.ClusterServiceVersion{}} {
+		b = b.Watches(o, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace))
+	}
+	return b
+}
+
+// servesOLM reports whether the cluster serves OLM's APIs; the controller
+// watches them only then, and refuses OLM sources otherwise.
+func servesOLM(cfg *rest.Config) (bool, error) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return false, err
+	}
+	_, err = dc.ServerResourcesForGroupVersion(operatorsv1alpha1.SchemeGroupVersion.String())
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("discovering OLM's APIs: %w", err)
+	}
+	return true, nil
+}
+
+// slimCSV keeps what the controller reads of a CSV: its version and phase.
+func slimCSV(o any) (any, error) {
+	csv, ok := o.(*operatorsv1alpha1.ClusterServiceVersion)
+	if !ok {
+		return o, nil
+	}
+	csv.ManagedFields = nil
+	csv.Annotations = nil
+	csv.Spec = operatorsv1alpha1.ClusterServiceVersionSpec{Version: csv.Spec.Version}
+	csv.Status = operatorsv1alpha1.ClusterServiceVersionStatus{Phase: csv.Status.Phase, Reason: csv.Status.Reason, Message: csv.Status.Message}
+	return csv, nil
+}
+
+// slimInstallPlan keeps an InstallPlan's spec and phase, not its steps.
+func slimInstallPlan(o any) (any, error) {
+	plan, ok := o.(*operatorsv1alpha1.InstallPlan)
+	if !ok {
+		return o, nil
+	}
+	plan.ManagedFields = nil
+	plan.Status = operatorsv1alpha1.InstallPlanStatus{Phase: plan.Status.Phase}
+	return plan, nil
+}

@@ -1,0 +1,56 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// olmStatus maps the Subscription, the installed CSV and the InstallPlan
+// that installed it (or the Subscription's latest one).
+func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subscription, plans []operatorsv1alpha1.InstallPlan, op operatorPlan, st *tenancyv1.OperatorStatus) {
+	s := st.OLM
+	s.CSV, s.Phase, s.Version, s.InstallPlan, s.InstallPlanPhase = sub.Status.InstalledCSV, "", "", "", ""
+	if sub.Status.InstallPlanRef != nil {
+		s.InstallPlan = sub.Status.InstallPlanRef.Name
+	}
+	for _, plan := range plans {
+		if s.CSV != "" && plan.Status.Phase == operatorsv1alpha1.InstallPlanPhaseComplete && slices.Contains(plan.Spec.ClusterServiceVersionNames, s.CSV) {
+			s.InstallPlan = plan.Name
+		}
+	}
+	for _, plan := range plans {
+		if plan.Name == s.InstallPlan {
+			s.InstallPlanPhase = string(plan.Status.Phase)
+		}
+	}
+	want := op.detail.(*olmPlan).target
+	st.TargetVersion = want.Version
+	st.Health = HealthProgressing
+	if s.CSV == "" {
+		return
+	}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if err := c.client.Get(ctx, client.ObjectKey{Namespace: sub.Namespace, Name: s.CSV}, csv); err != nil {
+		return
+	}
+	s.Phase, s.Version = string(csv.Status.Phase), csv.Spec.Version.String()
+	switch csv.Status.Phase {
+	case operatorsv1alpha1.CSVPhaseSucceeded:
+		st.ChartVersion = s.Version
+		if s.CSV == want.CSVName {
+			st.Health, st.TargetVersion, st.Reason, st.LastError = HealthReady, "", "", ""
+		}
+	case operatorsv1alpha1.CSVPhaseFailed:
+		st.Health, st.Reason = HealthFailed, ReasonInstallFailed
+		if csv.Status.Reason == operatorsv1alpha1.CSVReasonInterOperatorGroupOwnerConflict {
+			st.Reason = ReasonOperatorGroupConflict
+		}
+		st.LastError = fmt.Sprintf("CSV %s failed: %s", s.CSV, csv.Status.Message)
+	}
+}
