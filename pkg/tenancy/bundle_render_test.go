@@ -145,25 +145,22 @@ func withWebhook(objs []*unstructured.Unstructured, typ string) {
 func TestRenderBundleWebhooks(t *testing.T) {
 	objs := sampleBundle(t)
 	withWebhook(objs, "ValidatingAdmissionWebhook")
-	var issued *webhookCerts
-	r, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a", "team-a-2"}, objects: objs, clusterScoped: clusterKinds,
-		certs: func(deployments []string) (*webhookCerts, error) {
-			if len(deployments) != 1 || deployments[0] != "kvstore-controller-manager" {
-				t.Errorf("certificates asked for %v", deployments)
-			}
-			var err error
-			issued, err = issueWebhookCerts(time.Now(), "team-a", deployments)
-			return issued, err
-		}})
+	_, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a", "team-a-2"}, objects: objs, clusterScoped: clusterKinds,
+		certs: func(deployments []string) (*webhookCerts, error) { return issueWebhookCerts(time.Now(), "team-a", deployments) }})
 	if err == nil || !strings.Contains(err.Error(), "MultiNamespace") {
 		t.Fatalf("two namespaces: %v", err)
 	}
-	r, err = renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: objs, clusterScoped: clusterKinds,
+	certsAskedFor := []string{}
+	r, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: objs, clusterScoped: clusterKinds,
 		certs: func(deployments []string) (*webhookCerts, error) {
+			certsAskedFor = deployments
 			return issueWebhookCerts(time.Now(), "team-a", deployments)
 		}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(certsAskedFor) != 1 || certsAskedFor[0] != "kvstore-controller-manager" {
+		t.Errorf("certificates asked for %v, want the webhook's Deployment", certsAskedFor)
 	}
 	docs := map[string]*unstructured.Unstructured{}
 	for _, d := range manifestDocs(string(r.manifest)) {
