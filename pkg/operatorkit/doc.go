@@ -46,6 +46,13 @@
 // transitions; a Handler may request a transition, and one the graph does
 // not allow is refused with a clear reason in the Lifecycle condition.
 //
+// Long actions. Package action runs a backup, a restore or a failover as
+// a Job started from one reconcile and observed over the next ones
+// (Pending, Running, Succeeded, Failed with the pod's termination
+// message), idempotent by a key, bounded by a deadline, retried with
+// backoff and cleaned up by TTL by the Job controller; the status type is
+// kitapi.ActionStatus.
+//
 // Metrics. operatorkit_apply_total{kind,result} and
 // operatorkit_lifecycle_transitions_total{kind,from,to,result} are
 // registered with controller-runtime's metrics registry.
