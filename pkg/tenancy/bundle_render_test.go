@@ -146,7 +146,9 @@ func TestRenderBundleWebhooks(t *testing.T) {
 	objs := sampleBundle(t)
 	withWebhook(objs, "ValidatingAdmissionWebhook")
 	_, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a", "team-a-2"}, objects: objs, clusterScoped: clusterKinds,
-		certs: func(deployments []string) (*webhookCerts, error) { return issueWebhookCerts(time.Now(), "team-a", deployments) }})
+		certs: func(deployments []string) (*webhookCerts, error) {
+			return issueWebhookCerts(time.Now(), "team-a", deployments)
+		}})
 	if err == nil || !strings.Contains(err.Error(), "MultiNamespace") {
 		t.Fatalf("two namespaces: %v", err)
 	}
