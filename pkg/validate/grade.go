@@ -48,14 +48,11 @@ func gradeBundle(b *manifests.Bundle, files map[string]string) *Grade {
 	for _, crd := range b.V1CRDs {
 		e.scan(crd)
 	}
-	kinds := map[string]bool{}
+	// What the bundle ships, not what its CSV names: a kind listed in
+	// owned[].resources proves nothing.
+	shipped := map[string][]string{}
 	for _, o := range b.Objects {
-		kinds[o.GetKind()] = true
-	}
-	for _, o := range b.CSV.Spec.CustomResourceDefinitions.Owned {
-		for _, r := range o.Resources {
-			kinds[r.Kind] = true
-		}
+		shipped[o.GetKind()] = append(shipped[o.GetKind()], files[o.GetKind()+"/"+o.GetName()])
 	}
 	spec := b.CSV.Spec
 	deployments := spec.InstallStrategy.StrategySpec.DeploymentSpecs
@@ -80,13 +77,16 @@ func gradeBundle(b *manifests.Bundle, files map[string]string) *Grade {
 		e.field(2, "L2-status-version", true, "status reports the version that runs", "status", "currentVersion", "version", "appVersion"),
 		check(2, "L2-upgrade-graph", false, "the CSV has an upgrade graph (replaces, skips or olm.skipRange)", graph, csvFile+":spec.replaces"),
 		unknown(2, "L2-unsupported-version", "an unsupported operand version is refused in status (behaviour: cannot be judged statically)"),
-		e.backup(3, "L3-backup", true, "backups and restores are custom resources or spec fields"),
+		e.kind(3, "L3-backup", "backups are custom resources (a Backup kind)", "backup"),
+		e.fieldLike(3, "L3-restore", "a custom resource restores from a backup (a restore or recovery field)", "restore", "recovery", "frombackup"),
 		e.field(3, "L3-scaling", true, "the operand scales through the custom resource", "spec", "replicas", "size", "members"),
-		check(3, "L3-pdb", false, "the operator manages PodDisruptionBudgets", kinds["PodDisruptionBudget"], csvFile+":spec.customresourcedefinitions.owned[].resources"),
+		check(3, "L3-pdb", false, "the operator manages PodDisruptionBudgets", managesPDBs(b), csvFile+":spec.customresourcedefinitions.owned[].resources"),
 		check(3, "L3-probes-limits", false, "the operator's containers have probes, requests and limits", probes && limits, csvFile+":spec.install.spec.deployments"),
-		check(4, "L4-metrics", true, "metrics are exposed (ServiceMonitor or a metrics Service)", kinds["ServiceMonitor"] || e.metricsService(b), "manifests/"),
-		check(4, "L4-alerts", true, "alerts ship as PrometheusRules", kinds["PrometheusRule"], "manifests/"),
-		check(5, "L5-autoscaling", true, "the operand autoscales (HorizontalPodAutoscaler or autoscaling fields)", kinds["HorizontalPodAutoscaler"] || e.has("spec", "autoscaling"), "manifests/"),
+		ships(4, "L4-metrics", "metrics are scraped: the bundle ships a ServiceMonitor", shipped, "ServiceMonitor"),
+		ships(4, "L4-alerts", "alerts ship as PrometheusRules", shipped, "PrometheusRule"),
+		operandAlerts(4, "L4-operand-metrics", b, files),
+		e.autoscaling(5, "L5-autoscaling", "the operand autoscales: the scale subresource, or spec.autoscaling with minimum and maximum", shipped),
+		e.fieldLike(5, "L5-tuning", "the operand is tuned: a tuning field", "tuning", "autotune"),
 		unknown(5, "L5-auto-healing", "the operator heals and tunes the operand from its metrics (behaviour: cannot be judged statically)"),
 	}
 	g := &Grade{Criteria: c}
@@ -126,6 +126,8 @@ type evidence struct {
 	// undocumented spec fields and status subresources by CRD.
 	undocumented []string
 	noStatus     []string
+	// scale lists the CRD versions with a scale subresource.
+	scale []string
 }
 
 func (e *evidence) scan(crd *apiextensionsv1.CustomResourceDefinition) {
@@ -141,6 +143,9 @@ func (e *evidence) scan(crd *apiextensionsv1.CustomResourceDefinition) {
 		if v.Subresources == nil || v.Subresources.Status == nil {
 			e.noStatus = append(e.noStatus, crd.Name+"/"+v.Name)
 		}
+		if v.Subresources != nil && v.Subresources.Scale != nil {
+			e.scale = append(e.scale, fmt.Sprintf("%s:%s.versions[%s].subresources.scale", file, crd.Name, v.Name))
+		}
 		for _, top := range []string{"spec", "status"} {
 			p, ok := v.Schema.OpenAPIV3Schema.Properties[top]
 			if !ok {
@@ -154,18 +159,12 @@ func (e *evidence) scan(crd *apiextensionsv1.CustomResourceDefinition) {
 				if top == "spec" && f.Description == "" {
 					e.undocumented = append(e.undocumented, where)
 				}
+				for _, sub := range sortedKeys(f.Properties) {
+					e.paths[top+"."+name+"."+sub] = append(e.paths[top+"."+name+"."+sub], where+"."+sub)
+				}
 			}
 		}
 	}
-}
-
-func (e *evidence) has(top string, names ...string) bool {
-	for _, n := range names {
-		if len(e.paths[top+"."+n]) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // field is met when any CRD has top.<one of names> ("*" for any field).
@@ -200,25 +199,14 @@ func (e *evidence) documented(level int, id, text string) Criterion {
 	return c
 }
 
-func (e *evidence) backup(level int, id string, required bool, text string) Criterion {
-	c := Criterion{Level: level, ID: id, Required: required, Text: text, Status: Missing, Evidence: []string{"no Backup/Restore kind or spec.backup field"}}
-	for _, k := range e.kinds {
-		if strings.Contains(strings.ToLower(k), "backup") || strings.Contains(strings.ToLower(k), "restore") {
-			c.Status, c.Evidence = Met, []string{"kind " + k}
-			return c
-		}
-	}
-	if e.has("spec", "backup", "backups", "restore") {
-		c.Status, c.Evidence = Met, append(e.paths["spec.backup"], e.paths["spec.restore"]...)
-	}
-	return c
-}
-
-// metricsService reports a bundle Service with a port named like metrics.
-func (e *evidence) metricsService(b *manifests.Bundle) bool {
-	for _, o := range b.Objects {
-		if o.GetKind() == "Service" && strings.Contains(o.GetName(), "metrics") {
-			return true
+// managesPDBs reports whether an owned CRD lists PodDisruptionBudgets
+// among the resources it manages.
+func managesPDBs(b *manifests.Bundle) bool {
+	for _, o := range b.CSV.Spec.CustomResourceDefinitions.Owned {
+		for _, r := range o.Resources {
+			if r.Kind == "PodDisruptionBudget" {
+				return true
+			}
 		}
 	}
 	return false

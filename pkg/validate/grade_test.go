@@ -27,8 +27,9 @@ func TestGradeSample(t *testing.T) {
 	for id, status := range map[string]string{
 		"L1-spec": Met, "L1-status": Met, "L1-conditions": Met, "L1-docs": Met, "L1-related-images": Met, "L1-image-override": Met,
 		"L2-operand-version": Met, "L2-status-version": Met, "L2-unsupported-version": Unknown,
-		"L3-backup": Missing, "L3-scaling": Met, "L3-pdb": Met, "L3-probes-limits": Met,
-		"L4-alerts": Missing, "L5-auto-healing": Unknown,
+		"L3-backup": Missing, "L3-restore": Missing, "L3-scaling": Met, "L3-pdb": Met, "L3-probes-limits": Met,
+		"L4-metrics": Missing, "L4-alerts": Missing, "L4-operand-metrics": Missing,
+		"L5-autoscaling": Missing, "L5-tuning": Missing, "L5-auto-healing": Unknown,
 	} {
 		c := criterion(g, id)
 		if c.Status != status {
