@@ -205,6 +205,17 @@ func (r *bundleRenderer) carry(o *unstructured.Unstructured) *unstructured.Unstr
 		if name, ok := r.renamed["ClusterRole/"+nestedString(u, "roleRef", "name")]; ok {
 			_ = unstructured.SetNestedField(u.Object, name, "roleRef", "name")
 		}
+		// The bundle's ServiceAccounts are the tenant's install's: a
+		// binding never grants to another namespace's account.
+		subjects, _, _ := unstructured.NestedSlice(u.Object, "subjects")
+		for _, s := range subjects {
+			if sub, ok := s.(map[string]any); ok && sub["kind"] == "ServiceAccount" {
+				sub["namespace"] = r.ns
+			}
+		}
+		if subjects != nil {
+			_ = unstructured.SetNestedSlice(u.Object, subjects, "subjects")
+		}
 	}
 	return r.labelled(u)
 }

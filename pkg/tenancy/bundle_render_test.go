@@ -44,7 +44,13 @@ func clusterKinds(gvk schema.GroupVersionKind) bool {
 }
 
 func TestRenderBundle(t *testing.T) {
-	in := bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: sampleBundle(t), clusterScoped: clusterKinds}
+	// A binding the bundle ships, to its own role, for an account it
+	// names in another namespace.
+	binding := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding",
+		"metadata": map[string]any{"name": "kvstore-editors"},
+		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kvstore-editor-role"},
+		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "kvstore-controller-manager", "namespace": "system"}}}}
+	in := bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: append(sampleBundle(t), binding), clusterScoped: clusterKinds}
 	r, err := renderBundle(in)
 	if err != nil {
 		t.Fatal(err)
@@ -97,6 +103,11 @@ func TestRenderBundle(t *testing.T) {
 		if len(subj) != 1 || subj[0].(map[string]any)["namespace"] != "team-a" {
 			t.Errorf("ClusterRoleBinding subjects %v, want the operator's ServiceAccount in team-a", subj)
 		}
+	}
+	if crb := got["ClusterRoleBinding /opctl.team-a.kv.kvstore-editors"]; crb == nil {
+		t.Errorf("the bundle's ClusterRoleBinding is not named for the tenant")
+	} else if ref, sub := nestedString(crb, "roleRef", "name"), fmt.Sprint(crb.Object["subjects"]); ref != "opctl.team-a.kv.kvstore-editor-role" || !strings.Contains(sub, "namespace:team-a") {
+		t.Errorf("the bundle's ClusterRoleBinding binds %s to %s, want the tenant's role and account", ref, sub)
 	}
 	if len(r.analysis.CRDs) != 1 || r.analysis.CRDs[0].Name != "kvstores.kv.opctl.dev" {
 		t.Errorf("analysis CRDs %v", r.analysis.CRDs)
@@ -180,6 +191,9 @@ func TestRenderBundleWebhooks(t *testing.T) {
 	ns := hook["namespaceSelector"].(map[string]any)["matchExpressions"].([]any)[0].(map[string]any)
 	if ns["key"] != "kubernetes.io/metadata.name" || fmt.Sprint(ns["values"]) != "[team-a]" {
 		t.Errorf("namespaceSelector %v, want the tenant's namespaces", ns)
+	}
+	if obj := fmt.Sprint(hook["objectSelector"]); !strings.Contains(obj, LabelTenant+" operator:DoesNotExist") {
+		t.Errorf("objectSelector %s, want the platform's objects left out", obj)
 	}
 	if scope := hook["rules"].([]any)[0].(map[string]any)["scope"]; scope != "Namespaced" {
 		t.Errorf("rule scope %v, want Namespaced", scope)

@@ -396,6 +396,9 @@ func TestBundleWebhooks(t *testing.T) {
 		if sel := hook.NamespaceSelector; sel == nil || len(sel.MatchExpressions) != 1 || !slices.Equal(sel.MatchExpressions[0].Values, []string{name}) {
 			t.Errorf("namespaceSelector %v, want the tenant's namespace", sel)
 		}
+		if sel := hook.ObjectSelector; sel == nil || len(sel.MatchExpressions) != 1 || sel.MatchExpressions[0].Key != tenancy.LabelTenant {
+			t.Errorf("objectSelector %v, want the platform's objects left out", sel)
+		}
 		if r := hook.Rules[0]; r.Scope == nil || *r.Scope != admissionregistrationv1.NamespacedScope {
 			t.Errorf("rule %+v, want scope Namespaced", r)
 		}

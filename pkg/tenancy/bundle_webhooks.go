@@ -25,9 +25,8 @@ type renderedWebhooks struct {
 // <deployment>-service in front of each serving Deployment, a TLS Secret
 // <deployment>-service-cert that the controller issues, and one webhook
 // configuration per definition, named for the tenant and the release,
-// trusting the controller's CA. Every rule is narrowed to namespaced
-// objects of the tenant's namespaces: a tenant's operator must not see or
-// change cluster-scoped objects, nor other namespaces'. Conversion
+// trusting the controller's CA and narrowed to what the tenant owns
+// (narrowWebhooks). Conversion
 // webhooks are refused: a CRD is shared by every tenant, so one tenant's
 // operator cannot convert for all of them.
 func (r *bundleRenderer) webhooks(csv *operatorsv1alpha1.ClusterServiceVersion) (*renderedWebhooks, error) {
@@ -43,7 +42,7 @@ func (r *bundleRenderer) webhooks(csv *operatorsv1alpha1.ClusterServiceVersion) 
 	var serving []string
 	for _, w := range defs {
 		if w.Type == operatorsv1alpha1.ConversionWebhook {
-			return nil, operatorkit.Terminal("ConversionWebhookNotSupported", fmt.Errorf(
+			return nil, operatorkit.Terminal(ReasonConversionWebhook, fmt.Errorf(
 				"%s: webhook %s converts CRDs %v, which every tenant shares, so one tenant's operator cannot serve it: install this operator once for the cluster", csv.Name, w.GenerateName, w.ConversionCRDs))
 		}
 		if deployments[w.DeploymentName] == nil {
@@ -88,30 +87,26 @@ func (r *bundleRenderer) webhooks(csv *operatorsv1alpha1.ClusterServiceVersion) 
 				ObjectMeta: metav1.ObjectMeta{Name: webhookServiceName(d) + "-cert", Namespace: r.ns}, Type: corev1.SecretTypeTLS,
 				Data: map[string][]byte{corev1.TLSCertKey: certs.serving[d].cert, corev1.TLSPrivateKeyKey: certs.serving[d].key, "ca.crt": certs.caCert}}))
 	}
-	tenantNamespaces := &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{
-		{Key: corev1.LabelMetadataName, Operator: metav1.LabelSelectorOpIn, Values: r.in.namespaces}}}
-	namespaced := admissionregistrationv1.NamespacedScope
 	for _, w := range defs {
 		if w.ContainerPort == 0 {
 			w.ContainerPort = 443
 		}
-		w.Rules = slices.Clone(w.Rules)
-		for i := range w.Rules {
-			w.Rules[i].Scope = &namespaced
-		}
 		meta := metav1.ObjectMeta{Name: r.clusterName(w.GenerateName)}
+		var cfg *unstructured.Unstructured
 		switch w.Type {
 		case operatorsv1alpha1.ValidatingAdmissionWebhook:
-			out.objects = append(out.objects, r.typed(&admissionregistrationv1.ValidatingWebhookConfiguration{
+			cfg = r.typed(&admissionregistrationv1.ValidatingWebhookConfiguration{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
-				ObjectMeta: meta, Webhooks: []admissionregistrationv1.ValidatingWebhook{w.GetValidatingWebhook(r.ns, tenantNamespaces, certs.caCert)}}))
+				ObjectMeta: meta, Webhooks: []admissionregistrationv1.ValidatingWebhook{w.GetValidatingWebhook(r.ns, nil, certs.caCert)}})
 		case operatorsv1alpha1.MutatingAdmissionWebhook:
-			out.objects = append(out.objects, r.typed(&admissionregistrationv1.MutatingWebhookConfiguration{
+			cfg = r.typed(&admissionregistrationv1.MutatingWebhookConfiguration{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
-				ObjectMeta: meta, Webhooks: []admissionregistrationv1.MutatingWebhook{w.GetMutatingWebhook(r.ns, tenantNamespaces, certs.caCert)}}))
+				ObjectMeta: meta, Webhooks: []admissionregistrationv1.MutatingWebhook{w.GetMutatingWebhook(r.ns, nil, certs.caCert)}})
 		default:
 			return nil, operatorkit.Terminal("InvalidBundle", fmt.Errorf("%s: webhook %s has unknown type %q", csv.Name, w.GenerateName, w.Type))
 		}
+		narrowWebhooks(cfg, r.in.namespaces)
+		out.objects = append(out.objects, cfg)
 	}
 	return out, nil
 }

@@ -63,6 +63,12 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			continue
 		}
 		st.CRDs = crdNames(op.analysis)
+		if err := conversionWebhook(op.analysis.CRDs); err != nil {
+			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonConversionWebhook
+			c.event(t, "Warning", ReasonConversionWebhook, "operator %s: %v", op.spec.Name, err)
+			statuses[i] = st
+			continue
+		}
 		applied, err := ensureCRDs(ctx, c.client, FieldManager, op.analysis.CRDs)
 		var skew *SkewError
 		switch {

@@ -61,7 +61,7 @@ func failure(st tenancyv1.OperatorStatus) *operatorkit.Problem {
 	switch st.Reason {
 	case ReasonUpgradeFailed:
 		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s; running %s", st.Name, st.LastError, st.ChartVersion), Stalled: true}
-	case ReasonCRDSkew, ReasonOperatorGroupConflict, ReasonTooManyOperatorGroups, ReasonReleaseTampered:
+	case ReasonCRDSkew, ReasonConversionWebhook, ReasonOperatorGroupConflict, ReasonTooManyOperatorGroups, ReasonReleaseTampered:
 		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError), Stalled: true}
 	}
 	return &operatorkit.Problem{Reason: ReasonInstallFailed, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError)}

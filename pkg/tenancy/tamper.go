@@ -172,12 +172,13 @@ func (g renderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	if len(foreign) > 0 {
 		return nil, &TamperError{Release: g.scope.namespace + "/" + g.scope.release, What: "the rendered chart", Foreign: foreign}
 	}
-	return labelManifest(rendered.String(), LabelTenant, g.tenant)
+	return labelManifest(rendered.String(), LabelTenant, g.tenant, g.scope.namespaces)
 }
 
 // labelManifest sets a label on every object of a manifest, keeping the
-// documents' order and their leading comments (Helm's "# Source:").
-func labelManifest(manifest, key, value string) (*bytes.Buffer, error) {
+// documents' order and their leading comments (Helm's "# Source:"), and
+// narrows its webhooks to the tenant's namespaces (narrowWebhooks).
+func labelManifest(manifest, key, value string, namespaces []string) (*bytes.Buffer, error) {
 	out := &bytes.Buffer{}
 	for _, d := range manifestDocs(manifest) {
 		if d.err != nil {
@@ -187,6 +188,7 @@ func labelManifest(manifest, key, value string) (*bytes.Buffer, error) {
 			continue
 		}
 		setLabel(d.obj, key, value)
+		narrowWebhooks(d.obj, namespaces)
 		b, err := yaml.Marshal(d.obj.Object)
 		if err != nil {
 			return nil, err

@@ -1,0 +1,76 @@
+package tenancy
+
+import (
+	"fmt"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// ReasonConversionWebhook refuses a shared CRD that converts through a
+// webhook.
+const ReasonConversionWebhook = "ConversionWebhookNotSupported"
+
+// narrowWebhooks confines the webhooks of a release's Validating- or
+// MutatingWebhookConfiguration to what its tenant owns: namespaced
+// objects (every rule's scope), in the tenant's namespaces (added to the
+// namespaceSelector) and not managed by the platform (the objectSelector
+// excludes objects with the tenant label: the namespace's quota, limits,
+// policies and bindings, and the release's own objects). The Service
+// behind a webhook is in a tenant namespace, where the tenant controls it,
+// so without this a tenant could read or change other tenants' requests,
+// cluster-scoped ones, or the platform's objects. Other kinds are left
+// alone.
+func narrowWebhooks(u *unstructured.Unstructured, namespaces []string) {
+	if u.GetAPIVersion() != "admissionregistration.k8s.io/v1" ||
+		(u.GetKind() != "ValidatingWebhookConfiguration" && u.GetKind() != "MutatingWebhookConfiguration") {
+		return
+	}
+	hooks, _ := u.Object["webhooks"].([]any)
+	for _, h := range hooks {
+		hook, ok := h.(map[string]any)
+		if !ok {
+			continue
+		}
+		ns := make([]any, len(namespaces))
+		for i, n := range namespaces {
+			ns[i] = n
+		}
+		require(hook, "namespaceSelector", map[string]any{"key": corev1.LabelMetadataName, "operator": "In", "values": ns})
+		require(hook, "objectSelector", map[string]any{"key": LabelTenant, "operator": "DoesNotExist"})
+		rules, _ := hook["rules"].([]any)
+		for _, r := range rules {
+			if rule, ok := r.(map[string]any); ok {
+				rule["scope"] = "Namespaced"
+			}
+		}
+	}
+}
+
+// require ANDs a requirement into the label selector hook[field], once.
+func require(hook map[string]any, field string, req map[string]any) {
+	sel, _ := hook[field].(map[string]any)
+	if sel == nil {
+		sel = map[string]any{}
+	}
+	exprs, _ := sel["matchExpressions"].([]any)
+	if !slices.ContainsFunc(exprs, func(e any) bool { return fmt.Sprint(e) == fmt.Sprint(req) }) {
+		exprs = append(exprs, req)
+	}
+	sel["matchExpressions"] = exprs
+	hook[field] = sel
+}
+
+// conversionWebhook names the first CRD that converts through a webhook:
+// a shared CRD would then convert every tenant's objects through the one
+// tenant's Service that the chart names, which that tenant controls.
+func conversionWebhook(crds []*apiextensionsv1.CustomResourceDefinition) error {
+	for _, crd := range crds {
+		if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsv1.WebhookConverter {
+			return fmt.Errorf("CRD %s converts through a webhook, which would convert every tenant's objects through one tenant's Service: shared CRDs must use conversion strategy None; install this operator once for the cluster", crd.Name)
+		}
+	}
+	return nil
+}
