@@ -167,6 +167,38 @@ func (c *Cluster) AddStage(ctx context.Context, stage *unstructured.Unstructured
 // container runs image to Running with Ready=False, where they stay. It
 // outweighs the default pod-ready stage.
 func NeverReadyStage(name, image string) *unstructured.Unstructured {
+	return imageStage(name, image, "Pending", neverReadyStatus)
+}
+
+// FailedPodStage returns a stage that fails running pods whose first
+// container runs image, as a container that exits 1 after writing the
+// termination message held in the pod's annotation messageAnnotation. It
+// outweighs the default pod-complete stage of Job pods.
+func FailedPodStage(name, image, messageAnnotation string) *unstructured.Unstructured {
+	return imageStage(name, image, "Running", `{{ $now := Now }}
+{{ $msg := index .metadata.annotations "`+messageAnnotation+`" }}
+containerStatuses:
+{{ range .spec.containers }}
+- image: {{ .image | Quote }}
+  name: {{ .name | Quote }}
+  ready: false
+  restartCount: 0
+  started: false
+  state:
+    terminated:
+      exitCode: 1
+      reason: Error
+      message: {{ $msg | Quote }}
+      startedAt: {{ $now | Quote }}
+      finishedAt: {{ $now | Quote }}
+{{ end }}
+phase: Failed
+`)
+}
+
+// imageStage moves pods in phase whose first container runs image to the
+// status of statusTemplate, ahead of the default stages.
+func imageStage(name, image, phase, statusTemplate string) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kwok.x-k8s.io/v1alpha1",
 		"kind":       "Stage",
@@ -176,10 +208,10 @@ func NeverReadyStage(name, image string) *unstructured.Unstructured {
 			"weight":      int64(100),
 			"selector": map[string]any{"matchExpressions": []any{
 				map[string]any{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
-				map[string]any{"key": ".status.phase", "operator": "In", "values": []any{"Pending"}},
+				map[string]any{"key": ".status.phase", "operator": "In", "values": []any{phase}},
 				map[string]any{"key": ".spec.containers.[0].image", "operator": "In", "values": []any{image}},
 			}},
-			"next": map[string]any{"statusTemplate": neverReadyStatus},
+			"next": map[string]any{"statusTemplate": statusTemplate},
 		},
 	}}
 }

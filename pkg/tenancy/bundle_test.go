@@ -241,14 +241,7 @@ func TestBundleTenants(t *testing.T) {
 				skewed := fmt.Sprintf("bundle-skew%d-%s", i, id)
 				createTenant(t, bundleTenant(skewed, tenancyv1.BundleSource{Catalog: tenancyv1.BundleCatalog{ConfigMap: &tenancyv1.ConfigMapReference{Namespace: cm.Namespace, Name: cm.Name}},
 					Package: olmPackage, Channel: "stable"}, ""))
-				waitTenant(t, skewed, 2*time.Minute, "CRDSkew reported", func(tn *tenancyv1.Tenant) error {
-					for _, cond := range tn.Status.Conditions {
-						if cond.Type == "Ready" && cond.Reason == tenancy.ReasonCRDSkew && strings.Contains(cond.Message, tc.want) {
-							return nil
-						}
-					}
-					return fmt.Errorf("conditions %s", dump(tn.Status.Conditions))
-				})
+				waitCondition(t, skewed, "Ready", tenancy.ReasonCRDSkew, tc.want)
 				crd := &apiextensionsv1.CustomResourceDefinition{}
 				if err := cl.Get(ctx, client.ObjectKey{Name: "kvstores.kv.opctl.dev"}, crd); err != nil {
 					t.Fatal(err)
@@ -316,14 +309,7 @@ func catalogConfigMap(t *testing.T, ns, name, dir string) *corev1.ConfigMap {
 // message containing what, and checks that no operator was installed.
 func bundleRefused(t *testing.T, name, reason, what string) {
 	t.Helper()
-	waitTenant(t, name, 2*time.Minute, reason+" reported", func(tn *tenancyv1.Tenant) error {
-		for _, cond := range tn.Status.Conditions {
-			if cond.Type == "Degraded" && cond.Reason == reason && strings.Contains(cond.Message, what) {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %s", dump(tn.Status.Conditions))
-	})
+	waitCondition(t, name, "Degraded", reason, what)
 	var deps appsv1.DeploymentList
 	if err := cl.List(context.Background(), &deps, client.InNamespace(name)); err != nil || len(deps.Items) > 0 {
 		t.Errorf("tenant %s refused with %s has %d Deployments (%v), want none", name, reason, len(deps.Items), err)

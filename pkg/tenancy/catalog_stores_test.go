@@ -3,6 +3,7 @@ package tenancy_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,19 @@ func deleteTenants(t *testing.T, dc dynamic.Interface, deleted string, names ...
 			return fmt.Errorf("namespace %s: %v", deleted, err)
 		}
 		return nil
+	})
+}
+
+// waitCondition waits until Tenant name has condition typ with reason
+// and a message containing what.
+func waitCondition(t *testing.T, name, typ, reason, what string) {
+	t.Helper()
+	waitTenant(t, name, 2*time.Minute, reason+" reported", func(tn *tenancyv1.Tenant) error {
+		for _, cond := range tn.Status.Conditions {
+			if cond.Type == typ && cond.Reason == reason && strings.Contains(cond.Message, what) {
+				return nil
+			}
+		}
+		return fmt.Errorf("conditions %s", dump(tn.Status.Conditions))
 	})
 }

@@ -221,14 +221,7 @@ func TestOLMTenants(t *testing.T) {
 // that nothing was subscribed.
 func refused(t *testing.T, name, reason, what string) {
 	t.Helper()
-	waitTenant(t, name, 2*time.Minute, reason+" reported", func(tn *tenancyv1.Tenant) error {
-		for _, cond := range tn.Status.Conditions {
-			if cond.Type == "Ready" && cond.Reason == reason && strings.Contains(cond.Message, what) {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %s", dump(tn.Status.Conditions))
-	})
+	waitCondition(t, name, "Ready", reason, what)
 	if err := cl.Get(context.Background(), client.ObjectKey{Namespace: name, Name: "kv"}, &operatorsv1alpha1.Subscription{}); !apierrors.IsNotFound(err) {
 		t.Errorf("Subscription of tenant %s refused with %s: %v, want none", name, reason, err)
 	}

@@ -2,10 +2,8 @@ package tenancy_test
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +16,6 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/packaging"
 	"opctl.dev/opctl/pkg/tenancy"
-	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
 // fixtureChart packages a project of pkg/packaging/testdata and returns
@@ -93,14 +90,7 @@ func TestChartWebhooksNarrowed(t *testing.T) {
 		}
 	}
 
-	waitTenant(t, conv, 2*time.Minute, tenancy.ReasonConversionWebhook+" reported", func(tn *tenancyv1.Tenant) error {
-		for _, c := range tn.Status.Conditions {
-			if c.Type == "Degraded" && c.Status == metav1.ConditionTrue && c.Reason == tenancy.ReasonConversionWebhook && strings.Contains(c.Message, "converts through a webhook") {
-				return nil
-			}
-		}
-		return fmt.Errorf("conditions %s", dump(tn.Status.Conditions))
-	})
+	waitCondition(t, conv, "Degraded", tenancy.ReasonConversionWebhook, "converts through a webhook")
 	var crds apiextensionsv1.CustomResourceDefinitionList
 	if err := cl.List(ctx, &crds); err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -25,42 +24,6 @@ const (
 	failImage   = "operatorkit.test/fail:1"
 	failMessage = "operatorkit.test/message"
 )
-
-// failingStage makes kwok fail the running Job pods of failImage, as a
-// container that exits 1 after writing its termination message would.
-func failingStage(name string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage", "metadata": map[string]any{"name": name},
-		"spec": map[string]any{
-			"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
-			"weight":      int64(100),
-			"selector": map[string]any{"matchExpressions": []any{
-				map[string]any{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
-				map[string]any{"key": ".status.phase", "operator": "In", "values": []any{"Running"}},
-				map[string]any{"key": ".spec.containers.[0].image", "operator": "In", "values": []any{failImage}},
-			}},
-			"next": map[string]any{"statusTemplate": `{{ $now := Now }}
-{{ $msg := index .metadata.annotations "` + failMessage + `" }}
-containerStatuses:
-{{ range .spec.containers }}
-- image: {{ .image | Quote }}
-  name: {{ .name | Quote }}
-  ready: false
-  restartCount: 0
-  started: false
-  state:
-    terminated:
-      exitCode: 1
-      reason: Error
-      message: {{ $msg | Quote }}
-      startedAt: {{ $now | Quote }}
-      finishedAt: {{ $now | Quote }}
-{{ end }}
-phase: Failed
-`},
-		},
-	}}
-}
 
 // reconcileUntil calls Run as a reconcile would, keeping the status, until
 // done accepts it.
@@ -132,7 +95,7 @@ func TestActionSucceedsAndIsCleanedUp(t *testing.T) {
 // fails with the pod's termination message.
 func TestActionFailsWithTheTerminationMessage(t *testing.T) {
 	c := testcluster.Require(t, cluster)
-	remove, err := c.AddStage(context.Background(), failingStage("operatorkit-action-fail"))
+	remove, err := c.AddStage(context.Background(), testcluster.FailedPodStage("operatorkit-action-fail", failImage, failMessage))
 	if err != nil {
 		t.Fatal(err)
 	}
