@@ -32,7 +32,9 @@
 //
 // Deletion. A finalizer applies spec.deletionPolicy: Delete removes every
 // managed object and waits until they are gone; Orphan removes the owner
-// references and leaves the workload running.
+// references and leaves the workload running. The phase Stopping is
+// written before anything is removed and Ended before the finalizer goes,
+// so both can be seen.
 //
 // Adoption. Objects that already exist with the expected names and no
 // controller are adopted in place when the object allows it

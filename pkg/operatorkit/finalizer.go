@@ -18,7 +18,9 @@ import (
 
 // finalize applies the deletion policy: Delete removes every managed object
 // and waits until they are gone; Orphan removes the ownerReferences and
-// leaves the objects running. Then it releases the finalizer.
+// leaves the objects running. Stopping is written first, before anything
+// is removed, then Ended once every object is; the finalizer goes in the
+// reconcile after that, so both phases can be seen.
 func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error) {
 	logger := log.FromContext(ctx)
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
@@ -29,8 +31,15 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error
 		policy = DeletionDelete
 	}
 	logger.V(1).Info("step", "step", "finalize", "policy", policy)
-	r.transition(ctx, obj, lifecycle.Facts{Deleting: true}, "")
 	st, gen := obj.KitStatus(), obj.GetGeneration()
+	was := st.Phase
+	r.transition(ctx, obj, lifecycle.Facts{Deleting: true}, "")
+	if st.Phase == lifecycle.Stopping && was != lifecycle.Stopping && was != lifecycle.Ended {
+		// Stopping is written before anything is removed, so that it can be
+		// seen however fast the removal is.
+		setCondition(st, ConditionReady, metav1.ConditionFalse, ReasonDeleting, "stopping: applying the deletion policy "+string(policy), gen)
+		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+	}
 	if f, ok := r.handler.(Finalizing[T]); ok {
 		done, err := f.Finalize(ctx, obj, policy)
 		if err != nil {
@@ -61,6 +70,12 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error
 		return ctrl.Result{RequeueAfter: 2 * time.Second}, nil
 	}
 	r.transition(ctx, obj, lifecycle.Facts{Deleting: true, Gone: true}, "")
+	if st.Phase == lifecycle.Ended && was != lifecycle.Ended {
+		// Ended is written first, so that it can be seen: once the
+		// finalizer goes, so does the object.
+		setCondition(st, ConditionReady, metav1.ConditionFalse, ReasonDeleting, "ended: every managed object is "+pastTense(policy), gen)
+		return ctrl.Result{RequeueAfter: time.Millisecond}, nil
+	}
 	patch := client.MergeFrom(obj.DeepCopyObject().(T))
 	controllerutil.RemoveFinalizer(obj, Finalizer)
 	if err := r.client.Patch(ctx, obj, patch); err != nil && !apierrors.IsNotFound(err) {
@@ -68,6 +83,13 @@ func (r *Reconciler[T]) finalize(ctx context.Context, obj T) (ctrl.Result, error
 	}
 	logger.Info("released", "policy", policy)
 	return ctrl.Result{}, nil
+}
+
+func pastTense(p DeletionPolicy) string {
+	if p == DeletionOrphan {
+		return "disconnected"
+	}
+	return "deleted"
 }
 
 // release deletes or disconnects one managed object. It reports whether

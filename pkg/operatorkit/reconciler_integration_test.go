@@ -3,6 +3,7 @@ package operatorkit_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,7 +12,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/dynamic"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -353,5 +357,52 @@ func TestMaxCreatesBatches(t *testing.T) {
 	}
 	if creates != 9 {
 		t.Errorf("%d objects created by apply, want 9", creates)
+	}
+}
+
+// Deleting a Widget goes through Stopping to Ended, and Ended is written
+// before the finalizer goes: a watcher sees both phases before DELETED.
+func TestDeletionPhasesAreObservable(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	for _, policy := range []operatorkit.DeletionPolicy{operatorkit.DeletionDelete, operatorkit.DeletionOrphan} {
+		t.Run(string(policy), func(t *testing.T) {
+			ns := c.Namespace(t, "kit-phases", nil)
+			createWidget(t, ns, "w", func(w *testv1.Widget) { w.Spec.DeletionPolicy = policy })
+			w := waitWidget(t, ns, "w", "Widget Ready", readyAndObserved)
+			gvr := testv1.GroupVersion.WithResource("widgets")
+			watcher, err := dynamic.NewForConfigOrDie(c.Config).Resource(gvr).Namespace(ns).Watch(ctx, metav1.ListOptions{
+				FieldSelector: "metadata.name=w", ResourceVersion: w.ResourceVersion})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer watcher.Stop()
+			if err := kube.Delete(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+			var phases []string
+			timeout := time.After(wait)
+			for deleted := false; !deleted; {
+				select {
+				case ev, ok := <-watcher.ResultChan():
+					if !ok {
+						t.Fatalf("the watch ended early; phases seen %v", phases)
+					}
+					u, _ := ev.Object.(*unstructured.Unstructured)
+					if u == nil {
+						continue
+					}
+					if p, _, _ := unstructured.NestedString(u.Object, "status", "phase"); len(phases) == 0 || phases[len(phases)-1] != p {
+						phases = append(phases, p)
+					}
+					deleted = ev.Type == watch.Deleted
+				case <-timeout:
+					t.Fatalf("Widget not deleted; phases seen %v", phases)
+				}
+			}
+			if i := slices.Index(phases, "Stopping"); i < 0 || !slices.Contains(phases[i:], "Ended") {
+				t.Errorf("phases seen during deletion %v, want Stopping then Ended", phases)
+			}
+		})
 	}
 }
