@@ -20,8 +20,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
-	"github.com/operator-framework/operator-registry/alpha/property"
-	"github.com/operator-framework/operator-registry/pkg/api"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -115,7 +113,7 @@ func (f *fbcCatalogs) load(ctx context.Context, src tenancyv1.BundleCatalog, ten
 		}
 		cfg, err = f.image(ctx, ref.Context().Digest(digest))
 	case src.Address != "":
-		cfg, err = f.registry(ctx, src.Address)
+		cfg, err = f.grpc.listing(ctx, src.Address)
 	case src.URL != "":
 		cfg, err = f.url(ctx, src.URL)
 	case src.ConfigMap != nil:
@@ -276,46 +274,4 @@ type errRefusedConfigMap struct{ ref tenancyv1.ConfigMapReference }
 
 func (e errRefusedConfigMap) Error() string {
 	return fmt.Sprintf("ConfigMap %s/%s is in a tenant namespace, whose objects the tenant controls; keep catalog ConfigMaps in a namespace of the platform", e.ref.Namespace, e.ref.Name)
-}
-
-// registry lists an operator-registry server's bundles as a catalog.
-func (f *fbcCatalogs) registry(ctx context.Context, address string) (*declcfg.DeclarativeConfig, error) {
-	reg, err := f.grpc.registry(address)
-	if err != nil {
-		return nil, err
-	}
-	stream, err := reg.ListBundles(ctx, &api.ListBundlesRequest{})
-	if err != nil {
-		return nil, fmt.Errorf("listing bundles: %w", err)
-	}
-	cfg := &declcfg.DeclarativeConfig{}
-	packages, channels, bundles := map[string]bool{}, map[string]int{}, map[string]bool{}
-	for {
-		b, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("listing bundles: %w", err)
-		}
-		if !packages[b.PackageName] {
-			packages[b.PackageName] = true
-			cfg.Packages = append(cfg.Packages, declcfg.Package{Schema: declcfg.SchemaPackage, Name: b.PackageName})
-		}
-		key := b.PackageName + "/" + b.ChannelName
-		i, ok := channels[key]
-		if !ok {
-			i = len(cfg.Channels)
-			channels[key] = i
-			cfg.Channels = append(cfg.Channels, declcfg.Channel{Schema: declcfg.SchemaChannel, Package: b.PackageName, Name: b.ChannelName})
-		}
-		cfg.Channels[i].Entries = append(cfg.Channels[i].Entries, declcfg.ChannelEntry{Name: b.CsvName, Replaces: b.Replaces, Skips: b.Skips, SkipRange: b.SkipRange})
-		if bundles[b.CsvName] {
-			continue
-		}
-		bundles[b.CsvName] = true
-		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{Schema: declcfg.SchemaBundle, Name: b.CsvName, Package: b.PackageName, Image: b.BundlePath,
-			Properties: []property.Property{property.MustBuildPackage(b.PackageName, b.Version)}, Objects: b.Object})
-	}
-	return cfg, nil
 }

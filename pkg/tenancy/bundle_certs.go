@@ -12,9 +12,9 @@ import (
 	"fmt"
 	"math/big"
 	"slices"
-	"strings"
 	"time"
 
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -40,12 +40,11 @@ type webhookCerts struct {
 
 type certPair struct{ cert, key []byte } // PEM
 
-// serviceName is the Service OLM puts in front of a webhook Deployment.
+// webhookServiceName is the Service OLM puts in front of a webhook
+// Deployment, as the webhook configurations name it.
 func webhookServiceName(deployment string) string {
-	return dnsLabel(deployment) + "-service"
+	return (&operatorsv1alpha1.WebhookDescription{DeploymentName: deployment}).DomainName() + "-service"
 }
-
-func dnsLabel(s string) string { return strings.ReplaceAll(s, ".", "-") }
 
 // certDNSNames are the names a webhook Deployment's certificate serves.
 func certDNSNames(deployment, ns string) []string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"helm.sh/helm/v3/pkg/chart"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -87,8 +86,8 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 // clusterScoped asks the API server's discovery; an unknown kind is
 // namespaced, and the tamper check refuses it if it is not.
 func (b *bundleBackend) clusterScoped(gvk schema.GroupVersionKind) bool {
-	m, err := b.helm.mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-	return err == nil && m.Scope.Name() == meta.RESTScopeNameRoot
+	scoped, _ := scopeOf(b.helm.mapper, gvk)
+	return scoped
 }
 
 // bundleChart is the chart Helm installs for a rendered bundle: the

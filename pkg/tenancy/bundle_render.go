@@ -58,33 +58,12 @@ type renderedBundle struct {
 // Every object carries Helm's instance label. The CSV's install modes
 // must fit the namespaces; webhook definitions are refused.
 func renderBundle(in bundleRender) (*renderedBundle, error) {
-	var csvObj *unstructured.Unstructured
-	var others, crds []*unstructured.Unstructured
-	for _, u := range in.objects {
-		switch u.GetKind() {
-		case "ClusterServiceVersion":
-			csvObj = u
-		case "CustomResourceDefinition":
-			crds = append(crds, u)
-		default:
-			others = append(others, u)
-		}
+	split, err := splitBundle(in.objects)
+	if err != nil {
+		return nil, err
 	}
-	if csvObj == nil {
-		return nil, fmt.Errorf("the bundle has no ClusterServiceVersion")
-	}
-	if err := boundedQuantities(csvObj.Object, ""); err != nil {
-		return nil, fmt.Errorf("reading the CSV: %w", err)
-	}
-	csv := &operatorsv1alpha1.ClusterServiceVersion{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(csvObj.Object, csv); err != nil {
-		return nil, fmt.Errorf("reading the CSV %s: %w", csvObj.GetName(), err)
-	}
-	modes := map[operatorsv1alpha1.InstallModeType]bool{}
-	for _, m := range csv.Spec.InstallModes {
-		modes[m.Type] = m.Supported
-	}
-	if err := installModeFits(csv.Name, modes, len(in.namespaces)); err != nil {
+	csv, crds, others := split.csv, split.crds, split.others
+	if err := installModeFits(csv.Name, split.installModes, len(in.namespaces)); err != nil {
 		return nil, err
 	}
 	r := &bundleRenderer{in: in, ns: in.namespaces[0], renamed: map[string]string{}}

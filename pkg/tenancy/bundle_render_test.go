@@ -263,3 +263,26 @@ func keys(m map[string]*unstructured.Unstructured) []string {
 	}
 	return out
 }
+
+// BenchmarkRenderBundle is the work each reconcile of a bundle operator
+// does after the catalog: read the sample's objects and render them.
+func BenchmarkRenderBundle(b *testing.B) {
+	files, _ := filepath.Glob("../../bundle/sample-operator/manifests/*.yaml")
+	var docs []string
+	for _, f := range files {
+		s, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, string(s))
+	}
+	for b.Loop() {
+		objs, err := readDocs("sample", docs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: objs, clusterScoped: clusterKinds}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

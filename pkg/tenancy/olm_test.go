@@ -3,7 +3,6 @@ package tenancy_test
 import (
 	"context"
 	"fmt"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -23,7 +22,6 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/internal/testproject"
 	"opctl.dev/opctl/internal/testregistry"
-	"opctl.dev/opctl/pkg/packaging"
 	"opctl.dev/opctl/pkg/tenancy"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
@@ -48,16 +46,7 @@ func publishCatalog(t *testing.T, project string, versions ...string) string {
 	reg := testregistry.Start(t)
 	catalog := t.TempDir()
 	for _, v := range versions {
-		out := t.TempDir()
-		if _, err := packaging.Package(context.Background(), project, packaging.PackageOptions{
-			Out: out, Load: packaging.Options{Version: v, Image: "opctl/kvstore-operator:" + v},
-		}); err != nil {
-			t.Fatalf("packaging %s: %v", v, err)
-		}
-		cmd := exec.Command(opctlBin, "publish", out, "--registry", reg.Host+"/ops", "--catalog", catalog, "--image-less")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("opctl publish %s: %v\n%s", v, err, b)
-		}
+		publishVersion(t, reg, project, catalog, v, "--image-less")
 	}
 	return catalog
 }

@@ -2,7 +2,6 @@ package tenancy
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"github.com/operator-framework/operator-registry/alpha/declcfg"
+	"github.com/operator-framework/operator-registry/alpha/property"
 	"github.com/operator-framework/operator-registry/pkg/api"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -96,25 +97,15 @@ func (c *catalogClient) csvFor(ctx context.Context, address, pkg, channel, versi
 			return "", fmt.Errorf("catalog %s: package %s has no channel %s", address, pkg, channel)
 		}
 	} else {
-		stream, err := reg.ListBundles(ctx, &api.ListBundlesRequest{})
+		cfg, err := c.listing(ctx, address)
 		if err != nil {
-			return "", fmt.Errorf("catalog %s: listing bundles: %w", address, err)
+			return "", fmt.Errorf("catalog %s: %w", address, err)
 		}
-		for {
-			b, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return "", fmt.Errorf("catalog %s: listing bundles: %w", address, err)
-			}
-			if b.PackageName == pkg && b.ChannelName == channel && b.Version == version {
-				csv = b.CsvName
-			}
+		r, err := resolveBundle(cfg, resolveInput{pkg: pkg, channel: channel, pinned: version})
+		if err != nil {
+			return "", fmt.Errorf("catalog %s: %w", address, err)
 		}
-		if csv == "" {
-			return "", fmt.Errorf("catalog %s: channel %s of package %s has no version %s", address, channel, pkg, version)
-		}
+		csv = r.bundle.Name
 	}
 	c.mu.Lock()
 	c.lookups[key] = lookup{csv: csv, at: time.Now()}
@@ -157,28 +148,15 @@ func readBundle(ab *api.Bundle) (*bundle, error) {
 	if len(ab.Object) == 0 {
 		return nil, fmt.Errorf("the catalog serves no objects of it (the quota needs its CRDs and CSV): render the catalog with its bundle objects (opctl publish does)")
 	}
-	var objs []*unstructured.Unstructured
-	var csv *operatorsv1alpha1.ClusterServiceVersion
-	for _, raw := range ab.Object {
-		u := &unstructured.Unstructured{}
-		if err := json.Unmarshal([]byte(raw), &u.Object); err != nil {
-			return nil, fmt.Errorf("reading an object: %w", err)
-		}
-		if u.GetKind() != "ClusterServiceVersion" {
-			objs = append(objs, u)
-			continue
-		}
-		if err := boundedQuantities(u.Object, ""); err != nil {
-			return nil, fmt.Errorf("reading the CSV: %w", err)
-		}
-		csv = &operatorsv1alpha1.ClusterServiceVersion{}
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, csv); err != nil {
-			return nil, fmt.Errorf("reading the CSV: %w", err)
-		}
+	all, err := readDocs(ab.CsvName, ab.Object)
+	if err != nil {
+		return nil, err
 	}
-	if csv == nil {
-		return nil, fmt.Errorf("it has no ClusterServiceVersion")
+	split, err := splitBundle(all)
+	if err != nil {
+		return nil, err
 	}
+	csv, objs := split.csv, append(split.crds, split.others...)
 	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
 		dep := &appsv1.Deployment{Spec: d.Spec}
 		dep.Name = d.Name
@@ -194,10 +172,7 @@ func readBundle(ab *api.Bundle) (*bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bundle{CSVName: csv.Name, Version: csv.Spec.Version.String(), Analysis: a, InstallModes: map[operatorsv1alpha1.InstallModeType]bool{}}
-	for _, m := range csv.Spec.InstallModes {
-		b.InstallModes[m.Type] = m.Supported
-	}
+	b := &bundle{CSVName: csv.Name, Version: csv.Spec.Version.String(), Analysis: a, InstallModes: split.installModes}
 	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
 		b.OwnedAPIs = append(b.OwnedAPIs, o.Kind+"."+o.Version+"."+groupOf(o.Name))
 	}
@@ -208,4 +183,48 @@ func readBundle(ab *api.Bundle) (*bundle, error) {
 func groupOf(crdName string) string {
 	_, group, _ := strings.Cut(crdName, ".")
 	return group
+}
+
+// listing lists an operator-registry server's bundles as a file-based
+// catalog: its packages, channels with their upgrade edges, and bundles
+// with their version, image and objects.
+func (c *catalogClient) listing(ctx context.Context, address string) (*declcfg.DeclarativeConfig, error) {
+	reg, err := c.registry(address)
+	if err != nil {
+		return nil, err
+	}
+	stream, err := reg.ListBundles(ctx, &api.ListBundlesRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("listing bundles: %w", err)
+	}
+	cfg := &declcfg.DeclarativeConfig{}
+	packages, channels, bundles := map[string]bool{}, map[string]int{}, map[string]bool{}
+	for {
+		b, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("listing bundles: %w", err)
+		}
+		if !packages[b.PackageName] {
+			packages[b.PackageName] = true
+			cfg.Packages = append(cfg.Packages, declcfg.Package{Schema: declcfg.SchemaPackage, Name: b.PackageName})
+		}
+		key := b.PackageName + "/" + b.ChannelName
+		i, ok := channels[key]
+		if !ok {
+			i = len(cfg.Channels)
+			channels[key] = i
+			cfg.Channels = append(cfg.Channels, declcfg.Channel{Schema: declcfg.SchemaChannel, Package: b.PackageName, Name: b.ChannelName})
+		}
+		cfg.Channels[i].Entries = append(cfg.Channels[i].Entries, declcfg.ChannelEntry{Name: b.CsvName, Replaces: b.Replaces, Skips: b.Skips, SkipRange: b.SkipRange})
+		if bundles[b.CsvName] {
+			continue
+		}
+		bundles[b.CsvName] = true
+		cfg.Bundles = append(cfg.Bundles, declcfg.Bundle{Schema: declcfg.SchemaBundle, Name: b.CsvName, Package: b.PackageName, Image: b.BundlePath,
+			Properties: []property.Property{property.MustBuildPackage(b.PackageName, b.Version)}, Objects: b.Object})
+	}
+	return cfg, nil
 }

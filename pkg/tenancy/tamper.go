@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
@@ -89,10 +90,8 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 	if gvk.Kind == "" || u.GetName() == "" {
 		return "an object without kind or name", nil
 	}
-	clusterScoped := false
-	if m, err := s.mapper.RESTMapping(gvk.GroupKind(), gvk.Version); err == nil {
-		clusterScoped = m.Scope.Name() == meta.RESTScopeNameRoot
-	} else if ns == "" {
+	clusterScoped, known := scopeOf(s.mapper, gvk)
+	if !known && ns == "" {
 		// An unknown kind without a namespace: Helm cannot act on it
 		// until it is served, and then it goes to the release namespace
 		// or is cluster-scoped; neither can be vouched for now.
@@ -125,6 +124,16 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 		return name + " (cluster-scoped, owned by another release)", nil
 	}
 	return "", nil
+}
+
+// scopeOf reports whether the API server serves gvk cluster-scoped, and
+// whether it serves gvk at all.
+func scopeOf(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (clusterScoped, known bool) {
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	if err != nil {
+		return false, false
+	}
+	return m.Scope.Name() == meta.RESTScopeNameRoot, true
 }
 
 // verify checks the manifests and hooks of stored revisions.
