@@ -41,7 +41,8 @@ const catalogConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 type fbcCatalogs struct {
 	mu        sync.Mutex
 	loaded    map[string]loadedCatalog
-	pulled    map[string]pulledBundle // by bundle image
+	pulled    map[string]pulledBundle   // by bundle image
+	parsed    map[string]*bundleContent // by content hash (parse)
 	plainHTTP bool
 	grpc      *catalogClient
 	reader    client.Reader
@@ -61,7 +62,7 @@ type loadedCatalog struct {
 }
 
 func newFBCCatalogs(reader client.Reader, grpc *catalogClient, plainHTTP bool, ttl time.Duration) *fbcCatalogs {
-	return &fbcCatalogs{loaded: map[string]loadedCatalog{}, pulled: map[string]pulledBundle{}, plainHTTP: plainHTTP, grpc: grpc, reader: reader,
+	return &fbcCatalogs{loaded: map[string]loadedCatalog{}, pulled: map[string]pulledBundle{}, parsed: map[string]*bundleContent{}, plainHTTP: plainHTTP, grpc: grpc, reader: reader,
 		http: &http.Client{Timeout: 60 * time.Second}, ttl: ttl}
 }
 

@@ -2,6 +2,8 @@ package tenancy
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"path"
@@ -12,7 +14,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
-	"github.com/operator-framework/operator-registry/alpha/property"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -26,27 +27,49 @@ type bundleContent struct {
 
 // content returns a bundle's objects: from the catalog's
 // olm.bundle.object properties, else from the manifests/ directory of
-// the bundle image in its registry. Bundles are read once by image
-// digest or catalog entry.
+// the bundle image in its registry (pullBundle keeps what it pulled).
 func (f *fbcCatalogs) content(ctx context.Context, b *declcfg.Bundle) (*bundleContent, error) {
-	docs := b.Objects
-	if len(docs) == 0 {
-		props, err := property.Parse(b.Properties)
-		if err != nil {
-			return nil, fmt.Errorf("bundle %s: %w", b.Name, err)
-		}
-		for _, o := range props.BundleObjects {
-			docs = append(docs, string(o.Data))
-		}
-	}
-	if len(docs) > 0 {
-		objs, err := readDocs(b.Name, docs)
-		return &bundleContent{objects: objs, image: b.Image}, err
+	if len(b.Objects) > 0 { // declcfg decodes the olm.bundle.object properties
+		return f.parse(b)
 	}
 	if b.Image == "" {
 		return nil, fmt.Errorf("bundle %s: the catalog carries neither its objects nor its image", b.Name)
 	}
 	return f.pullBundle(ctx, b)
+}
+
+// maxParsed bounds the bundles whose objects are kept parsed.
+const maxParsed = 64
+
+// parse reads a bundle's objects from the catalog once for every tenant
+// and reconcile: by a hash of its name, image and objects, as a catalog
+// read again holds new copies of the same bundles. Renders copy what
+// they change.
+func (f *fbcCatalogs) parse(b *declcfg.Bundle) (*bundleContent, error) {
+	h := sha256.New()
+	for _, s := range append([]string{b.Name, b.Image}, b.Objects...) {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	key := hex.EncodeToString(h.Sum(nil))
+	f.mu.Lock()
+	c, ok := f.parsed[key]
+	f.mu.Unlock()
+	if ok {
+		return c, nil
+	}
+	objs, err := readDocs(b.Name, b.Objects)
+	if err != nil {
+		return nil, err
+	}
+	c = &bundleContent{objects: objs, image: b.Image}
+	f.mu.Lock()
+	if len(f.parsed) >= maxParsed {
+		clear(f.parsed)
+	}
+	f.parsed[key] = c
+	f.mu.Unlock()
+	return c, nil
 }
 
 // pullBundle reads a registry+v1 bundle image (one object per file under
