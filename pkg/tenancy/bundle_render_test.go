@@ -158,6 +158,18 @@ func withWebhook(objs []*unstructured.Unstructured, typ string) {
 func TestRenderBundleWebhooks(t *testing.T) {
 	objs := sampleBundle(t)
 	withWebhook(objs, "ValidatingAdmissionWebhook")
+	// As kubebuilder scaffolds it: the manager already mounts a Secret
+	// (that cert-manager would make) where the certificate goes.
+	for _, u := range objs {
+		if u.GetKind() == "ClusterServiceVersion" {
+			deps, _, _ := unstructured.NestedSlice(u.Object, "spec", "install", "spec", "deployments")
+			pod := deps[0].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+			pod["volumes"] = []any{map[string]any{"name": "webhook-certs", "secret": map[string]any{"secretName": "webhook-server-cert"}}}
+			c := pod["containers"].([]any)[0].(map[string]any)
+			c["volumeMounts"] = []any{map[string]any{"name": "webhook-certs", "mountPath": "/tmp/k8s-webhook-server/serving-certs", "readOnly": true}}
+			_ = unstructured.SetNestedSlice(u.Object, deps, "spec", "install", "spec", "deployments")
+		}
+	}
 	_, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a", "team-a-2"}, objects: objs, clusterScoped: clusterKinds,
 		certs: func(deployments []string) (*webhookCerts, error) {
 			return issueWebhookCerts(time.Now(), "team-a", deployments)
@@ -220,9 +232,13 @@ func TestRenderBundleWebhooks(t *testing.T) {
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, DNSName: "kvstore-controller-manager-service.team-a.svc"}); err != nil {
 		t.Errorf("the serving certificate does not verify against the caBundle for the Service: %v", err)
 	}
-	mounts, _, _ := unstructured.NestedSlice(docs["Deployment kvstore-controller-manager"].Object, "spec", "template", "spec", "containers")
-	if got := fmt.Sprint(mounts[0].(map[string]any)["volumeMounts"]); !strings.Contains(got, "/tmp/k8s-webhook-server/serving-certs") || !strings.Contains(got, "/apiserver.local.config/certificates") {
-		t.Errorf("manager volume mounts %s", got)
+	pod := docs["Deployment kvstore-controller-manager"].Object["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+	got := fmt.Sprint(pod["containers"].([]any)[0].(map[string]any)["volumeMounts"])
+	if strings.Count(got, "/tmp/k8s-webhook-server/serving-certs") != 1 || !strings.Contains(got, "name:webhook-cert]") || !strings.Contains(got, "/apiserver.local.config/certificates") {
+		t.Errorf("manager volume mounts %s, want the controller's certificate at each path, once", got)
+	}
+	if vols := fmt.Sprint(pod["volumes"]); strings.Contains(vols, "webhook-server-cert") {
+		t.Errorf("volumes %s still hold the replaced Secret", vols)
 	}
 }
 

@@ -111,11 +111,41 @@ func (r *bundleRenderer) webhooks(csv *operatorsv1alpha1.ClusterServiceVersion) 
 	return out, nil
 }
 
+// The paths where OLM mounts a webhook certificate.
+const (
+	apiserviceCertPath = "/apiserver.local.config/certificates"
+	webhookCertPath    = "/tmp/k8s-webhook-server/serving-certs"
+)
+
 // mountWebhookCert mounts a Deployment's webhook certificate into every
-// container where OLM mounts it: /apiserver.local.config/certificates
-// (apiserver.crt, apiserver.key) and /tmp/k8s-webhook-server/serving-certs
-// (tls.crt, tls.key), where controller-runtime looks.
+// container where OLM mounts it: apiserviceCertPath (apiserver.crt,
+// apiserver.key) and webhookCertPath (tls.crt, tls.key), where
+// controller-runtime looks. As OLM does, it takes those paths over: a
+// mount the bundle has there (kubebuilder's scaffold mounts a Secret that
+// cert-manager would make) is replaced, and its volume dropped when
+// nothing else mounts it, since two mounts at one path are invalid.
 func mountWebhookCert(pod *corev1.PodSpec, deployment string) {
+	ours := map[string]bool{"apiservice-cert": true, "webhook-cert": true}
+	replaced := map[string]bool{}
+	for i := range pod.Containers {
+		c := &pod.Containers[i]
+		c.VolumeMounts = slices.DeleteFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool {
+			if m.MountPath == apiserviceCertPath || m.MountPath == webhookCertPath || ours[m.Name] {
+				replaced[m.Name] = true
+				return true
+			}
+			return false
+		})
+	}
+	stillMounted := map[string]bool{}
+	for _, c := range append(slices.Clone(pod.InitContainers), pod.Containers...) {
+		for _, m := range c.VolumeMounts {
+			stillMounted[m.Name] = true
+		}
+	}
+	pod.Volumes = slices.DeleteFunc(pod.Volumes, func(v corev1.Volume) bool {
+		return ours[v.Name] || (replaced[v.Name] && !stillMounted[v.Name])
+	})
 	secret := webhookServiceName(deployment) + "-cert"
 	pod.Volumes = append(pod.Volumes,
 		corev1.Volume{Name: "apiservice-cert", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: secret,
@@ -124,7 +154,7 @@ func mountWebhookCert(pod *corev1.PodSpec, deployment string) {
 			Items: []corev1.KeyToPath{{Key: corev1.TLSCertKey, Path: corev1.TLSCertKey}, {Key: corev1.TLSPrivateKeyKey, Path: corev1.TLSPrivateKeyKey}}}}})
 	for i := range pod.Containers {
 		pod.Containers[i].VolumeMounts = append(pod.Containers[i].VolumeMounts,
-			corev1.VolumeMount{Name: "apiservice-cert", MountPath: "/apiserver.local.config/certificates"},
-			corev1.VolumeMount{Name: "webhook-cert", MountPath: "/tmp/k8s-webhook-server/serving-certs"})
+			corev1.VolumeMount{Name: "apiservice-cert", MountPath: apiserviceCertPath},
+			corev1.VolumeMount{Name: "webhook-cert", MountPath: webhookCertPath})
 	}
 }
