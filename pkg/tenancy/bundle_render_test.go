@@ -22,23 +22,29 @@ import (
 // it.
 func sampleBundle(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
+	objs, err := readDocs("sample", sampleDocs(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// sampleDocs are the files of the sample operator's bundle.
+func sampleDocs(tb testing.TB) []string {
+	tb.Helper()
 	files, err := filepath.Glob("../../bundle/sample-operator/manifests/*.yaml")
 	if err != nil || len(files) == 0 {
-		t.Fatalf("the sample bundle: %v", err)
+		tb.Fatalf("the sample bundle: %v", err)
 	}
 	var docs []string
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
-			t.Fatal(err)
+			tb.Fatal(err)
 		}
 		docs = append(docs, string(b))
 	}
-	objs, err := readDocs("sample", docs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return objs
+	return docs
 }
 
 func clusterKinds(gvk schema.GroupVersionKind) bool {
@@ -286,15 +292,7 @@ func keys(m map[string]*unstructured.Unstructured) []string {
 // does after reading the catalog: the sample's objects, then its render.
 // "parsed each time" is the reference: the objects read anew.
 func BenchmarkRenderBundle(b *testing.B) {
-	files, _ := filepath.Glob("../../bundle/sample-operator/manifests/*.yaml")
-	var docs []string
-	for _, f := range files {
-		s, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		docs = append(docs, string(s))
-	}
+	docs := sampleDocs(b)
 	render := func(b *testing.B, objs []*unstructured.Unstructured) {
 		if _, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: objs, clusterScoped: clusterKinds}); err != nil {
 			b.Fatal(err)
