@@ -30,7 +30,7 @@ testbin: ## Build the test control plane binaries into bin/k8s/<version> (cached
 	@hack/testbin.sh
 
 .PHONY: test-deps
-test-deps: ## Install the Debian packages the tests need (docker-registry, prometheus for promtool).
+test-deps: ## Install the Debian packages the tests need (docker-registry, prometheus, redis-server, redis-tools, prometheus-redis-exporter).
 	@hack/test-deps.sh
 
 .PHONY: test

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the tests need: docker-registry (a real OCI
-# registry the packaging and publish tests run as a process) and prometheus
-# (promtool checks and unit-tests the alerts). Idempotent.
+# registry the packaging and publish tests run as a process), prometheus
+# (promtool checks and unit-tests the alerts; the sample's metrics test
+# scrapes with it), and the sample operator's data path: redis-server
+# (Redis 7, the protocol and RDB format of Valkey), redis-tools
+# (redis-benchmark) and prometheus-redis-exporter. Idempotent.
 set -euo pipefail
 missing=()
 [[ -x /usr/bin/docker-registry ]] || missing+=(docker-registry)
 [[ -x /usr/bin/promtool ]] || missing+=(prometheus)
+[[ -x /usr/bin/redis-server ]] || missing+=(redis-server)
+[[ -x /usr/bin/redis-benchmark ]] || missing+=(redis-tools)
+[[ -x /usr/bin/prometheus-redis-exporter ]] || missing+=(prometheus-redis-exporter)
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi

@@ -90,10 +90,11 @@ func TestRunStartsOnceByKey(t *testing.T) {
 
 func TestRunObservesTheJob(t *testing.T) {
 	now := metav1.Now()
-	failedPod := func(msg string, at time.Time) *corev1.Pod {
+	exited := func(code int32, msg string, at time.Time) *corev1.Pod {
 		return &corev1.Pod{Status: corev1.PodStatus{ContainerStatuses: []corev1.ContainerStatus{{State: corev1.ContainerState{
-			Terminated: &corev1.ContainerStateTerminated{ExitCode: 1, Message: msg, FinishedAt: metav1.NewTime(at)}}}}}}
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: code, Message: msg, FinishedAt: metav1.NewTime(at)}}}}}}
 	}
+	failedPod := func(msg string, at time.Time) *corev1.Pod { return exited(1, msg, at) }
 	tests := []struct {
 		name    string
 		status  batchv1.JobStatus
@@ -105,6 +106,8 @@ func TestRunObservesTheJob(t *testing.T) {
 		{"a pod not ready yet", batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](0)}, nil, kitapi.ActionPending, ""},
 		{"a pod ready", batchv1.JobStatus{Active: 1, Ready: ptr.To[int32](1)}, nil, kitapi.ActionRunning, ""},
 		{"complete", batchv1.JobStatus{Succeeded: 1, CompletionTime: &now, Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}}, nil, kitapi.ActionSucceeded, ""},
+		{"complete with a result", batchv1.JobStatus{Failed: 1, Succeeded: 1, CompletionTime: &now, Conditions: []batchv1.JobCondition{{Type: batchv1.JobComplete, Status: corev1.ConditionTrue}}},
+			[]*corev1.Pod{failedPod("timeout", now.Add(-time.Minute)), exited(0, `{"size":42}`, now.Time)}, kitapi.ActionSucceeded, `{"size":42}`},
 		{"failed, last pod's message", batchv1.JobStatus{Failed: 2, Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded"}}},
 			[]*corev1.Pod{failedPod("disk full", now.Add(-time.Minute)), failedPod("bucket unreachable", now.Time)}, kitapi.ActionFailed, "bucket unreachable (BackoffLimitExceeded)"},
 		{"failed, no message", batchv1.JobStatus{Failed: 1, Conditions: []batchv1.JobCondition{{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "DeadlineExceeded", Message: "Job was active longer than specified deadline"}}},

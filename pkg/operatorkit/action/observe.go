@@ -30,11 +30,13 @@ func (r *Runner) observe(ctx context.Context, job *batchv1.Job, st *kitapi.Actio
 		switch c.Type {
 		case batchv1.JobComplete:
 			st.Phase, st.CompletionTime = kitapi.ActionSucceeded, completion(job, c)
-			return nil
+			msg, err := r.terminationMessage(ctx, job, true)
+			st.Message = msg
+			return err
 		case batchv1.JobFailed:
 			st.Phase, st.CompletionTime = kitapi.ActionFailed, completion(job, c)
 			st.Message = fmt.Sprintf("%s: %s", c.Reason, c.Message)
-			msg, err := r.terminationMessage(ctx, job)
+			msg, err := r.terminationMessage(ctx, job, false)
 			if err != nil {
 				return err
 			}
@@ -59,8 +61,9 @@ func completion(job *batchv1.Job, c batchv1.JobCondition) *metav1.Time {
 }
 
 // terminationMessage is the termination message of the last container
-// that failed in the Job's pods, bounded to 1 KiB.
-func (r *Runner) terminationMessage(ctx context.Context, job *batchv1.Job) (string, error) {
+// that failed (or, with succeeded, exited 0) in the Job's pods, bounded to
+// 1 KiB: a failure's cause, or a success's result.
+func (r *Runner) terminationMessage(ctx context.Context, job *batchv1.Job, succeeded bool) (string, error) {
 	var pods corev1.PodList
 	if err := r.Client.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
 		return "", fmt.Errorf("listing the pods of Job %s: %w", job.Name, err)
@@ -75,7 +78,7 @@ func (r *Runner) terminationMessage(ctx context.Context, job *batchv1.Job) (stri
 			continue
 		}
 		for _, cs := range p.Status.ContainerStatuses {
-			if t := cs.State.Terminated; t != nil && t.ExitCode != 0 && strings.TrimSpace(t.Message) != "" {
+			if t := cs.State.Terminated; t != nil && (t.ExitCode == 0) == succeeded && strings.TrimSpace(t.Message) != "" {
 				failures = append(failures, failure{t.FinishedAt, strings.TrimSpace(t.Message)})
 			}
 		}

@@ -30,7 +30,8 @@ type ActionStatus struct {
 	// +optional
 	Attempts int32 `json:"attempts,omitempty"`
 	// Message explains a failure: the pod's termination message, else the
-	// Job's reason.
+	// Job's reason. On success it is the termination message of the
+	// container that succeeded, if any: the action's result.
 	// +optional
 	Message string `json:"message,omitempty"`
 	// +optional
