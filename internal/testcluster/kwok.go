@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -274,4 +275,51 @@ func (c *Cluster) InstallCRDs(ctx context.Context, dir string) error {
 		}
 	}
 	return nil
+}
+
+// The annotations a test sets on a pod held by KubeletStages to end it:
+// the termination message and the exit code.
+const (
+	KubeletResultAnnotation   = "kwokresult"
+	KubeletExitCodeAnnotation = "kwokexit"
+)
+
+// KubeletStages return stages that let a test play the kubelet for pods
+// whose first container runs image: once Running they stay so (instead of
+// kwok completing Job pods at once), until the test runs the container's
+// program itself and sets KubeletExitCodeAnnotation and
+// KubeletResultAnnotation; the pod then ends Succeeded (exit code 0) or
+// Failed, with the result as every container's termination message.
+func KubeletStages(name, image string) []*unstructured.Unstructured {
+	hold := imageStage(name+"-hold", image, "Running", neverReadyStatus)
+	spec := hold.Object["spec"].(map[string]any)
+	sel := spec["selector"].(map[string]any)
+	sel["matchExpressions"] = append(sel["matchExpressions"].([]any),
+		map[string]any{"key": ".metadata.annotations." + KubeletExitCodeAnnotation, "operator": "DoesNotExist"})
+	spec["delay"] = map[string]any{"durationMilliseconds": int64(time.Hour / time.Millisecond)}
+
+	end := imageStage(name+"-end", image, "Running", `{{ $now := Now }}
+{{ $code := index .metadata.annotations "`+KubeletExitCodeAnnotation+`" }}
+{{ $msg := index .metadata.annotations "`+KubeletResultAnnotation+`" }}
+containerStatuses:
+{{ range .spec.containers }}
+- image: {{ .image | Quote }}
+  name: {{ .name | Quote }}
+  ready: false
+  restartCount: 0
+  started: false
+  state:
+    terminated:
+      exitCode: {{ $code }}
+      reason: {{ if eq $code "0" }}Completed{{ else }}Error{{ end }}
+      message: {{ $msg | Quote }}
+      startedAt: {{ $now | Quote }}
+      finishedAt: {{ $now | Quote }}
+{{ end }}
+phase: {{ if eq $code "0" }}Succeeded{{ else }}Failed{{ end }}
+`)
+	sel = end.Object["spec"].(map[string]any)["selector"].(map[string]any)
+	sel["matchExpressions"] = append(sel["matchExpressions"].([]any),
+		map[string]any{"key": ".metadata.annotations." + KubeletExitCodeAnnotation, "operator": "Exists"})
+	return []*unstructured.Unstructured{hold, end}
 }

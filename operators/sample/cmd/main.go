@@ -1,4 +1,5 @@
-// Command manager runs the KVStore operator.
+// Command manager runs the KVStore operator, and the data-path programs
+// its Jobs and init containers run: manager backup and manager restore.
 package main
 
 import (
@@ -17,19 +18,37 @@ import (
 
 	kvv1 "opctl.dev/opctl/operators/sample/api/v1alpha1"
 	"opctl.dev/opctl/operators/sample/internal/controller"
+	"opctl.dev/opctl/operators/sample/internal/instance"
 )
 
 func main() {
-	if err := run(); err != nil {
-		fmt.Fprintf(os.Stderr, "manager: %v\n", err)
+	cmd, args := "manager", os.Args[1:]
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		cmd, args = args[0], args[1:]
+	}
+	var err error
+	switch cmd {
+	case "manager":
+		err = run(args)
+	case "backup":
+		err = backup(args)
+	case "restore":
+		err = restore(args)
+	default:
+		err = fmt.Errorf("unknown command %q: use manager (the default), backup or restore", cmd)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", cmd, err)
+		terminationMessage(err.Error())
 		os.Exit(1)
 	}
 }
 
-func run() error {
+func run(args []string) error {
 	var (
 		watchNamespaces, metricsAddr, probeAddr, leaderNamespace string
-		leaderElect                                              bool
+		exporterImage, toolsImage                                string
+		leaderElect, dataPath                                    bool
 		workers                                                  int
 	)
 	flag.StringVar(&watchNamespaces, "watch-namespaces", os.Getenv("WATCH_NAMESPACE"),
@@ -39,9 +58,17 @@ func run() error {
 	flag.BoolVar(&leaderElect, "leader-elect", false, "elect a leader so that only one replica reconciles")
 	flag.StringVar(&leaderNamespace, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's namespace)")
 	flag.IntVar(&workers, "workers", 4, "concurrent KVStore reconciles")
+	flag.StringVar(&exporterImage, "exporter-image", os.Getenv("RELATED_IMAGE_EXPORTER"),
+		"the metrics sidecar's image (default $RELATED_IMAGE_EXPORTER, else "+controller.DefaultExporterImage+")")
+	flag.StringVar(&toolsImage, "tools-image", os.Getenv("RELATED_IMAGE_TOOLS"),
+		"the image whose /manager runs backups and restores: this operator's own (default $RELATED_IMAGE_TOOLS)")
+	flag.BoolVar(&dataPath, "data-path", true, "read and steer the servers: failover, replica resync and autoscaling")
 	zapOpts := zap.Options{}
 	zapOpts.BindFlags(flag.CommandLine)
-	flag.Parse()
+	// flag.CommandLine holds controller-runtime's --kubeconfig too.
+	if err := flag.CommandLine.Parse(args); err != nil {
+		return err
+	}
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&zapOpts)))
 
 	scheme := runtime.NewScheme()
@@ -74,7 +101,11 @@ func run() error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	if _, err := controller.Setup(mgr, controller.Options{RelatedImage: os.Getenv("RELATED_IMAGE_KVSTORE"), Workers: workers}); err != nil {
+	opts := controller.Options{RelatedImage: os.Getenv("RELATED_IMAGE_KVSTORE"), ExporterImage: exporterImage, ToolsImage: toolsImage, Workers: workers}
+	if dataPath {
+		opts.DataPath = &controller.DataPath{Manager: instance.RESP{}}
+	}
+	if _, err := controller.Setup(mgr, opts); err != nil {
 		return fmt.Errorf("setting up the KVStore controller: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -20,7 +20,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &KVStore{}, &KVStoreList{})
+	s.AddKnownTypes(GroupVersion, &KVStore{}, &KVStoreList{}, &KVBackup{}, &KVBackupList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }

@@ -75,6 +75,126 @@ type KVStoreSpec struct {
 	// exist with the names it would use and have no controller.
 	// +optional
 	AdoptExisting bool `json:"adoptExisting,omitempty"`
+
+	// Mode is what the store is for, and sets maxmemory-policy unless
+	// spec.config does: cache evicts the least recently used keys at
+	// maxmemory (allkeys-lru); store refuses writes there instead
+	// (noeviction), so no data is lost silently.
+	// +kubebuilder:validation:Enum=cache;store
+	// +kubebuilder:default=store
+	// +optional
+	Mode string `json:"mode,omitempty"`
+
+	// Tuning derives settings from the pod's resources.
+	// +optional
+	Tuning TuningSpec `json:"tuning,omitempty"`
+
+	// Failover tunes the promotion of a replica when the primary is lost.
+	// +optional
+	Failover FailoverSpec `json:"failover,omitempty"`
+
+	// Backup schedules backups and keeps a number of them.
+	// +optional
+	Backup *BackupSpec `json:"backup,omitempty"`
+
+	// Restore creates the store from a KVBackup. It is set at creation
+	// only: the backup is loaded into the empty data volume of the first
+	// pod, and the replicas copy it from there.
+	// +optional
+	Restore *RestoreSpec `json:"restore,omitempty"`
+
+	// Autoscaling sets the number of pods from the load the servers
+	// report, within minReplicas and maxReplicas; spec.replicas is then
+	// ignored.
+	// +optional
+	Autoscaling *AutoscalingSpec `json:"autoscaling,omitempty"`
+}
+
+// The modes of a store.
+const (
+	ModeCache = "cache"
+	ModeStore = "store"
+)
+
+// TuningSpec tunes the server from the pod's resources.
+type TuningSpec struct {
+	// MaxMemoryPercent of the container's memory limit becomes maxmemory,
+	// leaving the rest for the copy-on-write of a snapshot and the
+	// replication buffers. 0 turns it off; an explicit spec.config
+	// maxmemory always wins.
+	// +kubebuilder:default=75
+	// +kubebuilder:validation:Minimum=0
+	// +kubebuilder:validation:Maximum=95
+	// +optional
+	MaxMemoryPercent *int32 `json:"maxMemoryPercent,omitempty"`
+}
+
+// FailoverSpec tunes automatic failover.
+type FailoverSpec struct {
+	// After is how long the primary may be unreachable before the most
+	// advanced replica is promoted.
+	// +kubebuilder:default="30s"
+	// +optional
+	After *metav1.Duration `json:"after,omitempty"`
+}
+
+// BackupSpec schedules backups of a store.
+type BackupSpec struct {
+	// Schedule is a cron expression (five fields, or @daily and the like)
+	// at which a KVBackup is created. Empty takes no scheduled backups;
+	// KVBackups can still be created by hand.
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+
+	// Retention is how many successful backups of the store are kept:
+	// older KVBackups are deleted, and their snapshots with them.
+	// +kubebuilder:default=7
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	Retention int32 `json:"retention,omitempty"`
+
+	// Target is where the snapshots go.
+	Target BackupTarget `json:"target"`
+}
+
+// BackupTarget is where snapshots are written.
+type BackupTarget struct {
+	// PersistentVolumeClaim names a claim in the store's namespace; the
+	// snapshots go in a directory named after the store. A restore mounts
+	// it into the new store's pods too, so across nodes it must be
+	// ReadWriteMany.
+	PersistentVolumeClaim *ClaimTarget `json:"persistentVolumeClaim"`
+}
+
+// ClaimTarget is a PersistentVolumeClaim.
+type ClaimTarget struct {
+	ClaimName string `json:"claimName"`
+}
+
+// RestoreSpec names the backup a store starts from.
+type RestoreSpec struct {
+	// Backup is a KVBackup in the store's namespace that succeeded.
+	Backup string `json:"backup"`
+}
+
+// AutoscalingSpec scales the store from its own load.
+// +kubebuilder:validation:XValidation:rule="self.minReplicas <= self.maxReplicas",message="minReplicas must not exceed maxReplicas"
+type AutoscalingSpec struct {
+	// +kubebuilder:validation:Minimum=1
+	MinReplicas int32 `json:"minReplicas"`
+	// +kubebuilder:validation:Maximum=9
+	MaxReplicas int32 `json:"maxReplicas"`
+	// TargetOpsPerSecond is the load one pod should serve (INFO's
+	// instantaneous_ops_per_sec). The store scales out at once to what
+	// the load needs, and in by one pod when the others would each serve
+	// less than 80% of it.
+	// +kubebuilder:validation:Minimum=1
+	TargetOpsPerSecond int64 `json:"targetOpsPerSecond"`
+	// CooldownSeconds is the least time between two scalings.
+	// +kubebuilder:default=300
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	CooldownSeconds int32 `json:"cooldownSeconds,omitempty"`
 }
 
 // StorageSpec describes the data volumes.
@@ -133,12 +253,92 @@ type KVStoreStatus struct {
 	// UpgradeStartTime is when the rollout of targetVersion began.
 	// +optional
 	UpgradeStartTime *metav1.Time `json:"upgradeStartTime,omitempty"`
+
+	// Primary is the pod that takes writes; the others replicate it.
+	// +optional
+	Primary string `json:"primary,omitempty"`
+
+	// Replicas is the number of pods the operator runs: spec.replicas, or
+	// what autoscaling decided.
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+
+	// Failover records the promotions of replicas.
+	// +optional
+	Failover *FailoverStatus `json:"failover,omitempty"`
+
+	// Autoscaling is the last scaling decision.
+	// +optional
+	Autoscaling *AutoscalingStatus `json:"autoscaling,omitempty"`
+
+	// Backup records the scheduled backups.
+	// +optional
+	Backup *BackupStatus `json:"backup,omitempty"`
+
+	// Config is the spec.config that last ran on every pod, kept to roll
+	// a config change back when it crash-loops the pods.
+	// +optional
+	Config *ConfigStatus `json:"config,omitempty"`
+}
+
+// FailoverStatus records failovers.
+type FailoverStatus struct {
+	// Count of promotions so far.
+	Count int32 `json:"count,omitempty"`
+	// PrimaryLostSince is when the primary was first found unreachable;
+	// empty while it serves.
+	// +optional
+	PrimaryLostSince *metav1.Time `json:"primaryLostSince,omitempty"`
+	// LastTime, From and To describe the last promotion.
+	// +optional
+	LastTime *metav1.Time `json:"lastTime,omitempty"`
+	// +optional
+	From string `json:"from,omitempty"`
+	// +optional
+	To string `json:"to,omitempty"`
+}
+
+// AutoscalingStatus is the autoscaler's state.
+type AutoscalingStatus struct {
+	// OpsPerSecond is the load last read, over all pods.
+	OpsPerSecond int64 `json:"opsPerSecond,omitempty"`
+	// LastScaleTime is when the number of pods last changed.
+	// +optional
+	LastScaleTime *metav1.Time `json:"lastScaleTime,omitempty"`
+	// Reason explains the last decision.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// BackupStatus records the scheduled backups.
+type BackupStatus struct {
+	// LastScheduleTime is the schedule time of the last KVBackup created.
+	// +optional
+	LastScheduleTime *metav1.Time `json:"lastScheduleTime,omitempty"`
+	// LastSuccessful names the newest KVBackup that succeeded.
+	// +optional
+	LastSuccessful string `json:"lastSuccessful,omitempty"`
+}
+
+// ConfigStatus tracks config changes.
+type ConfigStatus struct {
+	// Good is the spec.config that last ran ready on every pod.
+	// +optional
+	Good map[string]string `json:"good,omitempty"`
+	// FailedSHA256 is the checksum of a spec.config that crash-looped the
+	// pods and was rolled back; it is not tried again until spec.config
+	// changes.
+	// +optional
+	FailedSHA256 string `json:"failedSHA256,omitempty"`
 }
 
 // KVStore is a Redis-protocol key-value store run with Valkey.
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
+// +kubebuilder:subresource:scale:specpath=.spec.replicas,statuspath=.status.replicas
 // +kubebuilder:resource:shortName=kvs;kv,categories=opctl
+// +kubebuilder:validation:XValidation:rule="has(self.spec.restore) == has(oldSelf.spec.restore) && (!has(self.spec.restore) || self.spec.restore == oldSelf.spec.restore)",message="spec.restore is set when the KVStore is created and cannot change"
+// +kubebuilder:printcolumn:name="Primary",type=string,JSONPath=`.status.primary`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Version",type=string,JSONPath=`.status.currentVersion`

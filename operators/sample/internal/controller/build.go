@@ -28,16 +28,20 @@ func (h *Handler) Build(ctx context.Context, k *kvv1.KVStore) ([]client.Object, 
 		return nil, err
 	}
 	port := corev1.ServicePort{Name: "valkey", Port: valkeyPort, TargetPort: intstr.FromString("valkey"), Protocol: corev1.ProtocolTCP}
+	metrics := corev1.ServicePort{Name: "metrics", Port: exporterPort, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}
 	return []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: meta(n.sa), AutomountServiceAccountToken: ptr.To(false)},
 		&corev1.ConfigMap{ObjectMeta: meta(n.config)},
 		&corev1.Secret{ObjectMeta: meta(n.secret), Type: corev1.SecretTypeOpaque, Data: map[string][]byte{passwordKey: password}},
 		&corev1.Service{ObjectMeta: meta(n.headless), Spec: corev1.ServiceSpec{
 			ClusterIP: corev1.ClusterIPNone, PublishNotReadyAddresses: true,
-			Selector: selectorLabels(k), Ports: []corev1.ServicePort{port},
+			Selector: selectorLabels(k), Ports: []corev1.ServicePort{port, metrics},
 		}},
 		&corev1.Service{ObjectMeta: meta(n.client), Spec: corev1.ServiceSpec{
-			Type: corev1.ServiceTypeClusterIP, Selector: selectorLabels(k), Ports: []corev1.ServicePort{port},
+			Type: corev1.ServiceTypeClusterIP, Selector: roleLabels(k, RolePrimary), Ports: []corev1.ServicePort{port},
+		}},
+		&corev1.Service{ObjectMeta: meta(n.readOnly), Spec: corev1.ServiceSpec{
+			Type: corev1.ServiceTypeClusterIP, Selector: roleLabels(k, RoleReplica), Ports: []corev1.ServicePort{port},
 		}},
 		h.statefulSet(k, n),
 		&policyv1.PodDisruptionBudget{ObjectMeta: meta(n.pdb), Spec: policyv1.PodDisruptionBudgetSpec{

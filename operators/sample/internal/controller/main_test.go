@@ -53,10 +53,19 @@ func setup(c *testcluster.Cluster) (func(), error) {
 		return nil, err
 	}
 	opts := ctrl.Options{Scheme: scheme, Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&kvv1.KVStore{}: {Label: suite},
+		&kvv1.KVStore{}: {Label: suite}, &kvv1.KVBackup{}: {Label: suite},
 	}}}
-	return c.StartManager(opts, agent, func(mgr ctrl.Manager) error {
+	stop, err := c.StartManager(opts, agent, func(mgr ctrl.Manager) error {
 		reconciler, err = controller.Setup(mgr, controller.Options{Workers: 4})
 		return err
 	})
+	if err != nil {
+		return nil, err
+	}
+	stopDataPath, err := startDataPathManager(c)
+	if err != nil {
+		stop()
+		return nil, err
+	}
+	return func() { stopDataPath(); stop() }, nil
 }

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -22,7 +24,7 @@ func (h *Handler) Mutate(ctx context.Context, k *kvv1.KVStore, objs []client.Obj
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *corev1.ConfigMap:
-			o.Data = map[string]string{configFile: conf}
+			o.Data = map[string]string{configFile: conf, primaryFile: primaryOf(k)}
 		case *appsv1.StatefulSet:
 			if err := h.mutateStatefulSet(ctx, k, o, conf); err != nil {
 				return err
@@ -34,7 +36,7 @@ func (h *Handler) Mutate(ctx context.Context, k *kvv1.KVStore, objs []client.Obj
 
 func (h *Handler) mutateStatefulSet(ctx context.Context, k *kvv1.KVStore, s *appsv1.StatefulSet, conf string) error {
 	version := runVersion(k)
-	s.Spec.Replicas = ptr.To(ptr.Deref(k.Spec.Replicas, 1))
+	s.Spec.Replicas = ptr.To(replicasOf(k))
 	s.Labels["app.kubernetes.io/version"] = version
 	tmpl := &s.Spec.Template
 	tmpl.Labels["app.kubernetes.io/version"] = version
@@ -46,19 +48,69 @@ func (h *Handler) mutateStatefulSet(ctx context.Context, k *kvv1.KVStore, s *app
 		base = h.RelatedImage
 	}
 	c.Image = imageFor(base, version)
-	c.Resources = defaultResources
-	if len(k.Spec.Resources.Requests) > 0 || len(k.Spec.Resources.Limits) > 0 {
-		c.Resources = *k.Spec.Resources.DeepCopy()
-	}
+	c.Resources = resourcesOf(k)
 	tmpl.Spec.NodeSelector = k.Spec.NodeSelector
 	tmpl.Spec.Tolerations = k.Spec.Tolerations
-	return h.mutateStorage(ctx, k, s)
+	live := &appsv1.StatefulSet{}
+	if err := h.Client.Get(ctx, client.ObjectKeyFromObject(s), live); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("reading StatefulSet %s: %w", s.Name, err)
+		}
+		live = nil
+	}
+	if err := h.mutateRestore(ctx, k, s, live); err != nil {
+		return err
+	}
+	return h.mutateStorage(k, s, live)
+}
+
+// mutateRestore adds the restore init container of spec.restore: it
+// installs the backup into the first pod's empty data volume. A restore
+// belongs to the StatefulSet as it was created, so an existing one keeps
+// its own, even once the backup is gone.
+func (h *Handler) mutateRestore(ctx context.Context, k *kvv1.KVStore, s *appsv1.StatefulSet, live *appsv1.StatefulSet) error {
+	spec := &s.Spec.Template.Spec
+	if live != nil {
+		for _, c := range live.Spec.Template.Spec.InitContainers {
+			if c.Name == "restore" {
+				spec.InitContainers = append(spec.InitContainers, c)
+			}
+		}
+		for _, v := range live.Spec.Template.Spec.Volumes {
+			if v.Name == "backups" {
+				spec.Volumes = append(spec.Volumes, v)
+			}
+		}
+		return nil
+	}
+	if k.Spec.Restore == nil {
+		return nil
+	}
+	if h.ToolsImage == "" {
+		return operatorkit.Terminal("NoToolsImage", errors.New("spec.restore needs the operator's --tools-image (RELATED_IMAGE_TOOLS), the image of its restore program; set it on the operator's Deployment"))
+	}
+	b, err := backupFor(ctx, h.Client, k)
+	if err != nil {
+		return err
+	}
+	c := spec.Containers[0]
+	spec.InitContainers = []corev1.Container{{
+		Name: "restore", Image: h.ToolsImage, Command: []string{"/manager", "restore"},
+		Args: []string{"--file", path.Join(BackupMountPath, b.Status.File), "--sha256", b.Status.SHA256, "--data-dir", "/data", "--pod", primaryOf(k)},
+		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "backups", MountPath: BackupMountPath, ReadOnly: true}},
+		Resources:       corev1.ResourceRequirements{Requests: c.Resources.Requests, Limits: c.Resources.Limits},
+		SecurityContext: c.SecurityContext.DeepCopy(),
+	}}
+	spec.Volumes = append(spec.Volumes, corev1.Volume{Name: "backups", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: b.Status.ClaimName, ReadOnly: true}}})
+	h.event(k, b, "Restoring", "Restoring from KVBackup %s (%d keys, sha256 %s)", b.Name, b.Status.Keys, b.Status.SHA256)
+	return nil
 }
 
 // mutateStorage adds the data volume: a claim template with spec.storage,
 // else an emptyDir. Claim templates are immutable, so an existing
 // StatefulSet keeps its own; Repair grows the claims instead.
-func (h *Handler) mutateStorage(ctx context.Context, k *kvv1.KVStore, s *appsv1.StatefulSet) error {
+func (h *Handler) mutateStorage(k *kvv1.KVStore, s *appsv1.StatefulSet, live *appsv1.StatefulSet) error {
 	retain := appsv1.DeletePersistentVolumeClaimRetentionPolicyType
 	if k.Spec.DeletionPolicy == operatorkit.DeletionOrphan {
 		retain = appsv1.RetainPersistentVolumeClaimRetentionPolicyType
@@ -66,12 +118,7 @@ func (h *Handler) mutateStorage(ctx context.Context, k *kvv1.KVStore, s *appsv1.
 	s.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{
 		WhenDeleted: retain, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType,
 	}
-	live := &appsv1.StatefulSet{}
-	err := h.Client.Get(ctx, client.ObjectKeyFromObject(s), live)
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("reading StatefulSet %s: %w", s.Name, err)
-	}
-	exists := err == nil
+	exists := live != nil
 	if exists && (len(live.Spec.VolumeClaimTemplates) > 0) != (k.Spec.Storage != nil) {
 		return operatorkit.Terminal("StorageImmutable",
 			errors.New("spec.storage cannot be added or removed once the KVStore exists; restore it, or create a new KVStore"))
@@ -98,3 +145,32 @@ func (h *Handler) mutateStorage(ctx context.Context, k *kvv1.KVStore, s *appsv1.
 	}}
 	return nil
 }
+
+// resourcesOf are the server container's resources: spec.resources, or
+// the defaults.
+func resourcesOf(k *kvv1.KVStore) corev1.ResourceRequirements {
+	if len(k.Spec.Resources.Requests) > 0 || len(k.Spec.Resources.Limits) > 0 {
+		return *k.Spec.Resources.DeepCopy()
+	}
+	return *defaultResources.DeepCopy()
+}
+
+// replicasOf is the number of pods to run: what autoscaling decided
+// (status.replicas, within its bounds) or spec.replicas, and never fewer
+// than the primary's ordinal needs, since a StatefulSet removes the
+// highest ordinals first.
+func replicasOf(k *kvv1.KVStore) int32 {
+	n := ptr.Deref(k.Spec.Replicas, 1)
+	if a := k.Spec.Autoscaling; a != nil {
+		if k.Status.Replicas > 0 {
+			n = k.Status.Replicas
+		}
+		n = max(a.MinReplicas, min(a.MaxReplicas, n))
+	}
+	if o := ordinal(k, primaryOf(k)); o >= 0 {
+		n = max(n, int32(o)+1)
+	}
+	return n
+}
+
+func resourceMust(s string) resource.Quantity { return resource.MustParse(s) }

@@ -1,6 +1,9 @@
 package controller
 
 import (
+	"strconv"
+	"strings"
+
 	kvv1 "opctl.dev/opctl/operators/sample/api/v1alpha1"
 )
 
@@ -17,13 +20,26 @@ var LegacyLabels = []string{"app", "kvstore.opctl.dev/name"}
 
 const (
 	valkeyPort   = 6379
+	exporterPort = 9121
 	passwordKey  = "password"
 	configFile   = "valkey.conf"
+	primaryFile  = "primary"
 	configSumKey = "kv.opctl.dev/config-sha256"
+	// RoleLabel marks each pod primary or replica; the client Service
+	// selects the primary, the read-only Service the replicas.
+	RoleLabel = "kv.opctl.dev/role"
+	// StoreLabel names the KVStore of a KVBackup.
+	StoreLabel = "kv.opctl.dev/store"
+)
+
+// The roles of a pod.
+const (
+	RolePrimary = "primary"
+	RoleReplica = "replica"
 )
 
 // names of the objects a KVStore owns.
-type names struct{ sa, config, secret, headless, client, sts, pdb string }
+type names struct{ sa, config, secret, headless, client, readOnly, sts, pdb string }
 
 func namesOf(k *kvv1.KVStore) names {
 	return names{
@@ -32,6 +48,7 @@ func namesOf(k *kvv1.KVStore) names {
 		secret:   k.Name + "-auth",
 		headless: k.Name + "-headless",
 		client:   k.Name,
+		readOnly: k.Name + "-ro",
 		sts:      k.Name,
 		pdb:      k.Name,
 	}
@@ -52,4 +69,28 @@ func commonLabels(k *kvv1.KVStore) map[string]string {
 	l["app.kubernetes.io/managed-by"] = FieldManager
 	l["app.kubernetes.io/part-of"] = "kvstore"
 	return l
+}
+
+// roleLabels select the pods of one role.
+func roleLabels(k *kvv1.KVStore, role string) map[string]string {
+	l := selectorLabels(k)
+	l[RoleLabel] = role
+	return l
+}
+
+// primaryOf is the pod that takes writes: status.primary, else the first.
+func primaryOf(k *kvv1.KVStore) string {
+	if k.Status.Primary != "" {
+		return k.Status.Primary
+	}
+	return namesOf(k).sts + "-0"
+}
+
+// ordinal is a StatefulSet pod's index, or -1.
+func ordinal(k *kvv1.KVStore, pod string) int {
+	n, err := strconv.Atoi(strings.TrimPrefix(pod, namesOf(k).sts+"-"))
+	if err != nil || !strings.HasPrefix(pod, namesOf(k).sts+"-") {
+		return -1
+	}
+	return n
 }

@@ -17,14 +17,35 @@ import (
 
 // Repair does what an apply cannot: during a rollback it deletes the pods
 // stuck unready on the failed revision (a StatefulSet does not replace
-// them by itself), and it grows data volumes to spec.storage.size.
+// them by itself), it grows data volumes to spec.storage.size, labels the
+// pods' roles, steers the servers over the data path, and takes the
+// scheduled backups.
 func (h *Handler) Repair(ctx context.Context, k *kvv1.KVStore, _ []operatorkit.ApplyResult) error {
-	if runVersion(k) != k.Spec.Version {
+	if runVersion(k) != k.Spec.Version || configRolledBack(k) {
 		if err := h.replaceStuckPods(ctx, k); err != nil {
 			return err
 		}
 	}
-	return h.expandVolumes(ctx, k)
+	if err := h.expandVolumes(ctx, k); err != nil {
+		return err
+	}
+	if k.Status.Primary == "" {
+		k.Status.Primary = primaryOf(k)
+	}
+	pods, err := h.pods(ctx, k)
+	if err != nil {
+		return err
+	}
+	if h.DataPath != nil && len(pods) > 0 {
+		if err := h.reconcileServers(ctx, k, pods); err != nil {
+			return err
+		}
+	}
+	if err := h.labelRoles(ctx, k, pods); err != nil {
+		return err
+	}
+	k.Status.Replicas = replicasOf(k)
+	return h.scheduleBackups(ctx, k)
 }
 
 func (h *Handler) replaceStuckPods(ctx context.Context, k *kvv1.KVStore) error {

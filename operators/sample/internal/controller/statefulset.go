@@ -1,6 +1,8 @@
 package controller
 
 import (
+	"fmt"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -20,6 +22,25 @@ var defaultResources = corev1.ResourceRequirements{
 	Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("500m"), corev1.ResourceMemory: resource.MustParse("256Mi")},
 }
 
+// startScript starts the server, as a replica of the primary that the
+// ConfigMap names unless this pod is it. The operator repoints replicas at
+// run time (REPLICAOF) on a failover; the file covers restarts.
+const startScript = `set -e
+cp /etc/valkey/` + configFile + ` /tmp/valkey.conf
+primary="$(cat /etc/valkey/` + primaryFile + ` 2>/dev/null || true)"
+if [ -n "$primary" ] && [ "$primary" != "$(hostname)" ]; then
+  echo "replicaof $primary.$PEERS 6379" >> /tmp/valkey.conf
+fi
+exec valkey-server /tmp/valkey.conf --requirepass "$VALKEY_PASSWORD" --masterauth "$VALKEY_PASSWORD"
+`
+
+// passwordEnv reads the store's password from its Secret.
+func passwordEnv(name, secret string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: secret}, Key: passwordKey},
+	}}
+}
+
 // statefulSet builds the StatefulSet skeleton: everything that does not
 // come from the spec. Mutate fills in the rest.
 func (h *Handler) statefulSet(k *kvv1.KVStore, n names) *appsv1.StatefulSet {
@@ -31,11 +52,12 @@ func (h *Handler) statefulSet(k *kvv1.KVStore, n names) *appsv1.StatefulSet {
 	}
 	container := corev1.Container{
 		Name:    "valkey",
-		Command: []string{"valkey-server", "/etc/valkey/" + configFile, "--requirepass", "$(VALKEY_PASSWORD)"},
+		Command: []string{"sh", "-c", startScript},
 		Ports:   []corev1.ContainerPort{{Name: "valkey", ContainerPort: valkeyPort, Protocol: corev1.ProtocolTCP}},
-		Env: []corev1.EnvVar{{Name: "VALKEY_PASSWORD", ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: n.secret}, Key: passwordKey},
-		}}},
+		Env: []corev1.EnvVar{
+			passwordEnv("VALKEY_PASSWORD", n.secret),
+			{Name: "PEERS", Value: fmt.Sprintf("%s.%s.svc", n.headless, k.Namespace)},
+		},
 		ReadinessProbe: ping,
 		LivenessProbe: &corev1.Probe{
 			ProbeHandler:        corev1.ProbeHandler{TCPSocket: &corev1.TCPSocketAction{Port: intstr.FromString("valkey")}},
@@ -53,6 +75,20 @@ func (h *Handler) statefulSet(k *kvv1.KVStore, n names) *appsv1.StatefulSet {
 			{Name: "config", MountPath: "/etc/valkey", ReadOnly: true},
 			{Name: "tmp", MountPath: "/tmp"},
 		},
+	}
+	exporter := corev1.Container{
+		Name:  "exporter",
+		Image: h.ExporterImage,
+		Env: []corev1.EnvVar{
+			{Name: "REDIS_ADDR", Value: fmt.Sprintf("redis://127.0.0.1:%d", valkeyPort)},
+			passwordEnv("REDIS_PASSWORD", n.secret),
+		},
+		Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: exporterPort, Protocol: corev1.ProtocolTCP}},
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10m"), corev1.ResourceMemory: resource.MustParse("16Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("64Mi")},
+		},
+		SecurityContext: container.SecurityContext.DeepCopy(),
 	}
 	return &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: n.sts, Namespace: k.Namespace, Labels: commonLabels(k)},
@@ -81,7 +117,7 @@ func (h *Handler) statefulSet(k *kvv1.KVStore, n names) *appsv1.StatefulSet {
 							},
 						}},
 					}},
-					Containers: []corev1.Container{container},
+					Containers: []corev1.Container{container, exporter},
 					Volumes: []corev1.Volume{
 						{Name: "config", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
 							LocalObjectReference: corev1.LocalObjectReference{Name: n.config},

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"fmt"
+	"maps"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -22,6 +23,19 @@ const (
 	ReasonUpgrading     = "Upgrading"
 	ReasonRollingBack   = "RollingBack"
 	ReasonUpgradeFailed = "UpgradeFailed"
+	// ReasonFailingOver: the primary is lost and a replica will be
+	// promoted once spec.failover.after has passed.
+	ReasonFailingOver = "FailingOver"
+	// ReasonFailoverBlocked: no replica can be promoted.
+	ReasonFailoverBlocked = "FailoverBlocked"
+	// ReasonBackingUp: a KVBackup of the store is running.
+	ReasonBackingUp = "BackingUp"
+	// ReasonConfigRolledBack: a spec.config crash-looped the pods and the
+	// last good one runs again.
+	ReasonConfigRolledBack = "ConfigRolledBack"
+	// ReasonWaitingForBackup: spec.restore names a backup that has not
+	// succeeded (yet).
+	ReasonWaitingForBackup = "WaitingForBackup"
 )
 
 // Status reads the StatefulSet and drives the upgrade: it records the
@@ -71,7 +85,102 @@ func (h *Handler) Status(ctx context.Context, k *kvv1.KVStore, _ []operatorkit.A
 	if p := h.storageProblem(ctx, k); p != nil && o.Degraded == nil {
 		o.Degraded = p
 	}
-	return o, nil
+	if rolledOut && run == k.Spec.Version {
+		h.recordGoodConfig(k)
+	} else if h.configCrashLoops(ctx, k, s) {
+		o.RequeueAfter = 100 * time.Millisecond
+	}
+	if configRolledBack(k) && o.Degraded == nil {
+		msg := "spec.config crash-looped the pods and was rolled back to the last config that ran; change spec.config to try again"
+		o.Degraded = &operatorkit.Problem{Reason: ReasonConfigRolledBack, Stalled: rolledOut, Message: msg}
+		o.Ready, o.Reason, o.Message = false, ReasonConfigRolledBack, msg
+	}
+	return h.servicing(ctx, k, o), nil
+}
+
+// servicing reports a failover or a backup in progress, which makes the
+// lifecycle Servicing while the store serves; and the data path's
+// problems and timers.
+func (h *Handler) servicing(ctx context.Context, k *kvv1.KVStore, o operatorkit.Observation) operatorkit.Observation {
+	requeue := func(d time.Duration) {
+		if d > 0 && (o.RequeueAfter == 0 || d < o.RequeueAfter) {
+			o.RequeueAfter = d
+		}
+	}
+	if p := h.problem(k); p != nil && o.Degraded == nil {
+		o.Degraded = p
+	}
+	if fs := k.Status.Failover; fs != nil && fs.PrimaryLostSince != nil {
+		after := failoverAfterDefault
+		if k.Spec.Failover.After != nil {
+			after = k.Spec.Failover.After.Duration
+		}
+		o.Progressing, o.Reason = true, ReasonFailingOver
+		o.Message = fmt.Sprintf("primary %s unreachable since %s; the most advanced replica is promoted after %s",
+			primaryOf(k), fs.PrimaryLostSince.UTC().Format(time.RFC3339), after)
+		requeue(time.Until(fs.PrimaryLostSince.Add(after)) + 100*time.Millisecond)
+	} else if name := h.backupRunning(ctx, k); name != "" && o.Available {
+		o.Progressing, o.Reason, o.Message = true, ReasonBackingUp, "KVBackup "+name+" is running"
+	}
+	if h.DataPath != nil {
+		requeue(h.DataPath.poll())
+	}
+	if next := nextBackup(k); !next.IsZero() {
+		requeue(max(time.Until(next), 0) + 100*time.Millisecond)
+	}
+	return o
+}
+
+// configRolledBack reports whether spec.config failed and the last good
+// config runs instead.
+func configRolledBack(k *kvv1.KVStore) bool {
+	c := k.Status.Config
+	return c != nil && c.FailedSHA256 != "" && c.FailedSHA256 == configSum(k.Spec.Config)
+}
+
+// recordGoodConfig keeps the spec.config that runs ready on every pod.
+func (h *Handler) recordGoodConfig(k *kvv1.KVStore) {
+	if configRolledBack(k) {
+		return
+	}
+	c := k.Status.Config
+	if c == nil {
+		c = &kvv1.ConfigStatus{}
+	}
+	if k.Status.Config != nil && configSum(c.Good) == configSum(k.Spec.Config) && c.FailedSHA256 == "" {
+		return
+	}
+	c.Good, c.FailedSHA256 = maps.Clone(k.Spec.Config), ""
+	k.Status.Config = c
+}
+
+// configCrashLoops rolls spec.config back when pods of the StatefulSet's
+// new revision crash-loop and the config is what changed since the last
+// good one; it reports whether it did.
+func (h *Handler) configCrashLoops(ctx context.Context, k *kvv1.KVStore, s *appsv1.StatefulSet) bool {
+	c := k.Status.Config
+	if c == nil || configRolledBack(k) || configSum(c.Good) == configSum(k.Spec.Config) || runVersion(k) != k.Status.CurrentVersion {
+		return false
+	}
+	pods, err := h.pods(ctx, k)
+	if err != nil {
+		return false
+	}
+	for _, p := range pods {
+		if p.Labels[appsv1.ControllerRevisionHashLabelKey] != s.Status.UpdateRevision || s.Status.UpdateRevision == "" {
+			continue
+		}
+		for _, cs := range p.Status.ContainerStatuses {
+			if w := cs.State.Waiting; w != nil && w.Reason == "CrashLoopBackOff" {
+				c.FailedSHA256 = configSum(k.Spec.Config)
+				configRollbacks.WithLabelValues(k.Namespace, k.Name).Inc()
+				h.warn(k, ReasonConfigRolledBack, "Pod %s crash-loops on the new spec.config (container %s: %s); rolling back to the last config that ran",
+					p.Name, cs.Name, w.Message)
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // upgrading tracks the progress deadline of an upgrade in flight.

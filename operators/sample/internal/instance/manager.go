@@ -26,6 +26,8 @@ type Status struct {
 	LinkUp bool
 	// SyncInProgress: a replica is loading a full resynchronization.
 	SyncInProgress bool
+	// LinkDownSeconds is how long a replica's link has been down.
+	LinkDownSeconds int64
 	// Offset is the replication offset: on a replica, how much of the
 	// primary's stream it has processed; the most advanced replica has the
 	// highest.
@@ -154,6 +156,7 @@ func parseInfo(info string) Status {
 	st.MasterPort = int(num("master_port"))
 	st.LinkUp = f["master_link_status"] == "up"
 	st.SyncInProgress = f["master_sync_in_progress"] == "1"
+	st.LinkDownSeconds = num("master_link_down_since_seconds")
 	st.ConnectedReplicas = int(num("connected_slaves"))
 	st.OpsPerSecond = num("instantaneous_ops_per_sec")
 	st.CommandsProcessed = num("total_commands_processed")

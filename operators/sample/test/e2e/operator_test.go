@@ -40,9 +40,12 @@ func TestShippedConfigAndManagerProcess(t *testing.T) {
 	})
 	ns := c.Namespace(t, "kv-e2e", map[string]string{"pod-security.kubernetes.io/enforce": "restricted"})
 
+	// Pods under kwok have no network, so the manager runs without its
+	// data path here; the controller's data-path tests run it against
+	// real servers.
 	op := testcluster.StartOperator(t, managerBin, c.ServiceAccountKubeconfig(t, operatorNamespace, operatorSA),
 		[]string{"RELATED_IMAGE_KVSTORE=valkey/valkey:8.1.3"},
-		"--watch-namespaces", ns, "--leader-elect", "--leader-election-namespace", operatorNamespace)
+		"--watch-namespaces", ns, "--leader-elect", "--leader-election-namespace", operatorNamespace, "--data-path=false")
 
 	kubectl(t, "apply", "-n", ns, "-f", filepath.Join(root, "config", "samples", "kv_v1alpha1_kvstore.yaml"))
 	// kubectl wait reads the Ready condition, as kstatus-style tools do.

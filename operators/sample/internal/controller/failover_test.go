@@ -1,0 +1,146 @@
+package controller_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"opctl.dev/opctl/internal/testcluster"
+	kvv1 "opctl.dev/opctl/operators/sample/api/v1alpha1"
+	"opctl.dev/opctl/operators/sample/internal/controller"
+	"opctl.dev/opctl/operators/sample/internal/instance"
+	"opctl.dev/opctl/operators/sample/internal/instance/instancetest"
+)
+
+// TestFailover runs a three-pod store whose pods' servers are real
+// processes: the operator sets up replication, labels the roles the
+// Services select, and when the primary is killed promotes the most
+// advanced replica after spec.failover.after, with no acknowledged write
+// lost; a replica pointed away is brought back.
+func TestFailover(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	ns := c.Namespace(t, "kv-failover", restricted)
+	srv := serveStore(t, ns, "fo", 3)
+	k := dataPathStore(ns, "fo", 3)
+	k.Spec.Failover.After = &metav1.Duration{Duration: 3 * time.Second}
+	create(t, k)
+	waitKV(t, k, "KVStore Ready", readyWith(3, kvv1.DefaultVersion))
+
+	replicaOf(t, srv["fo-1"], srv["fo-0"])
+	replicaOf(t, srv["fo-2"], srv["fo-0"])
+	wantRoles := map[string]string{"fo-0": controller.RolePrimary, "fo-1": controller.RoleReplica, "fo-2": controller.RoleReplica}
+	testcluster.Eventually(t, 30*time.Second, "role labels", func(context.Context) error {
+		if got := podRoles(t, k); fmt.Sprint(got) != fmt.Sprint(wantRoles) {
+			return fmt.Errorf("roles %v", got)
+		}
+		return nil
+	})
+	for svc, role := range map[string]string{"fo": controller.RolePrimary, "fo-ro": controller.RoleReplica} {
+		s := &corev1.Service{}
+		get(t, ns, svc, s)
+		if s.Spec.Selector[controller.RoleLabel] != role || s.Spec.Selector["app.kubernetes.io/instance"] != "fo" {
+			t.Errorf("Service %s selects %v, want the %s pods of fo", svc, s.Spec.Selector, role)
+		}
+	}
+
+	conn, err := instance.Dial(ctx, srv["fo-0"].Target(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]string{}
+	for i := range 200 {
+		key, val := fmt.Sprintf("k%d", i), fmt.Sprintf("v%d", i)
+		if _, err := conn.Do("SET", key, val); err != nil {
+			t.Fatal(err)
+		}
+		if n, _ := conn.Do("WAIT", "1", "2000"); n.(int64) >= 1 {
+			acked[key] = val
+		}
+	}
+	conn.Close()
+
+	stop := phases(t, k)
+	srv["fo-0"].Kill()
+	start := time.Now()
+	waitKV(t, k, "failover to fo-1", func(k *kvv1.KVStore) error {
+		if k.Status.Primary != "fo-1" || k.Status.Failover == nil || k.Status.Failover.Count != 1 {
+			return fmt.Errorf("primary %s failover %+v", k.Status.Primary, k.Status.Failover)
+		}
+		return ready(k)
+	})
+	took := time.Since(start)
+	time.Sleep(500 * time.Millisecond)
+	seen := stop()
+	t.Logf("failover: primary fo-0 killed, fo-1 promoted after %s (spec.failover.after 3s); phases seen: %v", took.Round(100*time.Millisecond), seen)
+	if took < 3*time.Second {
+		t.Errorf("promoted after %s, before spec.failover.after", took)
+	}
+	if !slices.Contains(seen, "Servicing/"+controller.ReasonFailingOver) || !strings.HasPrefix(seen[len(seen)-1], "Running/") {
+		t.Errorf("phases %v, want Servicing/%s during the failover and Running after", seen, controller.ReasonFailingOver)
+	}
+	if f := k.Status.Failover; f.From != "fo-0" || f.To != "fo-1" || f.LastTime == nil || f.PrimaryLostSince != nil {
+		t.Errorf("failover status %+v", f)
+	}
+
+	replicaOf(t, srv["fo-2"], srv["fo-1"])
+	for _, pod := range []string{"fo-1", "fo-2"} {
+		got := keysOf(t, srv[pod], len(acked))
+		lost := 0
+		for key, val := range acked {
+			if got[key] != val {
+				lost++
+			}
+		}
+		t.Logf("%s after the failover: %d of %d acknowledged writes present", pod, len(acked)-lost, len(acked))
+		if len(acked) != 200 || lost != 0 {
+			t.Errorf("%s lost %d of %d acknowledged writes", pod, lost, len(acked))
+		}
+	}
+	wantRoles = map[string]string{"fo-0": controller.RoleReplica, "fo-1": controller.RolePrimary, "fo-2": controller.RoleReplica}
+	testcluster.Eventually(t, 30*time.Second, "role labels after the failover", func(ctx context.Context) error {
+		if got := podRoles(t, k); fmt.Sprint(got) != fmt.Sprint(wantRoles) {
+			return fmt.Errorf("roles %v", got)
+		}
+		cm := &corev1.ConfigMap{}
+		get(t, ns, "fo-config", cm)
+		if cm.Data["primary"] != "fo-1" {
+			return fmt.Errorf("the ConfigMap names %q as primary for restarts", cm.Data["primary"])
+		}
+		return hasEvent(ctx, ns, "fo", "FailedOver")
+	})
+
+	// Remediation: a replica pointed at a server that is gone is brought
+	// back to the primary.
+	if err := resp.Follow(ctx, srv["fo-2"].Target(), "127.0.0.1", instancetest.FreePort(t)); err != nil {
+		t.Fatal(err)
+	}
+	replicaOf(t, srv["fo-2"], srv["fo-1"])
+	testcluster.Eventually(t, 10*time.Second, "ReplicaRepointed event", func(ctx context.Context) error {
+		return hasEvent(ctx, ns, "fo", "ReplicaRepointed")
+	})
+}
+
+// keysOf reads k0..k(n-1) from s.
+func keysOf(t *testing.T, s *instancetest.Server, n int) map[string]string {
+	t.Helper()
+	c, err := instance.Dial(context.Background(), s.Target(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	out := map[string]string{}
+	for i := range n {
+		key := fmt.Sprintf("k%d", i)
+		if v, _ := c.Do("GET", key); v != nil {
+			out[key] = string(v.([]byte))
+		}
+	}
+	return out
+}
