@@ -152,4 +152,3 @@ func (h *Handler) backupRunning(ctx context.Context, k *kvv1.KVStore) string {
 	}
 	return ""
 }
-

@@ -1,11 +1,11 @@
 package controller
 
 import (
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	"slices"
 	"strings"
 

@@ -95,7 +95,9 @@ func target(b *kvv1.KVBackup, k *kvv1.KVStore) *kvv1.ClaimTarget {
 }
 
 // Build returns nothing: the Job is the action Runner's.
-func (h *BackupHandler) Build(context.Context, *kvv1.KVBackup) ([]client.Object, error) { return nil, nil }
+func (h *BackupHandler) Build(context.Context, *kvv1.KVBackup) ([]client.Object, error) {
+	return nil, nil
+}
 
 // Mutate has nothing to set.
 func (h *BackupHandler) Mutate(context.Context, *kvv1.KVBackup, []client.Object) error { return nil }
@@ -158,8 +160,8 @@ func (h *BackupHandler) action(b *kvv1.KVBackup, k *kvv1.KVStore) action.Action 
 				SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 			Containers: []corev1.Container{{
 				Name: "backup", Image: h.ToolsImage, Command: []string{"/manager", "backup"},
-				Args: []string{"--addr", addr, "--dir", path.Join(BackupMountPath, k.Name), "--name", b.Name, "--keep", strconv.Itoa(keep)},
-				Env:  []corev1.EnvVar{passwordEnv("VALKEY_PASSWORD", n.secret)},
+				Args:         []string{"--addr", addr, "--dir", path.Join(BackupMountPath, k.Name), "--name", b.Name, "--keep", strconv.Itoa(keep)},
+				Env:          []corev1.EnvVar{passwordEnv("VALKEY_PASSWORD", n.secret)},
 				VolumeMounts: []corev1.VolumeMount{{Name: "backups", MountPath: BackupMountPath}},
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resourceMust("10m"), corev1.ResourceMemory: resourceMust("32Mi")},
 					Limits: corev1.ResourceList{corev1.ResourceMemory: resourceMust("128Mi")}},

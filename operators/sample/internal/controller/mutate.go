@@ -9,8 +9,8 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -96,8 +96,8 @@ func (h *Handler) mutateRestore(ctx context.Context, k *kvv1.KVStore, s *appsv1.
 	c := spec.Containers[0]
 	spec.InitContainers = []corev1.Container{{
 		Name: "restore", Image: h.ToolsImage, Command: []string{"/manager", "restore"},
-		Args: []string{"--file", path.Join(BackupMountPath, b.Status.File), "--sha256", b.Status.SHA256, "--data-dir", "/data", "--pod", primaryOf(k)},
-		VolumeMounts: []corev1.VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "backups", MountPath: BackupMountPath, ReadOnly: true}},
+		Args:            []string{"--file", path.Join(BackupMountPath, b.Status.File), "--sha256", b.Status.SHA256, "--data-dir", "/data", "--pod", primaryOf(k)},
+		VolumeMounts:    []corev1.VolumeMount{{Name: "data", MountPath: "/data"}, {Name: "backups", MountPath: BackupMountPath, ReadOnly: true}},
 		Resources:       corev1.ResourceRequirements{Requests: c.Resources.Requests, Limits: c.Resources.Limits},
 		SecurityContext: c.SecurityContext.DeepCopy(),
 	}}
