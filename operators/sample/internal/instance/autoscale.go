@@ -52,7 +52,7 @@ func Autoscale(p ScalePolicy, current int32, opsPerSecond int64, lastScale, now 
 		if cooling {
 			return ScaleDecision{current, fmt.Sprintf("%d ops/s fits %d replicas; cooling down until %s", opsPerSecond, current-1, lastScale.Add(p.Cooldown).UTC().Format(time.RFC3339))}
 		}
-		return ScaleDecision{current - 1, fmt.Sprintf("%d ops/s is under %.0f%% of %d ops/s on %d replicas", opsPerSecond, down*100, p.Target, current-1)}
+		return ScaleDecision{current - 1, fmt.Sprintf("%d ops/s on %d replicas stays under %.0f%% of %d ops/s each", opsPerSecond, current-1, down*100, p.Target)}
 	}
 	return ScaleDecision{current, fmt.Sprintf("%d ops/s on %d replicas is within target", opsPerSecond, current)}
 }
