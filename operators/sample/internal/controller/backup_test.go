@@ -224,4 +224,3 @@ func kubelet(t *testing.T, bin string, pod *corev1.Pod, wantExit int, mounts map
 	}
 	return string(out)
 }
-
