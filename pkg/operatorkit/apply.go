@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -105,6 +106,22 @@ func (a *Applier) recordAll(owner Object, results *[]ApplyResult) {
 	}
 }
 
+// newLive makes the object a live read goes into: of obj's type, or
+// unstructured for an unstructured obj, whose kind (another project's
+// CRD, say) the scheme need not know.
+func newLive(scheme *runtime.Scheme, obj client.Object, gvk schema.GroupVersionKind) (client.Object, error) {
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		return u, nil
+	}
+	live, err := scheme.New(gvk)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s: %w", gvk.Kind, err)
+	}
+	return live.(client.Object), nil
+}
+
 // applyOne applies one object. newNamespaces are the namespaces this
 // Apply created: nothing can exist in them yet, so no live read is needed.
 func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object, adopt bool, creates *int, newNamespaces map[string]bool) (ApplyResult, error) {
@@ -123,11 +140,10 @@ func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object,
 		return ApplyResult{}, err
 	}
 	key := client.ObjectKeyFromObject(obj)
-	live, err := a.Scheme.New(gvk)
+	liveObj, err := newLive(a.Scheme, obj, gvk)
 	if err != nil {
-		return ApplyResult{}, fmt.Errorf("creating %s: %w", gvk.Kind, err)
+		return ApplyResult{}, err
 	}
-	liveObj := live.(client.Object)
 	outcome := Updated
 	err = a.Client.Get(ctx, key, liveObj)
 	if apierrors.IsNotFound(err) && a.LiveReader != nil && !newNamespaces[obj.GetNamespace()] {

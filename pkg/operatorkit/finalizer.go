@@ -102,11 +102,10 @@ func (r *Reconciler[T]) release(ctx context.Context, owner T, desired client.Obj
 	if desired.GetNamespace() == "" {
 		desired.SetNamespace(owner.GetNamespace())
 	}
-	live, err := r.scheme.New(gvk)
+	obj, err := newLive(r.scheme, desired, gvk)
 	if err != nil {
 		return false, err
 	}
-	obj := live.(client.Object)
 	if err := r.client.Get(ctx, client.ObjectKeyFromObject(desired), obj); err != nil {
 		if apierrors.IsNotFound(err) {
 			return false, nil

@@ -29,7 +29,7 @@ func (h *Handler) Build(ctx context.Context, k *kvv1.KVStore) ([]client.Object, 
 	}
 	port := corev1.ServicePort{Name: "valkey", Port: valkeyPort, TargetPort: intstr.FromString("valkey"), Protocol: corev1.ProtocolTCP}
 	metrics := corev1.ServicePort{Name: "metrics", Port: exporterPort, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}
-	return []client.Object{
+	objs := []client.Object{
 		&corev1.ServiceAccount{ObjectMeta: meta(n.sa), AutomountServiceAccountToken: ptr.To(false)},
 		&corev1.ConfigMap{ObjectMeta: meta(n.config)},
 		&corev1.Secret{ObjectMeta: meta(n.secret), Type: corev1.SecretTypeOpaque, Data: map[string][]byte{passwordKey: password}},
@@ -48,7 +48,11 @@ func (h *Handler) Build(ctx context.Context, k *kvv1.KVStore) ([]client.Object, 
 			MaxUnavailable: ptr.To(intstr.FromInt32(1)),
 			Selector:       &metav1.LabelSelector{MatchLabels: selectorLabels(k)},
 		}},
-	}, nil
+	}
+	if h.monitored() {
+		objs = append(objs, serviceMonitor(k))
+	}
+	return objs, nil
 }
 
 // password returns the password in the existing Secret, or a new random

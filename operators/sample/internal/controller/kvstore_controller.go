@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -41,6 +42,8 @@ type Handler struct {
 	// APIReader reads cluster-scoped objects (StorageClasses) uncached, so
 	// a namespace-scoped install needs no cluster-wide watch.
 	APIReader client.Reader
+	// RESTMapper tells whether the ServiceMonitor API is served.
+	RESTMapper meta.RESTMapper
 	// Recorder records Events on KVStores.
 	Recorder events.EventRecorder
 	// RelatedImage is RELATED_IMAGE_KVSTORE: the default Valkey image.
@@ -85,7 +88,7 @@ func Setup(mgr ctrl.Manager, opts Options) (*operatorkit.Reconciler[*kvv1.KVStor
 	if opts.ExporterImage == "" {
 		opts.ExporterImage = DefaultExporterImage
 	}
-	h := &Handler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: mgr.GetEventRecorder(FieldManager),
+	h := &Handler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), RESTMapper: mgr.GetRESTMapper(), Recorder: mgr.GetEventRecorder(FieldManager),
 		RelatedImage: opts.RelatedImage, ExporterImage: opts.ExporterImage, ToolsImage: opts.ToolsImage, DataPath: opts.DataPath}
 	r := operatorkit.New(mgr, "kvstore", func() *kvv1.KVStore { return &kvv1.KVStore{} }, h, operatorkit.Options{
 		FieldManager:            FieldManager,
