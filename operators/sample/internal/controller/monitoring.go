@@ -1,7 +1,6 @@
 package controller
 
 import (
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -48,4 +47,3 @@ func serviceMonitor(k *kvv1.KVStore) client.Object {
 	}
 	return sm
 }
-
