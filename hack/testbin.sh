@@ -2,8 +2,8 @@
 # Builds the real test control plane binaries from the Go module proxy into
 # bin/k8s/<version>/: kube-apiserver, kube-controller-manager, kube-scheduler,
 # kubectl, etcd, kwok (plus its Stage CRD and default stages), helm (3 and
-# 4, as helm4), opm and
-# OLM v0 (olm and catalog, plus its CRDs).
+# 4, as helm4), opm, OLM v0 (olm and catalog, plus its CRDs) and the
+# Prometheus operator's monitoring CRDs.
 # Each component is cached by version in its own stamp file, so bumping one
 # version rebuilds only that component.
 #
@@ -97,6 +97,18 @@ build_kwok() {
   chmod -R u+w "${DEST}/kwok-data"
 }
 
+build_monitoring() {
+  log "fetching the Prometheus operator ${PROMETHEUS_OPERATOR_VERSION} CRDs"
+  local dir="${WORK}/monitoring" src
+  wrapper_module "${dir}" "github.com/prometheus-operator/prometheus-operator@${PROMETHEUS_OPERATOR_VERSION}"
+  (cd "${dir}" && go mod download github.com/prometheus-operator/prometheus-operator)
+  src="$(cd "${dir}" && go list -m -f '{{.Dir}}' github.com/prometheus-operator/prometheus-operator)/example/prometheus-operator-crd"
+  rm -rf "${DEST}/monitoring-crds" && mkdir -p "${DEST}/monitoring-crds"
+  cp "${src}/monitoring.coreos.com_servicemonitors.yaml" "${src}/monitoring.coreos.com_podmonitors.yaml" \
+    "${src}/monitoring.coreos.com_prometheusrules.yaml" "${DEST}/monitoring-crds/"
+  chmod -R u+w "${DEST}/monitoring-crds"
+}
+
 # helm_ldflags stamp what upstream's Makefile stamps: the full version, the
 # tree state and the Kubernetes version that helm template and lint
 # default to (here the test control plane's). The module proxy carries no
@@ -178,6 +190,7 @@ component helm "${HELM_VERSION} $(helm_ldflags | sha256sum | cut -c1-12)" helm
 component helm4 "${HELM4_VERSION}" helm4
 component opm "${OPM_VERSION}" opm
 component olm "${OLM_VERSION}" olm catalog olm-crds
+component monitoring "${PROMETHEUS_OPERATOR_VERSION}" monitoring-crds/monitoring.coreos.com_servicemonitors.yaml
 rm -f "${DEST}/.stamp"
 if [[ ${#built[@]} -eq 0 ]]; then
   echo "testbin: cached in bin/k8s/${K8S_VERSION}"

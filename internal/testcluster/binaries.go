@@ -32,7 +32,7 @@ func BinDir() (string, error) {
 		}
 		dir = filepath.Join(root, "bin", "k8s", v)
 	}
-	for _, b := range append(requiredBinaries, filepath.Join("kwok-data", "crd-stages.yaml")) {
+	for _, b := range append(requiredBinaries, filepath.Join("kwok-data", "crd-stages.yaml"), filepath.Join("monitoring-crds", "monitoring.coreos.com_servicemonitors.yaml")) {
 		if _, err := os.Stat(filepath.Join(dir, b)); err != nil {
 			return "", fmt.Errorf("test control plane binary %s is missing in %s: run `make testbin` first", b, dir)
 		}

@@ -124,6 +124,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.setupKwok(ctx, filepath.Join(opts.BinDir, "kwok-data"), opts.Nodes); err != nil {
 		return nil, err
 	}
+	// The monitoring API (ServiceMonitor, PodMonitor, PrometheusRule) is
+	// served, as on most clusters that run operators; nothing acts on it.
+	if err := c.InstallCRDs(ctx, filepath.Join(opts.BinDir, "monitoring-crds")); err != nil {
+		return nil, err
+	}
 	// kwok reads HOME for its own config; keep it inside the cluster dir.
 	if err := c.start("kwok", bin("kwok"), kwokArgs(dir, p), []string{"HOME=" + dir}); err != nil {
 		return nil, err

@@ -10,7 +10,10 @@
 // collection, namespace deletion, quota accounting and workload rollouts are
 // real. kwok turns the fake nodes (annotated kwok.x-k8s.io/node=fake) Ready
 // and drives pods through their lifecycle from Stage objects, so tests add
-// stages at run time with Cluster.AddStage.
+// stages at run time with Cluster.AddStage; KubeletStages let a test run a
+// pod's program itself and report how it ended. The Prometheus operator's
+// CRDs (ServiceMonitor, PodMonitor, PrometheusRule) are installed, so the
+// monitoring API is served; no Prometheus operator acts on it.
 //
 // Tests use it from TestMain:
 //

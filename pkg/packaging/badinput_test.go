@@ -49,7 +49,7 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		}, []string{"opctl.yaml", `minKubeVersion "1.30.x" is not SemVer`}},
 		{"bad operand quantity", Options{}, func(t *testing.T, dir string) {
 			p := filepath.Join(dir, ConfigFile)
-			mustWrite(t, p, strings.Replace(string(readFile(t, p)), "cpu: 100m", "cpu: lots", 1))
+			mustWrite(t, p, strings.Replace(string(readFile(t, p)), "cpu: 110m", "cpu: lots", 1))
 		}, []string{"operands.kvstores.kv.opctl.dev.resources.requests.cpu", `"lots": not a quantity`}},
 		{"sample of a foreign kind", Options{}, func(t *testing.T, dir string) {
 			mustWrite(t, filepath.Join(dir, "config/samples/kv_v1alpha1_kvstore.yaml"), "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n")

@@ -48,7 +48,7 @@ func TestBundlePassesOperatorFrameworkValidators(t *testing.T) {
 	}
 	// The same validators catch a broken CSV, so the check above has teeth.
 	csvPath := filepath.Join(dir, "manifests", "sample-operator.clusterserviceversion.yaml")
-	broken := strings.Replace(string(readFile(t, csvPath)), "capabilities: Seamless Upgrades", "capabilities: Superb", 1)
+	broken := strings.Replace(string(readFile(t, csvPath)), "capabilities: Auto Pilot", "capabilities: Superb", 1)
 	if err := os.WriteFile(csvPath, []byte(broken), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -92,11 +92,14 @@ func TestCSV(t *testing.T) {
 	for _, ri := range csv.Spec.RelatedImages {
 		images[ri.Name] = ri.Image
 	}
-	if images["manager"] != "opctl/kvstore-operator:0.1.0" || images["kvstore"] != "valkey/valkey:8.1.3" {
+	if images["manager"] != "opctl/kvstore-operator:0.1.0" || images["kvstore"] != "valkey/valkey:8.1.3" ||
+		images["exporter"] != "oliver006/redis_exporter:v1.62.0" || len(images) != 3 {
+		// RELATED_IMAGE_TOOLS is the manager's own image, listed once.
 		t.Errorf("relatedImages %v", images)
 	}
 	owned := csv.Spec.CustomResourceDefinitions.Owned
-	if len(owned) != 1 || len(owned[0].Resources) != 6 || len(owned[0].SpecDescriptors) == 0 || len(owned[0].StatusDescriptors) == 0 {
+	if len(owned) != 2 || owned[0].Kind != "KVBackup" || len(owned[0].Resources) != 1 || owned[0].Resources[0].Kind != "Job" ||
+		owned[1].Kind != "KVStore" || len(owned[1].Resources) != 7 || len(owned[1].SpecDescriptors) == 0 || len(owned[1].StatusDescriptors) == 0 {
 		t.Errorf("owned CRDs %+v", owned)
 	}
 	if !strings.Contains(csv.Annotations["alm-examples"], `"kind": "KVStore"`) {

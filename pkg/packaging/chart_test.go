@@ -110,6 +110,7 @@ func TestChartRendersPerScope(t *testing.T) {
 	dir := writeChart(t, ChartOptions{})
 	common := func(ns string) []string {
 		return []string{
+			"ConfigMap kv-sample-operator-grafana-dashboard " + ns,
 			"ConfigMap kvstores.kv.opctl.dev-platform-as-code " + ns,
 			"Deployment kv-sample-operator-controller-manager " + ns,
 			"Role kv-sample-operator-leader-election-role " + ns,
@@ -126,6 +127,7 @@ func TestChartRendersPerScope(t *testing.T) {
 		{"namespace scope: Role per namespace, minimal ClusterRole", "tenant-a", nil, append(common("tenant-a"),
 			"ClusterRole kv-sample-operator-tenant-a-manager-cluster",
 			"ClusterRoleBinding kv-sample-operator-tenant-a-manager-cluster",
+			"CustomResourceDefinition kvbackups.kv.opctl.dev",
 			"CustomResourceDefinition kvstores.kv.opctl.dev",
 			"Role kv-sample-operator-manager tenant-a",
 			"RoleBinding kv-sample-operator-manager tenant-a")},
@@ -143,6 +145,7 @@ func TestChartRendersPerScope(t *testing.T) {
 			"ClusterRole kv-sample-operator-ops-manager",
 			"ClusterRoleBinding kv-sample-operator-ops-manager")},
 		{"no RBAC, no metrics", "x", map[string]any{"rbac": map[string]any{"create": false}, "metrics": map[string]any{"enabled": false}, "crds": map[string]any{"install": false}}, []string{
+			"ConfigMap kv-sample-operator-grafana-dashboard x",
 			"ConfigMap kvstores.kv.opctl.dev-platform-as-code x",
 			"Deployment kv-sample-operator-controller-manager x",
 			"ServiceAccount kv-sample-operator-controller-manager x"}},

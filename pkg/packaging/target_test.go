@@ -37,7 +37,7 @@ func TestTargets(t *testing.T) {
 	if got := strings.Join(res.Roots, ","); got != "charts/sample-operator,list/sample-operator" {
 		t.Errorf("roots %s, want the chart and the list only", got)
 	}
-	if b, err := os.ReadFile(filepath.Join(out, "list", "sample-operator", "crds.txt")); err != nil || string(b) != "kvstores.kv.opctl.dev\n" {
+	if b, err := os.ReadFile(filepath.Join(out, "list", "sample-operator", "crds.txt")); err != nil || string(b) != "kvbackups.kv.opctl.dev\nkvstores.kv.opctl.dev\n" {
 		t.Errorf("list target wrote %q, %v", b, err)
 	}
 	if !strings.Contains(strings.Join(res.Warnings, "\n"), "test-list: a warning") {

@@ -23,7 +23,8 @@ import (
 // operand's figures (replicas 1 and 3, two 2Gi volumes per replica), the
 // controller reads them for a tenant of 2 instances, and every quota
 // figure matches a hand computation. The operator is 10m/64Mi requests
-// and 500m/256Mi limits; one operand pod 100m/128Mi and 500m/256Mi;
+// and 500m/256Mi limits; one operand pod 110m/144Mi and 600m/320Mi (the
+// server and its exporter sidecar);
 // headroom 20% on CPU and memory (memory rounded up to Mi).
 func TestPlatformAsCodeQuotaRoundTrip(t *testing.T) {
 	testcluster.Require(t, cluster)
@@ -33,11 +34,11 @@ func TestPlatformAsCodeQuotaRoundTrip(t *testing.T) {
 		want     map[corev1.ResourceName]string
 	}{
 		{1, map[corev1.ResourceName]string{
-			"requests.cpu": "252m", "requests.memory": "384Mi", "limits.cpu": "1800m", "limits.memory": "922Mi",
+			"requests.cpu": "276m", "requests.memory": "423Mi", "limits.cpu": "2040m", "limits.memory": "1076Mi",
 			"pods": "3", "persistentvolumeclaims": "4", "requests.storage": "8Gi",
 		}},
 		{3, map[corev1.ResourceName]string{
-			"requests.cpu": "732m", "requests.memory": "999Mi", "limits.cpu": "4200m", "limits.memory": "2151Mi",
+			"requests.cpu": "804m", "requests.memory": "1114Mi", "limits.cpu": "4920m", "limits.memory": "2612Mi",
 			"pods": "7", "persistentvolumeclaims": "12", "requests.storage": "24Gi",
 		}},
 	}
@@ -51,7 +52,11 @@ func TestPlatformAsCodeQuotaRoundTrip(t *testing.T) {
 			dir, _ := testproject.UnderGroup(t, sampleProject, group)
 			testproject.Edit(t, filepath.Join(dir, "opctl.yaml"), func(s string) string {
 				s = strings.Replace(s, "    replicas: 1\n", fmt.Sprintf("    replicas: %d\n    pvcsPerReplica: 2\n", tc.replicas), 1)
-				return strings.Replace(s, "requests: {cpu: 100m, memory: 128Mi}", "requests: {cpu: 100m, memory: 128Mi, storage: 2Gi}", 1)
+				edited := strings.Replace(s, "requests: {cpu: 110m, memory: 144Mi}", "requests: {cpu: 110m, memory: 144Mi, storage: 2Gi}", 1)
+				if edited == s {
+					t.Fatal("opctl.yaml of the sample has no operand requests line to edit")
+				}
+				return edited
 			})
 			name := "pac-" + id
 			createTenant(t, newTenant(name, []string{name}, sampleChart(t, dir, "0.1.0"), 2))

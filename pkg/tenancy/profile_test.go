@@ -46,9 +46,9 @@ func TestProfileAndQuotaUpdates(t *testing.T) {
 		}
 		return q.Spec.Hard
 	}
-	// No headroom: 10m for the operator + 1 × 100m.
-	if got := quota()[corev1.ResourceRequestsCPU]; got.Cmp(resource.MustParse("110m")) != 0 {
-		t.Errorf("requests.cpu %s with 0%% headroom, want 110m", got.String())
+	// No headroom: 10m for the operator + 1 × 110m.
+	if got := quota()[corev1.ResourceRequestsCPU]; got.Cmp(resource.MustParse("120m")) != 0 {
+		t.Errorf("requests.cpu %s with 0%% headroom, want 120m", got.String())
 	}
 	ns := &corev1.Namespace{}
 	if err := cl.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil || ns.Labels["pod-security.kubernetes.io/enforce"] != "baseline" {

@@ -98,11 +98,12 @@ func ValidateBundle(dir string, opts Options) (*Report, error) {
 			continue
 		}
 		for _, res := range nv.v.Validate(objs...) {
-			for _, e := range res.Errors {
-				r.relay(FrameworkValidators, SeverityError, e.Error(), csvFile, "operator-framework/"+nv.name)
+			// Some validators walk maps: their order is not stable.
+			for _, e := range sortedMessages(res.Errors) {
+				r.relay(FrameworkValidators, SeverityError, e, csvFile, "operator-framework/"+nv.name)
 			}
-			for _, w := range res.Warnings {
-				r.relay(FrameworkValidators, SeverityWarning, w.Error(), csvFile, "operator-framework/"+nv.name)
+			for _, w := range sortedMessages(res.Warnings) {
+				r.relay(FrameworkValidators, SeverityWarning, w, csvFile, "operator-framework/"+nv.name)
 			}
 		}
 	}
@@ -318,4 +319,15 @@ func treeSize(dir string) int64 {
 		return nil
 	})
 	return n
+}
+
+// sortedMessages are the messages of errs, sorted, so that a report does
+// not depend on a validator's map order.
+func sortedMessages[E error](errs []E) []string {
+	out := make([]string, 0, len(errs))
+	for _, e := range errs {
+		out = append(out, e.Error())
+	}
+	slices.Sort(out)
+	return out
 }

@@ -60,7 +60,7 @@ func brokenBundle(t *testing.T) string {
 	csv := filepath.Join(dir, "manifests", "sample-operator.clusterserviceversion.yaml")
 	editFile(t, csv, `"replicas": 3,`, `"replicas": "three",`)
 	editFile(t, csv, "  - image: valkey/valkey:8.1.3\n    name: kvstore\n", "")
-	editFile(t, csv, "capabilities: Seamless Upgrades", "capabilities: Superb")
+	editFile(t, csv, "capabilities: Auto Pilot", "capabilities: Superb")
 	crd := filepath.Join(dir, "manifests", "kv.opctl.dev_kvstores.yaml")
 	var m map[string]any
 	if err := yaml.Unmarshal(readFile(t, crd), &m); err != nil {
@@ -97,7 +97,7 @@ func TestBrokenBundleFindings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"OPC-B003": `alm-examples[0] (KVStore) is invalid`,
+		"OPC-B003": `alm-examples[1] (KVStore) is invalid`,
 		"OPC-B001": "fields without description: spec.adoptExisting",
 		"OPC-B000": "capabilities",
 		"OPC-B004": "operand image RELATED_IMAGE_KVSTORE=valkey/valkey:8.1.3",

@@ -35,7 +35,7 @@ func TestEveryCheckFires(t *testing.T) {
 			return dir
 		}, ""},
 		{"overclaimed capabilities", func(t *testing.T) string {
-			dir := copyDir(t, sampleBundle)
+			dir := copyDir(t, level2Bundle)
 			editFile(t, csvFile(dir), "capabilities: Seamless Upgrades", "capabilities: Deep Insights")
 			return dir
 		}, ""},

@@ -9,11 +9,11 @@ import (
 
 const crdSpec = "          spec:\n            description: Spec is the desired state.\n            properties:\n"
 
-// namesOnly is the sample bundle with the words of Levels 3 to 5 and none
+// namesOnly is the Level 2 sample bundle with the words of Levels 3 to 5 and none
 // of the things: a spec.backup field, an autoscaling string, and a CSV
 // that lists ServiceMonitors and PrometheusRules it does not ship.
 func namesOnly(t *testing.T) string {
-	dir := copyDir(t, sampleBundle)
+	dir := copyDir(t, level2Bundle)
 	m := filepath.Join(dir, "manifests")
 	editFile(t, filepath.Join(m, "kv.opctl.dev_kvstores.yaml"), crdSpec, crdSpec+
 		"              backup:\n                description: Backup schedule.\n                type: string\n"+
@@ -23,11 +23,11 @@ func namesOnly(t *testing.T) string {
 	return dir
 }
 
-// withEvidence is the sample bundle with what Levels 3 to 5 need: a
+// withEvidence is the Level 2 sample bundle with what Levels 3 to 5 need: a
 // Backup CRD, a restore field, a ServiceMonitor, a PrometheusRule on the
 // operand's metrics, the scale subresource and a tuning field.
 func withEvidence(t *testing.T) string {
-	dir := copyDir(t, sampleBundle)
+	dir := copyDir(t, level2Bundle)
 	m := filepath.Join(dir, "manifests")
 	crd := filepath.Join(m, "kv.opctl.dev_kvstores.yaml")
 	b, err := os.ReadFile(crd)

@@ -15,21 +15,25 @@ func criterion(g *Grade, id string) Criterion {
 	return g.Criteria[i]
 }
 
+// level2Bundle is the sample as it was at Level 2: a Deployment-and-CRD
+// operator with upgrades and no backup, metrics or autoscaling.
+const level2Bundle = "testdata/level2/sample-operator"
+
 func TestGradeSample(t *testing.T) {
 	r, err := ValidateBundle(sampleBundle, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	g := r.Grade
-	if g.Level != 2 || g.Name != "Seamless Upgrades" || g.DeclaredLevel != 2 {
-		t.Errorf("grade %d %q declared %d, want 2 Seamless Upgrades as declared", g.Level, g.Name, g.DeclaredLevel)
+	if g.Level != 5 || g.Name != "Auto Pilot" || g.DeclaredLevel != 5 {
+		t.Errorf("grade %d %q declared %d, want 5 Auto Pilot as declared", g.Level, g.Name, g.DeclaredLevel)
 	}
 	for id, status := range map[string]string{
 		"L1-spec": Met, "L1-status": Met, "L1-conditions": Met, "L1-docs": Met, "L1-related-images": Met, "L1-image-override": Met,
 		"L2-operand-version": Met, "L2-status-version": Met, "L2-unsupported-version": Unknown,
-		"L3-backup": Missing, "L3-restore": Missing, "L3-scaling": Met, "L3-pdb": Met, "L3-probes-limits": Met,
-		"L4-metrics": Missing, "L4-alerts": Missing, "L4-operand-metrics": Missing,
-		"L5-autoscaling": Missing, "L5-tuning": Missing, "L5-auto-healing": Unknown,
+		"L3-backup": Met, "L3-restore": Met, "L3-scaling": Met, "L3-pdb": Met, "L3-probes-limits": Met,
+		"L4-metrics": Met, "L4-alerts": Met, "L4-operand-metrics": Met,
+		"L5-autoscaling": Met, "L5-tuning": Met, "L5-auto-healing": Unknown,
 	} {
 		c := criterion(g, id)
 		if c.Status != status {
@@ -48,7 +52,7 @@ func TestGradeSample(t *testing.T) {
 }
 
 func TestGradeWarnsOnOverclaim(t *testing.T) {
-	dir := copyDir(t, sampleBundle)
+	dir := copyDir(t, level2Bundle)
 	editFile(t, filepath.Join(dir, "manifests", "sample-operator.clusterserviceversion.yaml"), "capabilities: Seamless Upgrades", "capabilities: Deep Insights")
 	r, err := ValidateBundle(dir, Options{})
 	if err != nil {

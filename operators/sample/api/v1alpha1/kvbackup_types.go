@@ -23,15 +23,17 @@ type KVBackupStatus struct {
 	// Action is the backup Job's state.
 	// +optional
 	Action *kitapi.ActionStatus `json:"action,omitempty"`
-	// ClaimName and File locate the snapshot: File is relative to the
-	// claim's root.
+	// ClaimName is the claim the snapshot is in.
 	// +optional
 	ClaimName string `json:"claimName,omitempty"`
+	// File is the snapshot's path from the claim's root.
 	// +optional
 	File string `json:"file,omitempty"`
-	// Size in bytes and SHA256 of the snapshot, as the backup verified it.
+	// Size of the snapshot in bytes.
 	// +optional
 	Size int64 `json:"size,omitempty"`
+	// SHA256 of the snapshot, as the backup verified it; a restore checks
+	// the file against it.
 	// +optional
 	SHA256 string `json:"sha256,omitempty"`
 	// Keys in the store when the snapshot began.
@@ -47,6 +49,7 @@ type KVBackupStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=kvb,categories=opctl
+// +operator-sdk:csv:customresourcedefinitions:displayName="KV Backup",resources={{Job,v1,""}}
 // +kubebuilder:printcolumn:name="Store",type=string,JSONPath=`.spec.store`
 // +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.action.phase`
 // +kubebuilder:printcolumn:name="Keys",type=integer,JSONPath=`.status.keys`
