@@ -176,8 +176,16 @@ func NeverReadyStage(name, image string) *unstructured.Unstructured {
 // termination message held in the pod's annotation messageAnnotation. It
 // outweighs the default pod-complete stage of Job pods.
 func FailedPodStage(name, image, messageAnnotation string) *unstructured.Unstructured {
-	return imageStage(name, image, "Running", `{{ $now := Now }}
-{{ $msg := index .metadata.annotations "`+messageAnnotation+`" }}
+	return imageStage(name, image, "Running", terminatedStatus(`"1"`, `index .metadata.annotations "`+messageAnnotation+`"`))
+}
+
+// terminatedStatus is a status template whose containers all exited with
+// the code and message that the template expressions code and message
+// give: Succeeded for code 0, else Failed.
+func terminatedStatus(code, message string) string {
+	return `{{ $now := Now }}
+{{ $code := ` + code + ` }}
+{{ $msg := ` + message + ` }}
 containerStatuses:
 {{ range .spec.containers }}
 - image: {{ .image | Quote }}
@@ -187,19 +195,33 @@ containerStatuses:
   started: false
   state:
     terminated:
-      exitCode: 1
-      reason: Error
+      exitCode: {{ $code }}
+      reason: {{ if eq $code "0" }}Completed{{ else }}Error{{ end }}
       message: {{ $msg | Quote }}
       startedAt: {{ $now | Quote }}
       finishedAt: {{ $now | Quote }}
 {{ end }}
-phase: Failed
-`)
+phase: {{ if eq $code "0" }}Succeeded{{ else }}Failed{{ end }}
+`
 }
 
 // imageStage moves pods in phase whose first container runs image to the
 // status of statusTemplate, ahead of the default stages.
 func imageStage(name, image, phase, statusTemplate string) *unstructured.Unstructured {
+	return PodStage(name, phase, statusTemplate, map[string]any{"key": ".spec.containers.[0].image", "operator": "In", "values": []any{image}})
+}
+
+// PodStage returns a stage that moves pods in phase that match every one
+// of the extra kwok match expressions to the status of statusTemplate,
+// ahead of the default stages.
+func PodStage(name, phase, statusTemplate string, match ...map[string]any) *unstructured.Unstructured {
+	exprs := []any{
+		map[string]any{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+		map[string]any{"key": ".status.phase", "operator": "In", "values": []any{phase}},
+	}
+	for _, m := range match {
+		exprs = append(exprs, m)
+	}
 	return &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "kwok.x-k8s.io/v1alpha1",
 		"kind":       "Stage",
@@ -207,15 +229,35 @@ func imageStage(name, image, phase, statusTemplate string) *unstructured.Unstruc
 		"spec": map[string]any{
 			"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
 			"weight":      int64(100),
-			"selector": map[string]any{"matchExpressions": []any{
-				map[string]any{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
-				map[string]any{"key": ".status.phase", "operator": "In", "values": []any{phase}},
-				map[string]any{"key": ".spec.containers.[0].image", "operator": "In", "values": []any{image}},
-			}},
-			"next": map[string]any{"statusTemplate": statusTemplate},
+			"selector":    map[string]any{"matchExpressions": exprs},
+			"next":        map[string]any{"statusTemplate": statusTemplate},
 		},
 	}}
 }
+
+// CrashLoopStatus is a status template of a pod whose containers keep
+// crashing: Running, not ready, waiting in CrashLoopBackOff.
+const CrashLoopStatus = `{{ $now := Now }}
+conditions:
+- lastTransitionTime: {{ $now | Quote }}
+  status: "False"
+  reason: ContainersNotReady
+  type: Ready
+containerStatuses:
+{{ range .spec.containers }}
+- image: {{ .image | Quote }}
+  name: {{ .name | Quote }}
+  ready: false
+  restartCount: 4
+  started: false
+  state:
+    waiting:
+      reason: CrashLoopBackOff
+      message: back-off 1m20s restarting failed container
+{{ end }}
+phase: Running
+startTime: {{ $now | Quote }}
+`
 
 const neverReadyStatus = `{{ $now := Now }}
 conditions:
@@ -291,35 +333,14 @@ const (
 // KubeletResultAnnotation; the pod then ends Succeeded (exit code 0) or
 // Failed, with the result as every container's termination message.
 func KubeletStages(name, image string) []*unstructured.Unstructured {
-	hold := imageStage(name+"-hold", image, "Running", neverReadyStatus)
-	spec := hold.Object["spec"].(map[string]any)
-	sel := spec["selector"].(map[string]any)
-	sel["matchExpressions"] = append(sel["matchExpressions"].([]any),
-		map[string]any{"key": ".metadata.annotations." + KubeletExitCodeAnnotation, "operator": "DoesNotExist"})
-	spec["delay"] = map[string]any{"durationMilliseconds": int64(time.Hour / time.Millisecond)}
-
-	end := imageStage(name+"-end", image, "Running", `{{ $now := Now }}
-{{ $code := index .metadata.annotations "`+KubeletExitCodeAnnotation+`" }}
-{{ $msg := index .metadata.annotations "`+KubeletResultAnnotation+`" }}
-containerStatuses:
-{{ range .spec.containers }}
-- image: {{ .image | Quote }}
-  name: {{ .name | Quote }}
-  ready: false
-  restartCount: 0
-  started: false
-  state:
-    terminated:
-      exitCode: {{ $code }}
-      reason: {{ if eq $code "0" }}Completed{{ else }}Error{{ end }}
-      message: {{ $msg | Quote }}
-      startedAt: {{ $now | Quote }}
-      finishedAt: {{ $now | Quote }}
-{{ end }}
-phase: {{ if eq $code "0" }}Succeeded{{ else }}Failed{{ end }}
-`)
-	sel = end.Object["spec"].(map[string]any)["selector"].(map[string]any)
-	sel["matchExpressions"] = append(sel["matchExpressions"].([]any),
-		map[string]any{"key": ".metadata.annotations." + KubeletExitCodeAnnotation, "operator": "Exists"})
+	exit := ".metadata.annotations." + KubeletExitCodeAnnotation
+	hold := PodStage(name+"-hold", "Running", neverReadyStatus,
+		map[string]any{"key": ".spec.containers.[0].image", "operator": "In", "values": []any{image}},
+		map[string]any{"key": exit, "operator": "DoesNotExist"})
+	hold.Object["spec"].(map[string]any)["delay"] = map[string]any{"durationMilliseconds": int64(time.Hour / time.Millisecond)}
+	end := PodStage(name+"-end", "Running",
+		terminatedStatus(`index .metadata.annotations "`+KubeletExitCodeAnnotation+`"`, `index .metadata.annotations "`+KubeletResultAnnotation+`"`),
+		map[string]any{"key": ".spec.containers.[0].image", "operator": "In", "values": []any{image}},
+		map[string]any{"key": exit, "operator": "Exists"})
 	return []*unstructured.Unstructured{hold, end}
 }

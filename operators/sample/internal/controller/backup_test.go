@@ -134,13 +134,8 @@ func TestBackupAndRestore(t *testing.T) {
 	t.Cleanup(func() { servers.Delete(ns + "/rs-0") })
 	waitKV(t, r, "restored KVStore Ready", readyWith(1, kvv1.DefaultVersion))
 
-	want, got := keysOf(t, srv["bk-0"], n), keysOf(t, restored, n)
-	differ := 0
-	for key, val := range want {
-		if got[key] != val {
-			differ++
-		}
-	}
+	want, got := instancetest.Keys(t, srv["bk-0"], "k", n), instancetest.Keys(t, restored, "k", n)
+	differ := instancetest.Missing(want, got)
 	t.Logf("restore: %d of %d keys restored, %d differ", len(got), len(want), differ)
 	if len(want) != n || len(got) != n || differ != 0 {
 		t.Errorf("restored %d of %d keys, %d differ", len(got), len(want), differ)

@@ -4,10 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/utils/ptr"
 	"slices"
 	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 
 	kvv1 "opctl.dev/opctl/operators/sample/api/v1alpha1"
 )

@@ -16,42 +16,9 @@ import (
 // checksum is not good: the kubelet's view of a server that exits on a
 // bad directive.
 func crashLoopStage(ns, good string) *unstructured.Unstructured {
-	return &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kwok.x-k8s.io/v1alpha1",
-		"kind":       "Stage",
-		"metadata":   map[string]any{"name": "kv-crashloop-" + ns},
-		"spec": map[string]any{
-			"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
-			"weight":      int64(100),
-			"selector": map[string]any{"matchExpressions": []any{
-				map[string]any{"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
-				map[string]any{"key": ".metadata.namespace", "operator": "In", "values": []any{ns}},
-				map[string]any{"key": ".status.phase", "operator": "In", "values": []any{"Pending"}},
-				map[string]any{"key": `.metadata.annotations["kv.opctl.dev/config-sha256"]`, "operator": "NotIn", "values": []any{good}},
-			}},
-			"next": map[string]any{"statusTemplate": `{{ $now := Now }}
-conditions:
-- lastTransitionTime: {{ $now | Quote }}
-  status: "False"
-  reason: ContainersNotReady
-  type: Ready
-containerStatuses:
-{{ range .spec.containers }}
-- image: {{ .image | Quote }}
-  name: {{ .name | Quote }}
-  ready: false
-  restartCount: 4
-  started: false
-  state:
-    waiting:
-      reason: CrashLoopBackOff
-      message: back-off 1m20s restarting failed container
-{{ end }}
-phase: Running
-startTime: {{ $now | Quote }}
-`},
-		},
-	}}
+	return testcluster.PodStage("kv-crashloop-"+ns, "Pending", testcluster.CrashLoopStatus,
+		map[string]any{"key": ".metadata.namespace", "operator": "In", "values": []any{ns}},
+		map[string]any{"key": `.metadata.annotations["kv.opctl.dev/config-sha256"]`, "operator": "NotIn", "values": []any{good}})
 }
 
 // TestConfigCrashLoopRollsBack changes spec.config to one whose pods

@@ -130,26 +130,30 @@ func hasEvent(ctx context.Context, ns, name, reason string) error {
 	return fmt.Errorf("no %s event on %s", reason, name)
 }
 
-// phases records the store's lifecycle phase and Progressing reason until
-// stop is called, for the states a test must see on the live object.
+// phases records, from a watch, the store's lifecycle phase and
+// Progressing reason as they change, until stop is called or the store is
+// gone: the states a test must see on the live object.
 func phases(t *testing.T, k *kvv1.KVStore) (stop func() []string) {
+	t.Helper()
+	wc, err := client.NewWithWatch(cluster.Config, client.Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := wc.Watch(context.Background(), &kvv1.KVStoreList{}, client.InNamespace(k.Namespace),
+		client.MatchingFields{"metadata.name": k.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var (
 		mu   sync.Mutex
 		seen []string
 		done = make(chan struct{})
-		wg   sync.WaitGroup
 	)
-	wg.Add(1)
 	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			live := &kvv1.KVStore{}
-			if err := kube.Get(context.Background(), client.ObjectKeyFromObject(k), live); err != nil {
+		defer close(done)
+		for ev := range w.ResultChan() {
+			live, ok := ev.Object.(*kvv1.KVStore)
+			if !ok {
 				continue
 			}
 			reason := ""
@@ -167,8 +171,8 @@ func phases(t *testing.T, k *kvv1.KVStore) (stop func() []string) {
 		}
 	}()
 	return func() []string {
-		close(done)
-		wg.Wait()
+		w.Stop()
+		<-done
 		mu.Lock()
 		defer mu.Unlock()
 		return seen

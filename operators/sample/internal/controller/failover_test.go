@@ -9,7 +9,9 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
 	kvv1 "opctl.dev/opctl/operators/sample/api/v1alpha1"
@@ -91,13 +93,7 @@ func TestFailover(t *testing.T) {
 
 	replicaOf(t, srv["fo-2"], srv["fo-1"])
 	for _, pod := range []string{"fo-1", "fo-2"} {
-		got := keysOf(t, srv[pod], len(acked))
-		lost := 0
-		for key, val := range acked {
-			if got[key] != val {
-				lost++
-			}
-		}
+		lost := instancetest.Missing(acked, instancetest.Keys(t, srv[pod], "k", len(acked)))
 		t.Logf("%s after the failover: %d of %d acknowledged writes present", pod, len(acked)-lost, len(acked))
 		if len(acked) != 200 || lost != 0 {
 			t.Errorf("%s lost %d of %d acknowledged writes", pod, lost, len(acked))
@@ -127,20 +123,25 @@ func TestFailover(t *testing.T) {
 	})
 }
 
-// keysOf reads k0..k(n-1) from s.
-func keysOf(t *testing.T, s *instancetest.Server, n int) map[string]string {
-	t.Helper()
-	c, err := instance.Dial(context.Background(), s.Target(), 10*time.Second)
-	if err != nil {
+// TestDeletionPhases deletes a running store and watches it go through
+// Stopping, then Ended before its finalizer is removed.
+func TestDeletionPhases(t *testing.T) {
+	_, k := runningStore(t, "kv-delete-phases", "del", 2)
+	stop := phases(t, k)
+	if err := kube.Delete(context.Background(), k); err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	out := map[string]string{}
-	for i := range n {
-		key := fmt.Sprintf("k%d", i)
-		if v, _ := c.Do("GET", key); v != nil {
-			out[key] = string(v.([]byte))
+	testcluster.Eventually(t, wait, "the KVStore gone", func(ctx context.Context) error {
+		if err := kube.Get(ctx, client.ObjectKeyFromObject(k), &kvv1.KVStore{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("still there: %v", err)
 		}
+		return nil
+	})
+	seen := stop()
+	t.Logf("phases seen while deleting: %v", seen)
+	stopping, ended := slices.IndexFunc(seen, func(s string) bool { return strings.HasPrefix(s, "Stopping/") }),
+		slices.IndexFunc(seen, func(s string) bool { return strings.HasPrefix(s, "Ended/") })
+	if stopping < 0 || ended < stopping {
+		t.Errorf("phases %v, want Stopping and then Ended", seen)
 	}
-	return out
 }

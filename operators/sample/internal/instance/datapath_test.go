@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -57,20 +58,6 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-}
-
-// keys returns the value of every key k0..k(n-1) that s holds.
-func keys(t *testing.T, s *instancetest.Server, prefix string, n int) map[string]string {
-	t.Helper()
-	c := session(t, s)
-	out := map[string]string{}
-	for i := range n {
-		k := fmt.Sprintf("%s%d", prefix, i)
-		if v, _ := c.Do("GET", k); v != nil {
-			out[k] = string(v.([]byte))
-		}
-	}
-	return out
 }
 
 // TestFailoverKeepsAcknowledgedWrites kills the primary of three servers
@@ -127,16 +114,9 @@ func TestFailoverKeepsAcknowledgedWrites(t *testing.T) {
 		t.Fatalf("%d of 200 writes acknowledged by WAIT", len(acked))
 	}
 	for name, s := range map[string]*instancetest.Server{"new primary": a, "other replica": b} {
-		got := keys(t, s, "both-", 100)
-		for k, v := range keys(t, s, "a-only-", 100) {
-			got[k] = v
-		}
-		lost := 0
-		for k, v := range acked {
-			if got[k] != v {
-				lost++
-			}
-		}
+		got := instancetest.Keys(t, s, "both-", 100)
+		maps.Copy(got, instancetest.Keys(t, s, "a-only-", 100))
+		lost := instancetest.Missing(acked, got)
 		t.Logf("%s: %d of %d acknowledged writes present", name, len(acked)-lost, len(acked))
 		if lost > 0 {
 			t.Errorf("%s lost %d acknowledged writes", name, lost)
@@ -175,7 +155,7 @@ func TestFollowResyncsAStuckReplica(t *testing.T) {
 		t.Fatalf("a replica of a closed port reports its link up: %+v", st)
 	}
 	follow(t, replica, primary)
-	if got := len(keys(t, replica, "k", 50)); got != 50 {
+	if got := len(instancetest.Keys(t, replica, "k", 50)); got != 50 {
 		t.Errorf("after the resync the replica has %d of 50 keys", got)
 	}
 }
@@ -211,14 +191,9 @@ func TestBackupAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	restored := instancetest.Start(t, data, "appendonly yes")
-	got := keys(t, restored, "key-", n)
-	want := keys(t, src, "key-", n)
-	mismatch := 0
-	for k, v := range want {
-		if got[k] != v {
-			mismatch++
-		}
-	}
+	got := instancetest.Keys(t, restored, "key-", n)
+	want := instancetest.Keys(t, src, "key-", n)
+	mismatch := instancetest.Missing(want, got)
 	t.Logf("restored %d of %d keys, %d differ", len(got), len(want), mismatch)
 	if len(want) != n || len(got) != n || mismatch != 0 {
 		t.Errorf("restored %d keys of %d, %d differ", len(got), len(want), mismatch)

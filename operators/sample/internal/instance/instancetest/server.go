@@ -3,6 +3,7 @@
 package instancetest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -109,4 +110,34 @@ func FreePort(t testing.TB) int {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// Keys reads prefix0 … prefix(n-1) from s: the keys it holds, with their
+// values.
+func Keys(t testing.TB, s *Server, prefix string, n int) map[string]string {
+	t.Helper()
+	c, err := instance.Dial(context.Background(), s.Target(), 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	out := map[string]string{}
+	for i := range n {
+		k := fmt.Sprintf("%s%d", prefix, i)
+		if v, _ := c.Do("GET", k); v != nil {
+			out[k] = string(v.([]byte))
+		}
+	}
+	return out
+}
+
+// Missing counts the keys of want that got lacks or holds another value of.
+func Missing(want, got map[string]string) int {
+	n := 0
+	for k, v := range want {
+		if got[k] != v {
+			n++
+		}
+	}
+	return n
 }
