@@ -86,3 +86,11 @@ func TestCheckSchedule(t *testing.T) {
 		}
 	}
 }
+
+func TestPlainName(t *testing.T) {
+	for name, ok := range map[string]bool{"db-1.rdb": true, "": false, "../x.rdb": false, "a/b.rdb": false, ".hidden": false, "..": false} {
+		if plainName(name) != ok {
+			t.Errorf("plainName(%q) = %v", name, !ok)
+		}
+	}
+}

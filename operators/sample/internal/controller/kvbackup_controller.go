@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path"
 	"strconv"
+	"strings"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -120,7 +121,7 @@ func (h *BackupHandler) Repair(ctx context.Context, b *kvv1.KVBackup, _ []operat
 	switch st.Phase {
 	case kitapi.ActionSucceeded:
 		var res instance.BackupResult
-		if err := json.Unmarshal([]byte(st.Message), &res); err != nil || res.SHA256 == "" {
+		if err := json.Unmarshal([]byte(st.Message), &res); err != nil || res.SHA256 == "" || !plainName(res.File) {
 			st.Phase, st.Message = kitapi.ActionFailed, fmt.Sprintf("the backup Job succeeded without a result: %q", st.Message)
 			b.Status.Action = &st
 			backupFailures.WithLabelValues(k.Namespace, k.Name).Inc()
@@ -205,4 +206,10 @@ func backupFor(ctx context.Context, c client.Reader, k *kvv1.KVStore) (*kvv1.KVB
 		return nil, fmt.Errorf("%w: spec.restore.backup: KVBackup %s has not succeeded", errNoBackup, b.Name)
 	}
 	return b, nil
+}
+
+// plainName reports whether a snapshot's file name is one path element, so
+// that a restore of it stays in the store's directory of the claim.
+func plainName(name string) bool {
+	return name != "" && name == path.Base(name) && !strings.HasPrefix(name, ".")
 }

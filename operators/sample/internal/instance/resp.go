@@ -18,6 +18,14 @@ type Conn struct {
 	r *bufio.Reader
 }
 
+// Bounds on a reply: the operator reads servers in tenants' namespaces,
+// and a server that claims a huge reply must not exhaust its memory. The
+// largest reply the operator reads is INFO, a few KiB.
+const (
+	maxBulk  = 16 << 20
+	maxArray = 1 << 16
+)
+
 // ServerError is an error reply of the server.
 type ServerError string
 
@@ -95,6 +103,9 @@ func (c *Conn) reply() (any, error) {
 		if err != nil || n < 0 {
 			return nil, err
 		}
+		if n > maxBulk {
+			return nil, fmt.Errorf("a reply of %d bytes is over the %d the operator reads", n, maxBulk)
+		}
 		buf := make([]byte, n+2)
 		if _, err := io.ReadFull(c.r, buf); err != nil {
 			return nil, err
@@ -104,6 +115,9 @@ func (c *Conn) reply() (any, error) {
 		n, err := strconv.Atoi(l[1:])
 		if err != nil || n < 0 {
 			return nil, err
+		}
+		if n > maxArray {
+			return nil, fmt.Errorf("a reply of %d elements is over the %d the operator reads", n, maxArray)
 		}
 		out := make([]any, n)
 		for i := range out {
