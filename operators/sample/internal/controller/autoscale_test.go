@@ -87,11 +87,17 @@ func TestAutoscaling(t *testing.T) {
 			break
 		}
 	}
-	s := &appsv1.StatefulSet{}
-	get(t, ns, "as", s)
-	if *s.Spec.Replicas != 1 {
-		t.Errorf("StatefulSet replicas %d, want 1", *s.Spec.Replicas)
-	}
+	// The next reconcile applies the decision to the StatefulSet.
+	testcluster.Eventually(t, 30*time.Second, "the StatefulSet at one pod", func(ctx context.Context) error {
+		s := &appsv1.StatefulSet{}
+		if err := kube.Get(ctx, client.ObjectKey{Namespace: ns, Name: "as"}, s); err != nil {
+			return err
+		}
+		if *s.Spec.Replicas != 1 {
+			return fmt.Errorf("StatefulSet replicas %d", *s.Spec.Replicas)
+		}
+		return nil
+	})
 	testcluster.Eventually(t, 10*time.Second, "Autoscaled events", func(ctx context.Context) error {
 		evs := &corev1.EventList{}
 		if err := kube.List(ctx, evs, client.InNamespace(ns)); err != nil {
