@@ -117,7 +117,7 @@ func TestRenderBundle(t *testing.T) {
 	} else if ref, sub := nestedString(crb, "roleRef", "name"), fmt.Sprint(crb.Object["subjects"]); ref != "opctl.team-a.kv.kvstore-editor-role" || !strings.Contains(sub, "namespace:team-a") {
 		t.Errorf("the bundle's ClusterRoleBinding binds %s to %s, want the tenant's role and account", ref, sub)
 	}
-	if len(r.analysis.CRDs) != 1 || r.analysis.CRDs[0].Name != "kvstores.kv.opctl.dev" {
+	if len(r.analysis.CRDs) != 2 || r.analysis.CRDs[0].Name != "kvbackups.kv.opctl.dev" || r.analysis.CRDs[1].Name != "kvstores.kv.opctl.dev" {
 		t.Errorf("analysis CRDs %v", r.analysis.CRDs)
 	}
 	if len(r.analysis.Workloads) != 1 || len(r.analysis.Operands) != 1 {

@@ -77,7 +77,7 @@ func TestThreeTenants(t *testing.T) {
 		lr := &corev1.LimitRange{}
 		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.LimitRangeName}, lr); err != nil {
 			t.Error(err)
-		} else if d := lr.Spec.Limits[0].Default[corev1.ResourceCPU]; d.String() != "500m" {
+		} else if d := lr.Spec.Limits[0].Default[corev1.ResourceCPU]; d.String() != "600m" { // the operand pod's limit
 			t.Errorf("%s LimitRange default cpu %s", ns, d.String())
 		}
 		var pols networkingv1.NetworkPolicyList
