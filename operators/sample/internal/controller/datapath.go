@@ -95,8 +95,11 @@ func (h *Handler) reconcileServers(ctx context.Context, k *kvv1.KVStore, pods []
 		if primary = h.failover(ctx, k, s); primary == "" {
 			return nil // waiting, or blocked: Status reports it
 		}
-	} else if k.Status.Failover != nil {
-		k.Status.Failover.PrimaryLostSince = nil
+	} else {
+		h.lost.Delete(storeKey(k))
+		if k.Status.Failover != nil {
+			k.Status.Failover.PrimaryLostSince = nil
+		}
 	}
 	if st, ok := s.status[primary]; ok && !st.Primary() {
 		// A primary restarted with a stale startup file follows someone.
@@ -122,16 +125,23 @@ func (h *Handler) failover(ctx context.Context, k *kvv1.KVStore, s *servers) str
 		fs = &kvv1.FailoverStatus{}
 		k.Status.Failover = fs
 	}
+	// The outage is timed in memory, from the first failed read of an
+	// unbroken run: status, read from the cache, may not show yet that an
+	// earlier blip ended. A restarted operator starts the clock again.
 	now := h.now()
-	if fs.PrimaryLostSince == nil {
-		fs.PrimaryLostSince = &metav1.Time{Time: now}
+	first, seen := h.lost.LoadOrStore(storeKey(k), now)
+	since := first.(time.Time)
+	if !seen {
 		h.warn(k, "PrimaryLost", "Primary %s is unreachable: %v", old, s.errs[old])
+	}
+	if reported := since.Truncate(time.Second); fs.PrimaryLostSince == nil || !fs.PrimaryLostSince.Time.Equal(reported) {
+		fs.PrimaryLostSince = &metav1.Time{Time: reported}
 	}
 	after := failoverAfterDefault
 	if k.Spec.Failover.After != nil {
 		after = k.Spec.Failover.After.Duration
 	}
-	if now.Sub(fs.PrimaryLostSince.Time) < after {
+	if now.Sub(since) < after {
 		return ""
 	}
 	var cands []instance.Candidate
@@ -152,6 +162,10 @@ func (h *Handler) failover(ctx context.Context, k *kvv1.KVStore, s *servers) str
 			"primary %s lost since %s and no replica can be promoted: %v", old, fs.PrimaryLostSince.UTC().Format(time.RFC3339), err)})
 		return ""
 	}
+	promoted := s.status[chosen]
+	promoted.Role = "master"
+	s.status[chosen] = promoted
+	h.lost.Delete(storeKey(k))
 	fs.Count++
 	fs.LastTime, fs.From, fs.To, fs.PrimaryLostSince = &metav1.Time{Time: now}, old, chosen, nil
 	k.Status.Primary = chosen
@@ -220,8 +234,10 @@ func (h *Handler) autoscale(k *kvv1.KVStore, s *servers) {
 	h.event(k, nil, "Autoscaled", "Scaled from %d to %d pods: %s", current, d.Replicas, d.Reason)
 }
 
+func storeKey(k *kvv1.KVStore) string { return k.Namespace + "/" + k.Name }
+
 func (h *Handler) setProblem(k *kvv1.KVStore, p *operatorkit.Problem) {
-	key := k.Namespace + "/" + k.Name
+	key := storeKey(k)
 	if p == nil {
 		h.problems.Delete(key)
 		return
@@ -230,7 +246,17 @@ func (h *Handler) setProblem(k *kvv1.KVStore, p *operatorkit.Problem) {
 }
 
 func (h *Handler) problem(k *kvv1.KVStore) *operatorkit.Problem {
-	p, _ := h.problems.Load(k.Namespace + "/" + k.Name)
+	p, _ := h.problems.Load(storeKey(k))
 	prob, _ := p.(*operatorkit.Problem)
 	return prob
+}
+
+// lostSince is when the store's primary was first found unreachable in
+// the current outage, if it is in one.
+func (h *Handler) lostSince(k *kvv1.KVStore) (time.Time, bool) {
+	v, ok := h.lost.Load(storeKey(k))
+	if !ok {
+		return time.Time{}, false
+	}
+	return v.(time.Time), true
 }

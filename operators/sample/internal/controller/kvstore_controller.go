@@ -60,6 +60,7 @@ type Handler struct {
 	Now func() time.Time
 
 	problems sync.Map // namespace/name → *operatorkit.Problem of the data path
+	lost     sync.Map // namespace/name → time.Time the primary was first found unreachable
 }
 
 // Options configure Setup.

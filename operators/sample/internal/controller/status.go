@@ -118,7 +118,11 @@ func (h *Handler) servicing(ctx context.Context, k *kvv1.KVStore, o operatorkit.
 		o.Progressing, o.Reason = true, ReasonFailingOver
 		o.Message = fmt.Sprintf("primary %s unreachable since %s; the most advanced replica is promoted after %s",
 			primaryOf(k), fs.PrimaryLostSince.UTC().Format(time.RFC3339), after)
-		requeue(time.Until(fs.PrimaryLostSince.Add(after)) + 100*time.Millisecond)
+		since := fs.PrimaryLostSince.Time
+		if t, ok := h.lostSince(k); ok {
+			since = t
+		}
+		requeue(time.Until(since.Add(after)) + 100*time.Millisecond)
 	} else if name := h.backupRunning(ctx, k); name != "" && o.Available {
 		o.Progressing, o.Reason, o.Message = true, ReasonBackingUp, "KVBackup "+name+" is running"
 	}
