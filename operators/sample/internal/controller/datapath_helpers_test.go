@@ -35,7 +35,7 @@ const (
 
 var (
 	servers sync.Map // "namespace/pod" → host:port
-	resp    = instance.RESP{Timeout: 2 * time.Second}
+	resp    = instance.RESP{Timeout: 5 * time.Second}
 )
 
 func startDataPathManager(c *testcluster.Cluster) (func(), error) {
