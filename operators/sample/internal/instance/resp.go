@@ -99,12 +99,9 @@ func (c *Conn) reply() (any, error) {
 	case ':':
 		return strconv.ParseInt(l[1:], 10, 64)
 	case '$':
-		n, err := strconv.Atoi(l[1:])
+		n, err := length(l, maxBulk)
 		if err != nil || n < 0 {
 			return nil, err
-		}
-		if n > maxBulk {
-			return nil, fmt.Errorf("a reply of %d bytes is over the %d the operator reads", n, maxBulk)
 		}
 		buf := make([]byte, n+2)
 		if _, err := io.ReadFull(c.r, buf); err != nil {
@@ -112,12 +109,9 @@ func (c *Conn) reply() (any, error) {
 		}
 		return buf[:n], nil
 	case '*':
-		n, err := strconv.Atoi(l[1:])
+		n, err := length(l, maxArray)
 		if err != nil || n < 0 {
 			return nil, err
-		}
-		if n > maxArray {
-			return nil, fmt.Errorf("a reply of %d elements is over the %d the operator reads", n, maxArray)
 		}
 		out := make([]any, n)
 		for i := range out {
@@ -128,6 +122,19 @@ func (c *Conn) reply() (any, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("unexpected reply %q", l)
+}
+
+// length is the length a bulk or array reply line announces: -1 for a
+// nil reply, at most limit.
+func length(line string, limit int) (int, error) {
+	n, err := strconv.Atoi(line[1:])
+	if err != nil {
+		return 0, fmt.Errorf("bad reply length %q", line)
+	}
+	if n > limit {
+		return 0, fmt.Errorf("a reply of %d is over the %d the operator reads", n, limit)
+	}
+	return n, nil
 }
 
 // text is a bulk or simple string reply as a string.
