@@ -68,11 +68,12 @@ func Start(t testing.TB, dir string, config ...string) *Server {
 	}
 	go func() { _ = s.cmd.Wait(); close(s.done) }()
 	t.Cleanup(s.Kill)
+	// Ready once PING answers PONG: a server accepts connections while it
+	// still loads its data, and answers LOADING until it has.
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		c, err := net.DialTimeout("tcp", s.Addr(), 200*time.Millisecond)
+		err := ping(s)
 		if err == nil {
-			_ = c.Close()
 			return s
 		}
 		if time.Now().After(deadline) {
@@ -81,6 +82,16 @@ func Start(t testing.TB, dir string, config ...string) *Server {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+func ping(s *Server) error {
+	c, err := instance.Dial(context.Background(), s.Target(), 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_, err = c.Do("PING")
+	return err
 }
 
 // Addr is host:port.
@@ -124,7 +135,11 @@ func Keys(t testing.TB, s *Server, prefix string, n int) map[string]string {
 	out := map[string]string{}
 	for i := range n {
 		k := fmt.Sprintf("%s%d", prefix, i)
-		if v, _ := c.Do("GET", k); v != nil {
+		v, err := c.Do("GET", k)
+		if err != nil {
+			t.Fatalf("GET %s on %s: %v", k, s.Addr(), err)
+		}
+		if v != nil {
 			out[k] = string(v.([]byte))
 		}
 	}
