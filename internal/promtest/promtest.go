@@ -13,21 +13,6 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 )
 
-// Binary finds a program of Debian's prometheus package (promtool,
-// prometheus), which make test installs; without it the test skips only in
-// unit mode.
-func Binary(t testing.TB, name string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv(testcluster.EnvSkip) == "1" {
-			t.Skipf("%s not installed (make test-deps installs Debian's prometheus package)", name)
-		}
-		t.Fatalf("%s not installed: run make test-deps: %v", name, err)
-	}
-	return p
-}
-
 // Rule is one alerting rule.
 type Rule struct {
 	Alert string `json:"alert"`
@@ -84,7 +69,7 @@ func Rules(t testing.TB, ruleFile, dir string) []Rule {
 // every alert to be tested both firing and quiet.
 func Check(t *testing.T, ruleFile, testFile string) {
 	t.Helper()
-	bin := Binary(t, "promtool")
+	bin := testcluster.DebianProgram(t, "promtool", "prometheus")
 	dir := t.TempDir()
 	rules := Rules(t, ruleFile, dir)
 	if out, err := exec.Command(bin, "check", "rules", filepath.Join(dir, "rules.yaml")).CombinedOutput(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -94,4 +95,19 @@ func RequireBinDir(t testing.TB) string {
 	}
 	t.Fatal(err)
 	return ""
+}
+
+// DebianProgram finds a program of the Debian package pkg that make
+// test-deps installs: a missing one fails the test, or skips it in unit
+// mode (EnvSkip).
+func DebianProgram(t testing.TB, name, pkg string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		if os.Getenv(EnvSkip) == "1" {
+			t.Skipf("%s not installed (make test-deps installs Debian's %s package)", name, pkg)
+		}
+		t.Fatalf("%s not installed: run make test-deps: %v", name, err)
+	}
+	return p
 }

@@ -21,7 +21,7 @@ import (
 // and after the load stops scales back in one pod per cool-down.
 func TestAutoscaling(t *testing.T) {
 	c := testcluster.Require(t, cluster)
-	bench := instancetest.Binary(t, "redis-benchmark", "redis-tools")
+	bench := testcluster.DebianProgram(t, "redis-benchmark", "redis-tools")
 	ns := c.Namespace(t, "kv-autoscale", restricted)
 	srv := serveStore(t, ns, "as", 3)
 	k := dataPathStore(ns, "as", 1)

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -32,20 +33,17 @@ type DataPath struct {
 // failoverAfterDefault applies when spec.failover.after is not set.
 const failoverAfterDefault = 30 * time.Second
 
-func (d *DataPath) poll() time.Duration { return cmpOr(d.Poll, 10*time.Second) }
+func (d *DataPath) poll() time.Duration { return cmp.Or(d.Poll, 10*time.Second) }
 
-func (d *DataPath) grace() time.Duration { return cmpOr(d.LinkGrace, 10*time.Second) }
+func (d *DataPath) grace() time.Duration { return cmp.Or(d.LinkGrace, 10*time.Second) }
 
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
-}
+func (d *DataPath) addr(k *kvv1.KVStore, pod string) string { return serverAddr(d.Address, k, pod) }
 
-func (d *DataPath) addr(k *kvv1.KVStore, pod string) string {
-	if d.Address != nil {
-		return d.Address(k, pod)
+// serverAddr is host:port of a pod's server: from address, or the pod's
+// name behind the headless Service.
+func serverAddr(address func(*kvv1.KVStore, string) string, k *kvv1.KVStore, pod string) string {
+	if address != nil {
+		return address(k, pod)
 	}
 	return net.JoinHostPort(fmt.Sprintf("%s.%s.%s.svc", pod, namesOf(k).headless, k.Namespace), strconv.Itoa(valkeyPort))
 }

@@ -68,11 +68,19 @@ func TestFailover(t *testing.T) {
 	}
 	conn.Close()
 
+	// The replicas caught up before the kill; afterwards their offsets
+	// are frozen, and the most advanced one (the lower name on a tie) is
+	// the one to promote.
+	offsets(t, srv["fo-0"], srv["fo-1"], srv["fo-2"])
 	stop := phases(t, k)
 	srv["fo-0"].Kill()
 	start := time.Now()
-	waitKV(t, k, "failover to fo-1", func(k *kvv1.KVStore) error {
-		if k.Status.Primary != "fo-1" || k.Status.Failover == nil || k.Status.Failover.Count != 1 {
+	next, other := "fo-1", "fo-2"
+	if off := offsets(t, nil, srv["fo-1"], srv["fo-2"]); off[1] > off[0] {
+		next, other = other, next
+	}
+	waitKV(t, k, "failover to "+next, func(k *kvv1.KVStore) error {
+		if k.Status.Primary != next || k.Status.Failover == nil || k.Status.Failover.Count != 1 {
 			return fmt.Errorf("primary %s failover %+v", k.Status.Primary, k.Status.Failover)
 		}
 		return ready(k)
@@ -84,34 +92,34 @@ func TestFailover(t *testing.T) {
 	// loaded machine can be a slow read just before the kill.
 	promoted := eventTime(t, ns, "fo", "FailedOver", time.Time{})
 	waited := promoted.Sub(eventTime(t, ns, "fo", "PrimaryLost", promoted))
-	t.Logf("failover: primary fo-0 killed, fo-1 promoted %s later, %s after the operator first failed to read it (spec.failover.after 3s); phases seen: %v",
-		took.Round(100*time.Millisecond), waited.Round(100*time.Millisecond), seen)
+	t.Logf("failover: primary fo-0 killed, %s promoted %s later, %s after the operator first failed to read it (spec.failover.after 3s); phases seen: %v",
+		next, took.Round(100*time.Millisecond), waited.Round(100*time.Millisecond), seen)
 	if waited < 3*time.Second {
 		t.Errorf("promoted %s after the primary was found lost, before spec.failover.after", waited)
 	}
 	if !slices.Contains(seen, "Servicing/"+controller.ReasonFailingOver) || !strings.HasPrefix(seen[len(seen)-1], "Running/") {
 		t.Errorf("phases %v, want Servicing/%s during the failover and Running after", seen, controller.ReasonFailingOver)
 	}
-	if f := k.Status.Failover; f.From != "fo-0" || f.To != "fo-1" || f.LastTime == nil || f.PrimaryLostSince != nil {
+	if f := k.Status.Failover; f.From != "fo-0" || f.To != next || f.LastTime == nil || f.PrimaryLostSince != nil {
 		t.Errorf("failover status %+v", f)
 	}
 
-	replicaOf(t, srv["fo-2"], srv["fo-1"])
-	for _, pod := range []string{"fo-1", "fo-2"} {
+	replicaOf(t, srv[other], srv[next])
+	for _, pod := range []string{next, other} {
 		lost := instancetest.Missing(acked, instancetest.Keys(t, srv[pod], "k", len(acked)))
 		t.Logf("%s after the failover: %d of %d acknowledged writes present", pod, len(acked)-lost, len(acked))
 		if len(acked) != 200 || lost != 0 {
 			t.Errorf("%s lost %d of %d acknowledged writes", pod, lost, len(acked))
 		}
 	}
-	wantRoles = map[string]string{"fo-0": controller.RoleReplica, "fo-1": controller.RolePrimary, "fo-2": controller.RoleReplica}
+	wantRoles = map[string]string{"fo-0": controller.RoleReplica, next: controller.RolePrimary, other: controller.RoleReplica}
 	testcluster.Eventually(t, 30*time.Second, "role labels after the failover", func(ctx context.Context) error {
 		if got := podRoles(t, k); fmt.Sprint(got) != fmt.Sprint(wantRoles) {
 			return fmt.Errorf("roles %v", got)
 		}
 		cm := &corev1.ConfigMap{}
 		get(t, ns, "fo-config", cm)
-		if cm.Data["primary"] != "fo-1" {
+		if cm.Data["primary"] != next {
 			return fmt.Errorf("the ConfigMap names %q as primary for restarts", cm.Data["primary"])
 		}
 		return hasEvent(ctx, ns, "fo", "FailedOver")
@@ -119,13 +127,57 @@ func TestFailover(t *testing.T) {
 
 	// Remediation: a replica pointed at a server that is gone is brought
 	// back to the primary.
-	if err := resp.Follow(ctx, srv["fo-2"].Target(), "127.0.0.1", instancetest.FreePort(t)); err != nil {
+	if err := resp.Follow(ctx, srv[other].Target(), "127.0.0.1", instancetest.FreePort(t)); err != nil {
 		t.Fatal(err)
 	}
-	replicaOf(t, srv["fo-2"], srv["fo-1"])
+	replicaOf(t, srv[other], srv[next])
 	testcluster.Eventually(t, 10*time.Second, "ReplicaRepointed event", func(ctx context.Context) error {
 		return hasEvent(ctx, ns, "fo", "ReplicaRepointed")
 	})
+}
+
+// offsets waits until the replicas have processed the primary's whole
+// stream (with primary nil, until their offsets hold still) and returns
+// their offsets.
+func offsets(t *testing.T, primary *instancetest.Server, replicas ...*instancetest.Server) []int64 {
+	t.Helper()
+	var out []int64
+	testcluster.Eventually(t, 30*time.Second, "replication offsets", func(ctx context.Context) error {
+		read := func() ([]int64, error) {
+			var offs []int64
+			for _, s := range replicas {
+				st, err := resp.Status(ctx, s.Target())
+				if err != nil {
+					return nil, err
+				}
+				offs = append(offs, st.Offset)
+			}
+			return offs, nil
+		}
+		first, err := read()
+		if err != nil {
+			return err
+		}
+		var want []int64
+		if primary != nil {
+			st, err := resp.Status(ctx, primary.Target())
+			if err != nil {
+				return err
+			}
+			want = slices.Repeat([]int64{st.Offset}, len(replicas))
+		} else {
+			time.Sleep(500 * time.Millisecond)
+			if want, err = read(); err != nil {
+				return err
+			}
+		}
+		if !slices.Equal(first, want) {
+			return fmt.Errorf("offsets %v, want %v", first, want)
+		}
+		out = first
+		return nil
+	})
+	return out
 }
 
 // eventTime is when the object's last Event with reason was recorded,

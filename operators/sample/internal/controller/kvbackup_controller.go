@@ -144,7 +144,7 @@ func (h *BackupHandler) action(b *kvv1.KVBackup, k *kvv1.KVStore) action.Action 
 	claim := target(b, k)
 	primary := primaryOf(k)
 	b.Status.ClaimName, b.Status.Source = claim.ClaimName, primary
-	addr := (&DataPath{Address: h.Address}).addr(k, primary)
+	addr := serverAddr(h.Address, k, primary)
 	keep := 0
 	if k.Spec.Backup != nil && b.Labels[StoreLabel] == k.Name {
 		keep = int(retention(k))

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/operators/sample/internal/instance"
 	"opctl.dev/opctl/operators/sample/internal/instance/instancetest"
 )
@@ -46,7 +47,7 @@ func TestAutoscaleDecisions(t *testing.T) {
 // real server, through Status and decides on it: out while the load runs,
 // in once it stops and the cool-down has passed.
 func TestAutoscaleUnderLoad(t *testing.T) {
-	bench := instancetest.Binary(t, "redis-benchmark", "redis-tools")
+	bench := testcluster.DebianProgram(t, "redis-benchmark", "redis-tools")
 	s := instancetest.Start(t, "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"opctl.dev/opctl/internal/promtest"
+	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/operators/sample/internal/controller"
 	"opctl.dev/opctl/operators/sample/internal/instance"
 	"opctl.dev/opctl/operators/sample/internal/instance/instancetest"
@@ -97,8 +99,8 @@ func operatorMetrics() []string {
 // operator metric must be one the operator registers. Every query must
 // also evaluate in the real Prometheus.
 func TestScrape(t *testing.T) {
-	exporterBin := instancetest.Binary(t, "prometheus-redis-exporter", "prometheus-redis-exporter")
-	prometheusBin := promtest.Binary(t, "prometheus")
+	exporterBin := testcluster.DebianProgram(t, "prometheus-redis-exporter", "prometheus-redis-exporter")
+	prometheusBin := testcluster.DebianProgram(t, "prometheus", "prometheus")
 	primary := instancetest.Start(t, "", "maxmemory 64mb")
 	replica := instancetest.Start(t, "", "maxmemory 64mb")
 	if err := (instance.RESP{}).Follow(context.Background(), replica.Target(), "127.0.0.1", primary.Port); err != nil {
@@ -148,19 +150,10 @@ func TestScrape(t *testing.T) {
 		// Every query runs in the real engine.
 		query(t, api, strings.ReplaceAll(e, "$namespace", ".*"))
 	}
-	t.Logf("%d queries evaluated; operand metrics present in the scrape: %v; operator metrics registered: %v", len(exprs), keys(scraped), registered)
+	t.Logf("%d queries evaluated; operand metrics present in the scrape: %v; operator metrics registered: %v", len(exprs), slices.Sorted(maps.Keys(scraped)), registered)
 	if len(scraped) < 5 {
 		t.Errorf("only %d operand metrics checked", len(scraped))
 	}
-}
-
-func keys(m map[string]bool) []string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
 }
 
 func start(t *testing.T, cmd *exec.Cmd) {

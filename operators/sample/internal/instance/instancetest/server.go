@@ -29,26 +29,12 @@ type Server struct {
 	done chan struct{}
 }
 
-// Binary finds a Debian package's program, failing the test when it is
-// missing, or skipping in unit mode (make test installs it).
-func Binary(t testing.TB, name, pkg string) string {
-	t.Helper()
-	p, err := exec.LookPath(name)
-	if err != nil {
-		if os.Getenv(testcluster.EnvSkip) == "1" {
-			t.Skipf("%s not installed (make test-deps installs Debian's %s package)", name, pkg)
-		}
-		t.Fatalf("%s not installed: run make test-deps: %v", name, err)
-	}
-	return p
-}
-
 // Start runs redis-server on a free loopback port with dir as its data
 // directory (a new one when empty) and the extra configuration lines; it
 // is stopped when the test ends.
 func Start(t testing.TB, dir string, config ...string) *Server {
 	t.Helper()
-	bin := Binary(t, "redis-server", "redis-server")
+	bin := testcluster.DebianProgram(t, "redis-server", "redis-server")
 	if dir == "" {
 		dir = t.TempDir()
 	}
