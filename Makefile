@@ -35,7 +35,7 @@ test-deps: ## Install the Debian packages the tests need (docker-registry, prome
 
 .PHONY: test
 test: testbin test-deps ## Run all tests (unit, integration, e2e) on one shared test control plane.
-	$(GO) run ./hack/testcluster -- $(GO) test -count=1 $(GOTESTFLAGS) ./...
+	$(GO) run ./hack/testcluster -- $(GO) test -count=1 -timeout 40m $(GOTESTFLAGS) ./...
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no control plane; cluster tests skip.
@@ -55,6 +55,10 @@ N ?= 100
 bench-tenancy: testbin ## Benchmark the tenancy controller provisioning N tenants, then the same objects made with no controller, each on a fresh control plane (make bench-tenancy N=1000).
 	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench 'TenancyProvision$$' -benchtime 1x -timeout 60m ./pkg/tenancy/ -args -tenants=$(N)
 	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench 'TenancyDirect$$' -benchtime 1x -timeout 60m ./pkg/tenancy/ -args -tenants=$(N)
+
+.PHONY: bench-shards
+bench-shards: testbin ## Benchmark N tenants provisioned by 1 and then by 3 sharded controller replicas on one test control plane (make bench-shards N=1000).
+	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench 'TenancySharded$$' -benchtime 1x -timeout 90m ./pkg/tenancy/ -args -tenants=$(N)
 
 .PHONY: bench-package
 bench-package: ## Benchmark opctl package of 2.0 MB of CRDs beside the kustomize build of the same overlay (compare the medians).

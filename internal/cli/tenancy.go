@@ -6,10 +6,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/labels"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"opctl.dev/opctl/pkg/sharding"
 	"opctl.dev/opctl/pkg/tenancy"
 )
 
@@ -30,11 +32,19 @@ func envOr(key, def string) string {
 	return def
 }
 
+// hostname is the host name, or "" when it cannot be read.
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
 func newTenancyRunCommand(g *GlobalOptions) *cobra.Command {
 	var (
 		opts                                    tenancy.Options
 		metricsAddr, probeAddr, pprofAddr, leNS string
-		leaderElect                             bool
+		leaderElect, shards                     bool
+		shard                                   sharding.Options
+		traceFile, shardSelector                string
 		qps                                     float32
 		burst                                   int
 	)
@@ -53,7 +63,24 @@ and the permissions in config/rbac; docs in README.md.`,
 			cfg.QPS, cfg.Burst = qps, burst
 			cfg.UserAgent = "opctl-tenancy"
 			ctrl.SetLogger(g.Logger())
-			cacheOpts, err := tenancy.CacheOptions(cfg)
+			leaderID := "tenancy.opctl.dev"
+			if shards {
+				// Every replica is a shard; the leader is also the sharder.
+				if shard.Namespace = leNS; shard.Namespace == "" {
+					shard.Namespace = opts.StorageNamespace
+				}
+				if shard.Trace, err = traceTo(traceFile, shard.ID); err != nil {
+					return err
+				}
+				if shardSelector != "" {
+					if shard.Selector, err = labels.Parse(shardSelector); err != nil {
+						return fmt.Errorf("--shard-selector: %w", err)
+					}
+				}
+				leNS, leaderElect, leaderID = shard.Namespace, true, shard.Ring+"-sharder.opctl.dev"
+				opts.Shard = &shard
+			}
+			cacheOpts, err := tenancy.CacheOptions(cfg, opts)
 			if err != nil {
 				return err
 			}
@@ -64,7 +91,7 @@ and the permissions in config/rbac; docs in README.md.`,
 				HealthProbeBindAddress:  probeAddr,
 				PprofBindAddress:        pprofAddr,
 				LeaderElection:          leaderElect,
-				LeaderElectionID:        "tenancy.opctl.dev",
+				LeaderElectionID:        leaderID,
 				LeaderElectionNamespace: leNS,
 			})
 			if err != nil {
@@ -87,7 +114,13 @@ and the permissions in config/rbac; docs in README.md.`,
 	f.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	f.StringVar(&pprofAddr, "pprof-bind-address", "", "address of the Go /debug/pprof endpoints; empty disables them")
 	f.BoolVar(&leaderElect, "leader-elect", false, "elect a leader, so that only one replica reconciles")
-	f.StringVar(&leNS, "leader-election-namespace", "", "namespace of the leader election Lease (default: the pod's)")
+	f.StringVar(&leNS, "leader-election-namespace", "", "namespace of the leader election Lease, and of the shard Leases (default: the pod's; with --shards, --storage-namespace)")
+	f.BoolVar(&shards, "shards", false, "run as one shard of a ring: every replica reconciles the Tenants the ring assigns it, and the leader assigns them (implies --leader-elect)")
+	f.StringVar(&shard.Ring, "ring", "tenancy", "name of the ring of shards (--shards)")
+	f.StringVar(&shard.ID, "shard-id", envOr("POD_NAME", hostname()), "name of this shard and of its Lease (--shards; default: $POD_NAME, else the host name)")
+	f.StringVar(&shardSelector, "shard-selector", "", "label selector of the Tenants the ring covers (--shards; default: all)")
+	f.StringVar(&traceFile, "shard-trace", "", "append a JSON line per reconcile of this shard to this file (tests)")
+	_ = f.MarkHidden("shard-trace")
 	f.IntVar(&opts.MaxConcurrentReconciles, "max-concurrent-reconciles", 16, "Tenants reconciled in parallel")
 	f.DurationVar(&opts.UpgradeTimeout, "upgrade-timeout", 5*time.Minute, "time a release has to become ready before an upgrade is rolled back")
 	f.IntVar(&opts.MaxHistory, "max-history", 5, "Helm revisions kept per release")

@@ -41,6 +41,7 @@ type Reconciler[T Object] struct {
 	applier   *Applier
 	kind      string
 	workers   int
+	leader    *bool
 }
 
 // Options tune a Reconciler. The zero value is usable.
@@ -59,6 +60,9 @@ type Options struct {
 	LiveReader client.Reader
 	// AggregateEvents: one Event per apply, not per object (see Applier).
 	AggregateEvents bool
+	// NeedLeaderElection: false runs the controller in every replica (a
+	// sharded controller); default true.
+	NeedLeaderElection *bool
 }
 
 // New returns a Reconciler named name for the objects newObject makes.
@@ -85,6 +89,7 @@ func New[T Object](mgr ctrl.Manager, name string, newObject func() T, h Handler[
 	}
 	r.kind = kindOf(r.scheme, newObject())
 	r.workers = max(1, opts.MaxConcurrentReconciles)
+	r.leader = opts.NeedLeaderElection
 	return r
 }
 
@@ -97,7 +102,7 @@ func (r *Reconciler[T]) SetupWithManager(mgr ctrl.Manager, owns ...client.Object
 // callers that add watches of their own before calling Complete(r).
 func (r *Reconciler[T]) Builder(mgr ctrl.Manager, owns ...client.Object) *builder.Builder {
 	b := ctrl.NewControllerManagedBy(mgr).For(r.newObject()).Named(r.applier.FieldManager).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers})
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers, NeedLeaderElection: r.leader})
 	for _, o := range owns {
 		b = b.Owns(o)
 	}

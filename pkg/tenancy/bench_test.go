@@ -1,13 +1,14 @@
 package tenancy_test
 
 import (
-	"bufio"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,7 +108,7 @@ func BenchmarkTenancyProvision(b *testing.B) {
 		}
 		return readyN, fmt.Sprint(waiting)
 	})
-	writes, cpu := w.close(b, c, toReady)
+	writes, cpu := w.close(b, c, toReady, n)
 	ctrlWrites, err := c.AuditWritesSince(off, func(e testcluster.AuditEvent) bool { return e.UserAgent == "opctl-tenancy" })
 	if err != nil {
 		b.Fatal(err)
@@ -156,6 +157,7 @@ func BenchmarkTenancyProvision(b *testing.B) {
 		byKind[w.Verb+" "+w.ObjectRef.Resource+"/"+w.ObjectRef.Subresource]++
 	}
 	fmt.Printf("  controller writes by kind:         %v\n", byKind)
+	fmt.Printf("  API requests per tenant:           %s\n", w.requests)
 	fmt.Printf("  controller: %s\n", meanOf(body, "opctl_tenancy_release_operation_duration_seconds", `operation="install"`, "helm install"))
 	fmt.Printf("  controller: %s\n", meanOf(body, "controller_runtime_reconcile_time_seconds", `controller="opctl-tenancy"`, "reconcile"))
 	if len(resyncWrites) > 0 {
@@ -171,7 +173,7 @@ func BenchmarkTenancyProvision(b *testing.B) {
 
 // waitAll polls count every 250 ms until it counts n done, prints its
 // progress every 10 s, and returns the time since start.
-func waitAll(b *testing.B, start time.Time, n int, what string, count func() (done int, waiting string)) time.Duration {
+func waitAll(b testing.TB, start time.Time, n int, what string, count func() (done int, waiting string)) time.Duration {
 	b.Helper()
 	last := time.Now()
 	for {
@@ -213,7 +215,7 @@ func sampleAnon(b *testing.B, pid int) *atomic.Int64 {
 }
 
 // informer is a started, synced cache of obj's kind.
-func informer(b *testing.B, c *testcluster.Cluster, obj client.Object, by cache.ByObject) cache.Cache {
+func informer(b testing.TB, c *testcluster.Cluster, obj client.Object, by cache.ByObject) cache.Cache {
 	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
@@ -270,32 +272,50 @@ func parallel(workers, n int, f func(i int) error) error {
 	return nil
 }
 
-// apiserverWrites sums apiserver_request_total over the write verbs.
-func apiserverWrites(ctx context.Context, c *testcluster.Cluster) (float64, error) {
+// apiserverMetrics is the API server's Prometheus text exposition.
+func apiserverMetrics(ctx context.Context, c *testcluster.Cluster) (string, error) {
 	body, err := c.Client.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
-	if err != nil {
-		return 0, err
-	}
-	total := 0.0
-	s := bufio.NewScanner(strings.NewReader(string(body)))
-	s.Buffer(make([]byte, 1<<20), 1<<20)
-	for s.Scan() {
-		line := s.Text()
+	return string(body), err
+}
+
+// writesIn sums apiserver_request_total over the write verbs.
+func writesIn(body string) float64 {
+	return sumSeries(body, func(line string) bool {
 		if !strings.HasPrefix(line, "apiserver_request_total{") {
-			continue
+			return false
 		}
-		write := false
 		for _, v := range []string{`verb="POST"`, `verb="PUT"`, `verb="PATCH"`, `verb="DELETE"`, `verb="APPLY"`, `verb="CREATE"`, `verb="UPDATE"`} {
-			write = write || strings.Contains(line, v)
+			if strings.Contains(line, v) {
+				return true
+			}
 		}
-		if !write {
+		return false
+	})
+}
+
+// sumSeries sums the values of the series of a Prometheus text exposition
+// whose line match accepts.
+func sumSeries(body string, match func(line string) bool) float64 {
+	total := 0.0
+	eachSeries(body, func(line string, v float64) {
+		if match(line) {
+			total += v
+		}
+	})
+	return total
+}
+
+// eachSeries calls f with every series line of a Prometheus text
+// exposition and its value.
+func eachSeries(body string, f func(line string, v float64)) {
+	for line := range strings.SplitSeq(body, "\n") {
+		if line == "" || line[0] == '#' {
 			continue
 		}
 		if v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64); err == nil {
-			total += v
+			f(line, v)
 		}
 	}
-	return total, s.Err()
 }
 
 // rawWriteRate creates small ConfigMaps from 32 goroutines for 5 s with no
@@ -329,9 +349,13 @@ func rawWriteRate(b *testing.B, c *testcluster.Cluster) float64 {
 // runWindow is one measured provisioning: the write probe just before
 // it, and the API writes and CPU time from its start.
 type runWindow struct {
-	start              time.Time
-	rateBefore, writes float64
-	cpu                map[string]float64
+	start      time.Time
+	rateBefore float64
+	metrics    string // the API server's, when the window opened
+	cpu        map[string]float64
+	// requests describes the API requests of the closed window by verb
+	// and resource, per tenant.
+	requests string
 }
 
 // openWindow probes the write rate, then starts the window.
@@ -339,7 +363,7 @@ func openWindow(b *testing.B, c *testcluster.Cluster) *runWindow {
 	b.Helper()
 	w := &runWindow{rateBefore: rawWriteRate(b, c)}
 	var err error
-	if w.writes, err = apiserverWrites(context.Background(), c); err != nil {
+	if w.metrics, err = apiserverMetrics(context.Background(), c); err != nil {
 		b.Fatal(err)
 	}
 	w.cpu = processCPU()
@@ -348,15 +372,51 @@ func openWindow(b *testing.B, c *testcluster.Cluster) *runWindow {
 }
 
 // close returns the API writes since the window opened and the CPU each
-// process spent in wall, described.
-func (w *runWindow) close(b *testing.B, c *testcluster.Cluster, wall time.Duration) (float64, string) {
+// process spent in wall, described, and sets w.requests for n tenants.
+func (w *runWindow) close(b *testing.B, c *testcluster.Cluster, wall time.Duration, n int) (float64, string) {
 	b.Helper()
 	cpu := cpuSpent(w.cpu, processCPU(), wall.Seconds())
-	writes, err := apiserverWrites(context.Background(), c)
+	body, err := apiserverMetrics(context.Background(), c)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return writes - w.writes, cpu
+	before, after := requestsIn(w.metrics), requestsIn(body)
+	type kind struct {
+		name string
+		n    float64
+	}
+	var kinds []kind
+	for k, v := range after {
+		if d := v - before[k]; d >= float64(n)/2 {
+			kinds = append(kinds, kind{k, d})
+		}
+	}
+	slices.SortFunc(kinds, func(a, b kind) int { return cmp.Or(cmp.Compare(b.n, a.n), strings.Compare(a.name, b.name)) })
+	parts := make([]string, len(kinds))
+	for i, k := range kinds {
+		parts[i] = fmt.Sprintf("%s %.1f", k.name, k.n/float64(n))
+	}
+	w.requests = strings.Join(parts, ", ")
+	return writesIn(body) - writesIn(w.metrics), cpu
+}
+
+// requestsIn counts apiserver_request_total by verb and resource.
+func requestsIn(body string) map[string]float64 {
+	out := map[string]float64{}
+	label := func(line, name string) string {
+		_, rest, ok := strings.Cut(line, name+`="`)
+		if !ok {
+			return ""
+		}
+		v, _, _ := strings.Cut(rest, `"`)
+		return v
+	}
+	eachSeries(body, func(line string, v float64) {
+		if strings.HasPrefix(line, "apiserver_request_total{") {
+			out[label(line, "verb")+" "+label(line, "resource")] += v
+		}
+	})
+	return out
 }
 
 // floorRate probes the write rate again after a run and returns the
@@ -393,22 +453,12 @@ func helmCLILoop(b *testing.B, c *testcluster.Cluster, chart string, k int) time
 // meanOf reads name_sum and name_count for the series matching label in a
 // Prometheus text exposition and describes the mean.
 func meanOf(body, name, label, what string) string {
-	var sum, count float64
-	for _, line := range strings.Split(body, "\n") {
-		if !strings.Contains(line, label) {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
-		if err != nil {
-			continue
-		}
-		switch {
-		case strings.HasPrefix(line, name+"_sum"):
-			sum += v
-		case strings.HasPrefix(line, name+"_count"):
-			count += v
-		}
+	of := func(series string) float64 {
+		return sumSeries(body, func(line string) bool {
+			return strings.HasPrefix(line, series) && strings.Contains(line, label)
+		})
 	}
+	sum, count := of(name+"_sum"), of(name+"_count")
 	if count == 0 {
 		return what + ": no samples"
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
@@ -41,6 +42,9 @@ type Options struct {
 	// StorageNamespace holds the Helm release records of every tenant,
 	// where no tenant can read or write (default opctl-system).
 	StorageNamespace string
+	// Shard, when set, makes this replica one shard of a ring: it
+	// reconciles only the Tenants the ring assigns it (package sharding).
+	Shard *sharding.Options
 }
 
 // DefaultStorageNamespace is where release records live when
@@ -108,6 +112,10 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 		}
 	}
 	p := &plan{tenant: t, settings: effectiveSettings(t, profile), quotas: map[string]Quota{}}
+	if c.opts.Shard != nil {
+		p.settings.ShardLabel = sharding.ShardLabel(c.opts.Shard.Ring)
+		p.settings.Shard = t.Labels[p.settings.ShardLabel]
+	}
 	if p.settings.NetworkPolicy {
 		api, err := c.apiServerEndpoints(ctx)
 		if err != nil {

@@ -45,6 +45,11 @@
 // release_install.go, release_upgrade.go, release_rollback.go and
 // release_await.go.
 //
+// With Options.Shard the controller is one shard of a ring (package
+// sharding): its cache holds only the Tenants, and their namespaces, that
+// carry its shard label, its reconciles run behind the shard's Guard, and
+// reads that must see every Tenant (unused CRDs) go to the API server.
+//
 // The quota is computed by ComputeQuota, a pure function, from the
 // operator's own workloads and the platform-as-code figures of its CRDs.
 package tenancy

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
@@ -130,8 +131,9 @@ func (c *Controller) uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, nam
 // deleteUnusedCRDs deletes the shared CRDs t used that no other Tenant
 // uses.
 func (c *Controller) deleteUnusedCRDs(ctx context.Context, t *tenancyv1.Tenant) error {
+	// Live, not from the cache: a shard's cache holds only its own Tenants.
 	var tenants tenancyv1.TenantList
-	if err := c.client.List(ctx, &tenants); err != nil {
+	if err := c.reader.List(ctx, &tenants); err != nil {
 		return err
 	}
 	used := map[string]bool{}
@@ -200,6 +202,9 @@ func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant, byBack
 		live.SetOwnerReferences(refs)
 		if labels := live.GetLabels(); labels[LabelTenant] == t.Name {
 			delete(labels, LabelTenant)
+			if c.opts.Shard != nil {
+				delete(labels, sharding.ShardLabel(c.opts.Shard.Ring))
+			}
 			live.SetLabels(labels)
 			changed = true
 		}

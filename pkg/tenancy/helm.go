@@ -157,22 +157,25 @@ func last(cfg *action.Configuration, name string) (*release.Release, error) {
 	return rel, err
 }
 
-// lastDeployed returns the latest deployed revision, or nil.
-func lastDeployed(cfg *action.Configuration, name string) (*release.Release, error) {
+// lastAndDeployed returns the latest revision and the latest deployed
+// one (nil when there is none) from one read of the history.
+func lastAndDeployed(cfg *action.Configuration, name string) (cur, deployed *release.Release, err error) {
 	hist, err := cfg.Releases.History(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var best *release.Release
 	for _, r := range hist {
-		if r.Info.Status == release.StatusDeployed && (best == nil || r.Version > best.Version) {
-			best = r
+		if cur == nil || r.Version > cur.Version {
+			cur = r
+		}
+		if r.Info.Status == release.StatusDeployed && (deployed == nil || r.Version > deployed.Version) {
+			deployed = r
 		}
 	}
-	return best, nil
+	return cur, deployed, nil
 }
 
 // interruptedPrefix starts the description of recovered revisions.

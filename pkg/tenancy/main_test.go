@@ -81,7 +81,7 @@ func startController(t *testing.T, opts tenancy.Options) (stop func()) {
 	t.Helper()
 	// Tests start one controller after another in this process.
 	skip := true
-	cacheOpts, err := tenancy.CacheOptions(cluster.Config)
+	cacheOpts, err := tenancy.CacheOptions(cluster.Config, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

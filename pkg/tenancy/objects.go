@@ -39,12 +39,18 @@ type settings struct {
 	Services            tenancyv1.ServiceExposure
 	// APIServer are the addresses tenant pods may reach the API server at.
 	APIServer []apiEndpoint
+	// ShardLabel and Shard, when sharded, label the namespaces for their
+	// shard's cache.
+	ShardLabel, Shard string
 }
 
 // namespaceLabels are the labels of a tenant namespace: the tenant, the
 // Pod Security level and what the guardrails allow.
 func (s settings) namespaceLabels(tenant string) map[string]string {
 	l := map[string]string{LabelTenant: tenant, labelPSAEnforce: s.PodSecurity}
+	if s.Shard != "" {
+		l[s.ShardLabel] = s.Shard
+	}
 	for label, on := range map[string]bool{
 		LabelAllowNodePorts: s.Services.AllowNodePorts, LabelAllowLoadBalancers: s.Services.AllowLoadBalancers,
 		LabelAllowExternalIPs: s.Services.AllowExternalIPs, LabelLockNetworkPolicies: s.LockNetworkPolicies,

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/release"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
@@ -25,15 +24,9 @@ type releaseRun struct {
 
 // observe reads the release's records into the facts.
 func (r *releaseRun) observe(timeout time.Duration) error {
-	cur, err := last(r.cfg, r.spec.Name)
+	cur, deployed, err := lastAndDeployed(r.cfg, r.spec.Name)
 	if err != nil {
 		return fmt.Errorf("reading release history: %w", err)
-	}
-	deployed := cur
-	if cur == nil || cur.Info.Status != release.StatusDeployed {
-		if deployed, err = lastDeployed(r.cfg, r.spec.Name); err != nil {
-			return err
-		}
 	}
 	r.facts = releaseFacts{
 		current: cur, deployed: deployed,

@@ -4,8 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
@@ -117,4 +120,47 @@ func TestReleaseActionsCoverThePhases(t *testing.T) {
 			t.Errorf("phase %s: action %t, want %t", p, ok, want)
 		}
 	}
+}
+
+// The latest and the latest deployed revision come from one read of the
+// history.
+func TestLastAndDeployed(t *testing.T) {
+	tests := []struct {
+		name                string
+		records             []*release.Release
+		wantCur, wantDeploy int // revisions; 0 is none
+	}{
+		{"no release", nil, 0, 0},
+		{"installed", []*release.Release{rev(1, release.StatusDeployed, "0.1.0", nil)}, 1, 1},
+		{"pending install", []*release.Release{rev(1, release.StatusPendingInstall, "0.1.0", nil)}, 1, 0},
+		{"failed upgrade", []*release.Release{rev(1, release.StatusSuperseded, "0.1.0", nil), rev(2, release.StatusDeployed, "0.1.0", nil), rev(3, release.StatusFailed, "0.2.0", nil)}, 3, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := &action.Configuration{Releases: storage.Init(driver.NewMemory())}
+			for _, r := range tc.records {
+				r.Name, r.Namespace = "kv", "ns"
+				if err := cfg.Releases.Create(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cur, deployed, err := lastAndDeployed(cfg, "kv")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := versionOf(cur); got != tc.wantCur {
+				t.Errorf("latest = %d, want %d", got, tc.wantCur)
+			}
+			if got := versionOf(deployed); got != tc.wantDeploy {
+				t.Errorf("deployed = %d, want %d", got, tc.wantDeploy)
+			}
+		})
+	}
+}
+
+func versionOf(r *release.Release) int {
+	if r == nil {
+		return 0
+	}
+	return r.Version
 }

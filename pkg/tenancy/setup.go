@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,14 +23,16 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
 // CacheOptions selects the informers the controller needs by label, so
 // that it never caches the whole cluster: tenant namespaces and the
 // objects in them by the tenant label, Deployments by Helm's label, and
-// what each backend adds (olm_setup.go).
-func CacheOptions(cfg *rest.Config) (cache.Options, error) {
+// what each backend adds (olm_setup.go). A shard (o.Shard) caches only
+// its own Tenants and their namespaces.
+func CacheOptions(cfg *rest.Config, o Options) (cache.Options, error) {
 	tenantObjects := tenantObjects()
 	opts := cache.Options{
 		// managedFields are a large share of every cached object and the
@@ -50,6 +53,10 @@ func CacheOptions(cfg *rest.Config) (cache.Options, error) {
 			&discoveryv1.EndpointSlice{}: {Namespaces: map[string]cache.Config{apiServerNamespace: {}},
 				Label: labels.SelectorFromSet(labels.Set{discoveryv1.LabelServiceName: apiServerService})},
 		}}
+	if o.Shard != nil {
+		opts.ByObject[&tenancyv1.Tenant{}] = cache.ByObject{Label: sharding.Selector(o.Shard.Ring, o.Shard.ID)}
+		opts.ByObject[&corev1.Namespace{}] = cache.ByObject{Label: tenantObjects.Label.Add(sharding.Requirement(o.Shard.Ring, o.Shard.ID))}
+	}
 	for _, bt := range backendTypes {
 		if bt.cache == nil {
 			continue
@@ -100,9 +107,16 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		}
 		c.backends = append(c.backends, b)
 	}
+	var guard *sharding.Guard
+	if opts.Shard != nil {
+		// Every replica reconciles its shard; the leader runs the sharder.
+		if guard, err = sharding.Setup(mgr, *opts.Shard, &tenancyv1.Tenant{}); err != nil {
+			return err
+		}
+	}
 	r := operatorkit.New(mgr, "tenancy", func() *tenancyv1.Tenant { return &tenancyv1.Tenant{} }, operatorkit.Scoped[*tenancyv1.Tenant, *plan](c),
 		operatorkit.Options{FieldManager: FieldManager, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
-			LiveReader: mgr.GetAPIReader(), AggregateEvents: true})
+			LiveReader: mgr.GetAPIReader(), AggregateEvents: true, NeedLeaderElection: ptr.To(guard == nil)})
 	tenants.use(mgr.GetClient())
 	owns := []client.Object{&corev1.Namespace{}, &corev1.ResourceQuota{}, &corev1.LimitRange{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{}}
 	b := r.Builder(mgr, owns...).
@@ -115,6 +129,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(c.allTenants))
 	for _, be := range c.backends {
 		b = be.watch(b)
+	}
+	if guard != nil {
+		return b.Complete(guard.Wrap(r))
 	}
 	return b.Complete(r)
 }

@@ -58,8 +58,13 @@ type releaseScope struct {
 // as a whole: Helm would not act on it either, but nothing can vouch for
 // it. An error is a failure to read the cluster, not a finding.
 func (s releaseScope) foreign(ctx context.Context, manifest string) ([]string, error) {
+	return s.foreignDocs(ctx, manifestDocs(manifest))
+}
+
+// foreignDocs is foreign of a manifest already split and parsed.
+func (s releaseScope) foreignDocs(ctx context.Context, docs []manifestDoc) ([]string, error) {
 	var out []string
-	for _, d := range manifestDocs(manifest) {
+	for _, d := range docs {
 		if d.err != nil {
 			out = append(out, fmt.Sprintf("an unreadable document (%v)", d.err))
 			continue
@@ -174,22 +179,24 @@ type renderGuard struct {
 
 // Run returns the labelled manifest, or fails.
 func (g renderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
-	foreign, err := g.scope.foreign(g.ctx, rendered.String())
+	// One parse serves the check and the labelling.
+	docs := manifestDocs(rendered.String())
+	foreign, err := g.scope.foreignDocs(g.ctx, docs)
 	if err != nil {
 		return nil, err
 	}
 	if len(foreign) > 0 {
 		return nil, &TamperError{Release: g.scope.namespace + "/" + g.scope.release, What: "the rendered chart", Foreign: foreign}
 	}
-	return labelManifest(rendered.String(), LabelTenant, g.tenant, g.scope.namespaces)
+	return labelDocs(docs, LabelTenant, g.tenant, g.scope.namespaces)
 }
 
-// labelManifest sets a label on every object of a manifest, keeping the
+// labelDocs sets a label on every object of a parsed manifest, keeping the
 // documents' order and their leading comments (Helm's "# Source:"), and
 // narrows its webhooks to the tenant's namespaces (narrowWebhooks).
-func labelManifest(manifest, key, value string, namespaces []string) (*bytes.Buffer, error) {
+func labelDocs(docs []manifestDoc, key, value string, namespaces []string) (*bytes.Buffer, error) {
 	out := &bytes.Buffer{}
-	for _, d := range manifestDocs(manifest) {
+	for _, d := range docs {
 		if d.err != nil {
 			return nil, fmt.Errorf("reading the rendered manifest: %w", d.err)
 		}

@@ -261,7 +261,7 @@ func TestOpctlChartInstalls(t *testing.T) {
 		t.Fatalf("controller Deployment: %v, %v", deps, err)
 	}
 	args := strings.Join(deps.Items[0].Spec.Template.Spec.Containers[0].Args, " ")
-	if !strings.Contains(args, "tenancy run") || !strings.Contains(args, "--leader-elect") {
+	if !strings.Contains(args, "tenancy run") || !strings.Contains(args, "--shards") {
 		t.Errorf("controller args %q", args)
 	}
 	uninstall := action.NewUninstall(helmConfig(t, ns))
