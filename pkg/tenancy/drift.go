@@ -14,6 +14,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -28,6 +29,10 @@ var driftKinds = map[string]func() client.Object{
 	"RoleBinding":    func() client.Object { return &rbacv1.RoleBinding{} },
 	"ServiceAccount": func() client.Object { return &corev1.ServiceAccount{} },
 }
+
+// cachedWhole are the driftKinds whose cached copy holds every field the
+// manifest can set (a Deployment's is slimmed: setup.go).
+var cachedWhole = map[string]bool{"Role": true, "RoleBinding": true, "ServiceAccount": true}
 
 // driftMemo remembers, per object, the resourceVersion last seen to match
 // the manifest: an unchanged object is not read again, so a steady state
@@ -106,6 +111,19 @@ func (c *Controller) correctDrift(ctx context.Context, t *tenancyv1.Tenant, rel 
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
+		}
+		if err == nil && cachedWhole[obj.GetKind()] {
+			// The cached copy is the object but for managedFields: when it
+			// holds the manifest, so does the live object at that
+			// resourceVersion, and no read is needed.
+			u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(cached)
+			if err != nil {
+				return err
+			}
+			if drifted, err := operatorkit.Drifted(obj.Object, u); err == nil && !drifted {
+				c.drift.set(key, cached.GetResourceVersion())
+				continue
+			}
 		}
 		live := &unstructured.Unstructured{}
 		live.SetGroupVersionKind(obj.GroupVersionKind())

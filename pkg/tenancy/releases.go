@@ -137,10 +137,15 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 	if err != nil {
 		return err
 	}
-	if moved, err := c.helm.migrate(t.Name, spec.Namespace, spec.Name); err != nil {
-		return err
-	} else if len(moved) > 0 {
-		c.event(t, "Normal", "ReleaseRecordsMoved", "moved the records of release %s (revisions %v) from namespace %s to the controller's storage", spec.Name, moved, spec.Namespace)
+	// Records of an older controller can be in the release namespace only
+	// when it installed there (a revision in the status) or the namespace
+	// was adopted; a namespace this controller made needs no look.
+	if st.Revision > 0 || t.Spec.AdoptNamespaces {
+		if moved, err := c.helm.migrate(t.Name, spec.Namespace, spec.Name); err != nil {
+			return err
+		} else if len(moved) > 0 {
+			c.event(t, "Normal", "ReleaseRecordsMoved", "moved the records of release %s (revisions %v) from namespace %s to the controller's storage", spec.Name, moved, spec.Namespace)
+		}
 	}
 	r := &releaseRun{ctx: ctx, t: t, cfg: cfg, spec: spec, st: st, p: p, scope: c.scope(t, spec.Namespace, spec.Name)}
 	for recovered := false; ; recovered = true {
