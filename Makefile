@@ -60,6 +60,10 @@ bench-tenancy: testbin ## Benchmark the tenancy controller provisioning N tenant
 bench-shards: testbin ## Benchmark N tenants provisioned by 1 and then by 3 sharded controller replicas on one test control plane (make bench-shards N=1000).
 	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench 'TenancySharded$$' -benchtime 1x -timeout 90m ./pkg/tenancy/ -args -tenants=$(N)
 
+.PHONY: bench-helm-apply
+bench-helm-apply: testbin ## Benchmark one install of the sample chart with Helm 3 (create) and Helm 4 (server-side apply): kube-apiserver CPU and requests per install.
+	$(GO) run ./hack/testcluster -- $(GO) test -run '^$$' -bench 'HelmApply$$' -benchtime 1x -timeout 30m ./pkg/tenancy/
+
 .PHONY: bench-package
 bench-package: ## Benchmark opctl package of 2.0 MB of CRDs beside the kustomize build of the same overlay (compare the medians).
 	$(GO) test -run '^$$' -bench 'PackageLargeCRDs' -count 6 ./pkg/packaging/
