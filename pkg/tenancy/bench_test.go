@@ -278,10 +278,13 @@ func apiserverMetrics(ctx context.Context, c *testcluster.Cluster) (string, erro
 	return string(body), err
 }
 
+// isRequest matches the series of apiserver_request_total.
+func isRequest(line string) bool { return strings.HasPrefix(line, "apiserver_request_total{") }
+
 // writesIn sums apiserver_request_total over the write verbs.
 func writesIn(body string) float64 {
 	return sumSeries(body, func(line string) bool {
-		if !strings.HasPrefix(line, "apiserver_request_total{") {
+		if !isRequest(line) {
 			return false
 		}
 		for _, v := range []string{`verb="POST"`, `verb="PUT"`, `verb="PATCH"`, `verb="DELETE"`, `verb="APPLY"`, `verb="CREATE"`, `verb="UPDATE"`} {
@@ -412,7 +415,7 @@ func requestsIn(body string) map[string]float64 {
 		return v
 	}
 	eachSeries(body, func(line string, v float64) {
-		if strings.HasPrefix(line, "apiserver_request_total{") {
+		if isRequest(line) {
 			out[label(line, "verb")+" "+label(line, "resource")] += v
 		}
 	})
@@ -439,15 +442,20 @@ func helmCLILoop(b *testing.B, c *testcluster.Cluster, chart string, k int) time
 	}
 	start := time.Now()
 	for i := range k {
-		ns := c.Namespace(b, fmt.Sprintf("helm-cli-%d", i), nil)
-		cmd := exec.Command(filepath.Join(bin, "helm"), "install", "kv", chart, "-n", ns, "--wait", "--timeout", "2m",
-			"--kubeconfig", c.Kubeconfig, "--set", "crds.install=false")
-		cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+b.TempDir(), "HELM_CACHE_HOME="+b.TempDir(), "HELM_DATA_HOME="+b.TempDir())
-		if out, err := cmd.CombinedOutput(); err != nil {
-			b.Fatalf("helm install: %v\n%s", err, out)
-		}
+		helmInstall(b, c, filepath.Join(bin, "helm"), chart, c.Namespace(b, fmt.Sprintf("helm-cli-%d", i), nil), "--wait", "--timeout", "2m")
 	}
 	return time.Since(start) / time.Duration(k)
+}
+
+// helmInstall installs the chart as release kv into ns with the helm CLI
+// at path, with a Helm home of its own and the CRDs left out.
+func helmInstall(b *testing.B, c *testcluster.Cluster, path, chart, ns string, args ...string) {
+	b.Helper()
+	cmd := exec.Command(path, append([]string{"install", "kv", chart, "-n", ns, "--kubeconfig", c.Kubeconfig, "--set", "crds.install=false"}, args...)...)
+	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+b.TempDir(), "HELM_CACHE_HOME="+b.TempDir(), "HELM_DATA_HOME="+b.TempDir())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("%s install: %v\n%s", filepath.Base(path), err, out)
+	}
 }
 
 // meanOf reads name_sum and name_count for the series matching label in a

@@ -3,8 +3,6 @@ package tenancy_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -37,13 +35,7 @@ func BenchmarkHelmApply(b *testing.B) {
 			}
 			cpu := processCPU()["kube-apiserver"]
 			for i := range per {
-				ns := c.Namespace(b, fmt.Sprintf("%s-%d-%d", helm, round, i), nil)
-				args := []string{"install", "kv", chart, "-n", ns, "--kubeconfig", c.Kubeconfig, "--set", "crds.install=false"}
-				cmd := exec.Command(filepath.Join(bin, helm), args...)
-				cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+b.TempDir(), "HELM_CACHE_HOME="+b.TempDir(), "HELM_DATA_HOME="+b.TempDir())
-				if out, err := cmd.CombinedOutput(); err != nil {
-					b.Fatalf("%s install: %v\n%s", helm, err, out)
-				}
+				helmInstall(b, c, filepath.Join(bin, helm), chart, c.Namespace(b, fmt.Sprintf("%s-%d-%d", helm, round, i), nil))
 			}
 			after, err := apiserverMetrics(ctx, c)
 			if err != nil {
@@ -65,9 +57,6 @@ func BenchmarkHelmApply(b *testing.B) {
 	}
 	b.ReportMetric(0, "ns/op")
 }
-
-// isRequest matches the series of apiserver_request_total.
-func isRequest(line string) bool { return len(line) > 24 && line[:24] == "apiserver_request_total{" }
 
 func median(v []float64) float64 {
 	s := slices.Clone(v)

@@ -53,7 +53,8 @@ func splitManifest(manifest string) []string {
 	}
 	start, from := 0, 0
 	if strings.HasPrefix(s, "---") {
-		start, from = skipSpace(s, 3), skipSpace(s, 3)
+		start = skipSpace(s, 3)
+		from = start
 	}
 	for {
 		j := strings.Index(s[from:], "\n---")
