@@ -29,7 +29,9 @@
 // correction are the same for both.
 //
 // Tenants are untrusted: Helm release records live in the controller's
-// storage namespace (storage.go, migrate.go), every stored and rendered
+// storage namespace (storage.go, record_driver.go, migrate.go), read
+// through a metadata index of the records and GETs of the ones needed,
+// and written with resourceVersion preconditions; every stored and rendered
 // manifest is checked against the tenant before Helm acts on it
 // (tamper.go), release objects changed outside the controller are
 // restored from the release (drift.go), egress to the API server is

@@ -1,14 +1,16 @@
 package tenancy
 
 import (
-	"bytes"
-	"compress/gzip"
-	"encoding/base64"
-	"encoding/json"
-	"io"
+	"context"
 	"time"
 
+	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 )
 
 // For the external tests and benchmarks.
@@ -20,44 +22,47 @@ var (
 	ReleaseValues = releaseValues
 )
 
-// decodeRelease reads a release record's data as Helm's Secrets driver
-// writes it: base64 of gzipped JSON.
-func decodeRelease(data string) (*release.Release, error) {
-	b, err := base64.StdEncoding.DecodeString(data)
+func decodeRelease(data string) (*release.Release, error) { return decodeRecord([]byte(data)) }
+
+func encodeRelease(rel *release.Release) (string, error) {
+	b, err := encodeRecord(rel)
+	return string(b), err
+}
+
+// RecordStore is the controller's store of release records, for the
+// external tests: records talks to the API server for the records, index
+// for the metadata informer.
+type RecordStore struct{ s *recordStore }
+
+func NewRecordStore(records, index *rest.Config, namespace string) (*RecordStore, error) {
+	cs, err := kubernetes.NewForConfig(records)
 	if err != nil {
 		return nil, err
 	}
-	if bytes.HasPrefix(b, []byte{0x1f, 0x8b, 0x08}) {
-		r, err := gzip.NewReader(bytes.NewReader(b))
-		if err != nil {
-			return nil, err
-		}
-		if b, err = io.ReadAll(r); err != nil {
-			return nil, err
-		}
+	mc, err := metadata.NewForConfig(index)
+	if err != nil {
+		return nil, err
 	}
-	var rel release.Release
-	return &rel, json.Unmarshal(b, &rel)
+	s := newRecordStore(cs.CoreV1().Secrets(namespace), namespace)
+	s.withIndex(mc)
+	return &RecordStore{s}, nil
 }
 
-// encodeRelease writes a release record's data as Helm does.
-func encodeRelease(rel *release.Release) (string, error) {
-	b, err := json.Marshal(rel)
-	if err != nil {
-		return "", err
-	}
-	var buf bytes.Buffer
-	w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err != nil {
-		return "", err
-	}
-	if _, err := w.Write(b); err != nil {
-		return "", err
-	}
-	if err := w.Close(); err != nil {
-		return "", err
-	}
-	return base64.StdEncoding.EncodeToString(buf.Bytes()), nil
+func (r *RecordStore) Start(ctx context.Context) error { return r.s.Start(ctx) }
+
+// Indexed reports whether reads of tenant's releases in namespace are
+// answered from the index.
+func (r *RecordStore) Indexed(tenant, namespace string) bool { return r.s.indexed(tenant, namespace) }
+
+func (r *RecordStore) Driver(tenant, namespace string) driver.Driver {
+	return &recordDriver{store: r.s, tenant: tenant, namespace: namespace, log: func(string, ...any) {}}
+}
+
+// Latest is the newest and the newest deployed revision of name, as a
+// reconcile reads them.
+func Latest(d driver.Driver, name string) (cur, deployed *release.Release, err error) {
+	cfg := &action.Configuration{Releases: storage.Init(d)}
+	return lastAndDeployed(cfg, name)
 }
 
 // ExpiringWebhookCerts is the data of a webhook certificates Secret whose
@@ -76,3 +81,8 @@ func ExpiringWebhookCerts(ns string, deployments ...string) (map[string][]byte, 
 
 // CertsSecretName is the Secret of a release's webhook certificates.
 var CertsSecretName = certsSecretName
+
+// EncodeReleaseAt encodes a record at a gzip level, for comparing levels.
+func EncodeReleaseAt(rel *release.Release, level int) ([]byte, error) {
+	return encodeRecordAt(rel, level)
+}

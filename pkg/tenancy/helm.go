@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
@@ -34,10 +35,11 @@ type helmClient struct {
 	mapper     meta.RESTMapper
 	maxHistory int
 	log        func(format string, args ...any)
-	// secrets reads and writes release records; storageNamespace holds
-	// them, out of the tenants' reach.
-	secrets          kubernetes.Interface
-	storageNamespace string
+	// secrets reads and writes the legacy records in release namespaces;
+	// records keeps the controller's, in the storage namespace, out of
+	// the tenants' reach.
+	secrets kubernetes.Interface
+	records *recordStore
 
 	mu       sync.Mutex
 	locks    map[string]*sync.Mutex
@@ -59,11 +61,17 @@ func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, lo
 	if err != nil {
 		return nil, err
 	}
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	records := newRecordStore(cs.CoreV1().Secrets(storageNamespace), storageNamespace)
+	records.withIndex(mc)
 	cached := memory.NewMemCacheClient(dc)
 	return &helmClient{
 		config: cfg, discovery: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		maxHistory: maxHistory, log: log, locks: map[string]*sync.Mutex{}, migrated: map[string]bool{},
-		secrets: cs, storageNamespace: storageNamespace,
+		secrets: cs, records: records,
 	}, nil
 }
 
@@ -95,9 +103,7 @@ func (h *helmClient) action(tenant, namespace string) (*action.Configuration, er
 
 // storage is the driver of tenant's release records of namespace.
 func (h *helmClient) storage(tenant, namespace string) driver.Driver {
-	d := driver.NewSecrets(&tenantSecrets{SecretInterface: h.secrets.CoreV1().Secrets(h.storageNamespace), tenant: tenant, namespace: namespace})
-	d.Log = h.log
-	return d
+	return &recordDriver{store: h.records, tenant: tenant, namespace: namespace, log: h.log}
 }
 
 // legacy is the driver of the records Helm keeps by default: in the
@@ -160,6 +166,11 @@ func last(cfg *action.Configuration, name string) (*release.Release, error) {
 // lastAndDeployed returns the latest revision and the latest deployed
 // one (nil when there is none) from one read of the history.
 func lastAndDeployed(cfg *action.Configuration, name string) (cur, deployed *release.Release, err error) {
+	if d, ok := cfg.Releases.Driver.(*recordDriver); ok {
+		if cur, deployed, ok := d.latest(name); ok {
+			return cur, deployed, nil
+		}
+	}
 	hist, err := cfg.Releases.History(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, nil, nil

@@ -93,6 +93,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	if err != nil {
 		return err
 	}
+	if err := mgr.Add(hc.records); err != nil {
+		return err
+	}
 	c := &Controller{
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), config: mgr.GetConfig(), helm: hc,
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,

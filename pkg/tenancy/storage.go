@@ -2,14 +2,18 @@ package tenancy
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
 )
 
 // Labels on the release records the controller keeps in its own
@@ -31,85 +35,176 @@ func recordName(tenant, namespace, key string) string {
 	return helmKeyPrefix + tenant + "." + namespace + "." + strings.TrimPrefix(key, helmKeyPrefix)
 }
 
-// tenantSecrets is the SecretInterface Helm's Secrets driver stores a
-// tenant's releases through. Names are qualified by recordName, every
-// list is narrowed by the record labels, and every write carries them.
-// Records of other tenants are invisible, also when a name collides.
-// Only the methods Helm's driver calls are overridden.
-type tenantSecrets struct {
-	typedcorev1.SecretInterface // of the storage namespace
-	tenant, namespace           string
+// pendingTTL bounds how long a write of this process that the record
+// index has not shown yet sends reads of its release to the API server.
+const pendingTTL = time.Minute
+
+// recordStore keeps the release records of every tenant in the storage
+// namespace. Which records exist, with their labels and resourceVersions,
+// comes from a metadata informer, so that reading a release's history
+// costs a GET of the records it needs (served from the API server's watch
+// cache) instead of a LIST scanning every tenant's records. Until the
+// index has shown a write of this process, reads of that tenant's
+// releases go to the API server: a reconcile always sees its own writes.
+type recordStore struct {
+	secrets   typedcorev1.SecretInterface // of the storage namespace
+	namespace string                      // the storage namespace
+	index     cache.SharedIndexInformer   // nil: every read is a LIST
+
+	mu sync.Mutex
+	// seen is the resourceVersion this process last read or wrote of
+	// each record: the precondition of its next update or delete.
+	seen    map[string]string
+	pending map[string]pendingWrite
 }
 
-func (s *tenantSecrets) own(sec *corev1.Secret) bool {
-	return sec.Labels[LabelRecordTenant] == s.tenant && sec.Labels[LabelRecordNamespace] == s.namespace
+// pendingWrite is a write of this process the index has not shown yet.
+type pendingWrite struct {
+	tenant, namespace string
+	rv                string // "" for a delete
+	at                time.Time
 }
 
-// unqualify returns the record as Helm named it, without our labels.
-func (s *tenantSecrets) unqualify(sec *corev1.Secret) {
-	sec.Name = helmKeyPrefix + strings.TrimPrefix(sec.Name, recordName(s.tenant, s.namespace, ""))
-	delete(sec.Labels, LabelRecordTenant)
-	delete(sec.Labels, LabelRecordNamespace)
+func newRecordStore(secrets typedcorev1.SecretInterface, namespace string) *recordStore {
+	return &recordStore{secrets: secrets, namespace: namespace, seen: map[string]string{}, pending: map[string]pendingWrite{}}
 }
 
-func (s *tenantSecrets) qualify(sec *corev1.Secret) *corev1.Secret {
-	sec = sec.DeepCopy()
-	sec.Name = recordName(s.tenant, s.namespace, sec.Name)
-	sec.Namespace = ""
-	if sec.Labels == nil {
-		sec.Labels = map[string]string{}
+// byOwner indexes records by tenant and release namespace.
+const byOwner = "owner"
+
+func ownerKey(tenant, namespace string) string { return tenant + "/" + namespace }
+
+func indexByOwner(o any) ([]string, error) {
+	m, ok := o.(metav1.Object)
+	if !ok {
+		return nil, nil
 	}
-	sec.Labels[LabelRecordTenant] = s.tenant
-	sec.Labels[LabelRecordNamespace] = s.namespace
-	return sec
+	l := m.GetLabels()
+	return []string{ownerKey(l[LabelRecordTenant], l[LabelRecordNamespace])}, nil
 }
 
-func (s *tenantSecrets) Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error) {
-	sec, err := s.SecretInterface.Get(ctx, recordName(s.tenant, s.namespace, name), opts)
-	if err != nil {
-		return nil, err
-	}
-	if !s.own(sec) {
-		return nil, fmt.Errorf("release record %s/%s belongs to tenant %q namespace %q, not %s/%s: refusing to read it",
-			sec.Namespace, sec.Name, sec.Labels[LabelRecordTenant], sec.Labels[LabelRecordNamespace], s.tenant, s.namespace)
-	}
-	s.unqualify(sec)
-	return sec, nil
-}
-
-func (s *tenantSecrets) List(ctx context.Context, opts metav1.ListOptions) (*corev1.SecretList, error) {
-	sel, err := labels.Parse(opts.LabelSelector)
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range map[string]string{LabelRecordTenant: s.tenant, LabelRecordNamespace: s.namespace} {
-		r, err := labels.NewRequirement(k, selection.Equals, []string{v})
-		if err != nil {
-			return nil, fmt.Errorf("release records of %s/%s: %w", s.tenant, s.namespace, err)
+// withIndex gives the store a metadata informer of its records, without
+// their managedFields. It runs under Start.
+func (s *recordStore) withIndex(client metadata.Interface) {
+	hasTenant, _ := labels.NewRequirement(LabelRecordTenant, selection.Exists, nil)
+	sel := labels.SelectorFromSet(labels.Set{"owner": "helm"}).Add(*hasTenant).String()
+	inf := metadatainformer.NewFilteredMetadataInformer(client, secretsResource, s.namespace, 0, cache.Indexers{byOwner: indexByOwner},
+		func(o *metav1.ListOptions) { o.LabelSelector = sel })
+	_ = inf.Informer().SetTransform(cache.TransformFunc(func(o any) (any, error) {
+		if m, ok := o.(metav1.Object); ok {
+			m.SetManagedFields(nil)
 		}
-		sel = sel.Add(*r)
+		return o, nil
+	}))
+	s.index = inf.Informer()
+}
+
+// Start runs the index until ctx ends: a manager runnable of every
+// replica.
+func (s *recordStore) Start(ctx context.Context) error {
+	if s.index != nil {
+		s.index.RunWithContext(ctx)
 	}
-	opts.LabelSelector = sel.String()
-	list, err := s.SecretInterface.List(ctx, opts)
+	return nil
+}
+
+// NeedLeaderElection is false: every shard reads records.
+func (s *recordStore) NeedLeaderElection() bool { return false }
+
+// wrote notes a write of record name for tenant's releases in namespace.
+func (s *recordStore) wrote(tenant, namespace, name, rv string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if rv == "" {
+		delete(s.seen, name)
+	} else {
+		s.seen[name] = rv
+	}
+	if s.index != nil {
+		s.pending[name] = pendingWrite{tenant: tenant, namespace: namespace, rv: rv, at: time.Now()}
+	}
+}
+
+// read notes the resourceVersion a record was read at.
+func (s *recordStore) read(name, rv string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.seen[name] = rv
+}
+
+// precondition is the resourceVersion to write record name at, or "".
+func (s *recordStore) precondition(name string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.seen[name]
+}
+
+// indexed reports whether the index can answer for tenant's releases in
+// namespace: it has synced and shows every write of this process to them.
+func (s *recordStore) indexed(tenant, namespace string) bool {
+	if s.index == nil || !s.index.HasSynced() {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ok := true
+	for name, w := range s.pending {
+		if s.shown(name, w) || time.Since(w.at) > pendingTTL {
+			delete(s.pending, name)
+			continue
+		}
+		if w.tenant == tenant && w.namespace == namespace {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// shown reports whether the index shows write w of record name.
+func (s *recordStore) shown(name string, w pendingWrite) bool {
+	o, exists, err := s.index.GetIndexer().GetByKey(s.namespace + "/" + name)
 	if err != nil {
-		return nil, err
+		return false
 	}
-	for i := range list.Items {
-		s.unqualify(&list.Items[i])
+	if w.rv == "" {
+		return !exists
 	}
-	return list, nil
+	if !exists {
+		return false
+	}
+	m, ok := o.(metav1.Object)
+	return ok && notOlder(m.GetResourceVersion(), w.rv)
 }
 
-func (s *tenantSecrets) Create(ctx context.Context, sec *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error) {
-	return s.SecretInterface.Create(ctx, s.qualify(sec), opts)
+// indexedRecords returns the index's records of tenant in namespace whose
+// labels hold every one of want.
+func (s *recordStore) indexedRecords(tenant, namespace string, want map[string]string) []metav1.Object {
+	objs, err := s.index.GetIndexer().ByIndex(byOwner, ownerKey(tenant, namespace))
+	if err != nil {
+		return nil
+	}
+	sel := labels.SelectorFromSet(want)
+	var out []metav1.Object
+	for _, o := range objs {
+		m, ok := o.(metav1.Object)
+		if !ok {
+			continue
+		}
+		if l := m.GetLabels(); l[LabelRecordTenant] == tenant && l[LabelRecordNamespace] == namespace && sel.Matches(labels.Set(l)) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
-func (s *tenantSecrets) Update(ctx context.Context, sec *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error) {
-	return s.SecretInterface.Update(ctx, s.qualify(sec), opts)
-}
-
-// Delete deletes a record; Helm's driver has read it through Get first,
-// which checked that it is this tenant's.
-func (s *tenantSecrets) Delete(ctx context.Context, name string, opts metav1.DeleteOptions) error {
-	return s.SecretInterface.Delete(ctx, recordName(s.tenant, s.namespace, name), opts)
+// notOlder reports whether resourceVersion a is b or newer. Where either
+// is not a number (the API server does not promise one), only equality
+// counts.
+func notOlder(a, b string) bool {
+	x, errA := strconv.ParseUint(a, 10, 64)
+	y, errB := strconv.ParseUint(b, 10, 64)
+	if errA != nil || errB != nil {
+		return a == b
+	}
+	return x >= y
 }

@@ -24,7 +24,7 @@ func testRelease(name, ns string, version int, status release.Status, manifest s
 
 func testHelm(t *testing.T) (*helmClient, *fake.Clientset) {
 	cs := fake.NewClientset()
-	return &helmClient{secrets: cs, storageNamespace: "opctl-system", migrated: map[string]bool{}, log: t.Logf}, cs
+	return &helmClient{secrets: cs, records: newRecordStore(cs.CoreV1().Secrets("opctl-system"), "opctl-system"), migrated: map[string]bool{}, log: t.Logf}, cs
 }
 
 // Two tenants' releases of the same name live side by side in the storage

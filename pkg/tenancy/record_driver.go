@@ -1,0 +1,351 @@
+package tenancy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"strconv"
+	"time"
+
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/utils/ptr"
+)
+
+var secretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+
+// recordType is the Secret type of a Helm release record.
+const recordType = "helm.sh/release.v1"
+
+// recordCompression is the gzip level of a record: Helm writes at
+// BestCompression, which costs several times the CPU for a record a few
+// percent smaller (BenchmarkRecordEncoding). Helm reads any level.
+const recordCompression = gzip.DefaultCompression
+
+// recordDriver is the Helm storage driver of one tenant's releases in one
+// namespace. The records are Helm's own (Secrets of type
+// helm.sh/release.v1 with Helm's labels and encoding, readable by the
+// helm CLI), named by recordName in the storage namespace and labelled
+// for the tenant: records of other tenants are invisible, also when a
+// name collides. Updates and deletes carry the resourceVersion the record
+// was read at, so a stale read fails instead of overwriting.
+type recordDriver struct {
+	store             *recordStore
+	tenant, namespace string
+	log               func(string, ...any)
+}
+
+var _ driver.Driver = (*recordDriver)(nil)
+
+func (d *recordDriver) Name() string { return driver.SecretsDriverName }
+
+func (d *recordDriver) own(sec *corev1.Secret) bool {
+	return sec.Labels[LabelRecordTenant] == d.tenant && sec.Labels[LabelRecordNamespace] == d.namespace
+}
+
+// Get reads one record; like Helm's driver, it returns the release's
+// labels without Helm's own.
+func (d *recordDriver) Get(key string) (*release.Release, error) {
+	sec, err := d.fetch(recordName(d.tenant, d.namespace, key), metav1.GetOptions{})
+	if err != nil {
+		return nil, err
+	}
+	rel, err := d.decode(sec)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range driver.GetSystemLabels() {
+		delete(rel.Labels, k)
+	}
+	return rel, nil
+}
+
+// fetch reads the record name of this tenant; opts.ResourceVersion lets
+// the API server answer from its watch cache.
+func (d *recordDriver) fetch(name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+	sec, err := d.store.secrets.Get(context.Background(), name, opts)
+	if apierrors.IsNotFound(err) {
+		return nil, driver.ErrReleaseNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get: failed to get %q: %w", name, err)
+	}
+	if !d.own(sec) {
+		return nil, fmt.Errorf("release record %s/%s belongs to tenant %q namespace %q, not %s/%s: refusing to read it",
+			sec.Namespace, sec.Name, sec.Labels[LabelRecordTenant], sec.Labels[LabelRecordNamespace], d.tenant, d.namespace)
+	}
+	return sec, nil
+}
+
+// decode returns the release of a record, with its labels but the
+// tenant's, and notes the resourceVersion it was read at.
+func (d *recordDriver) decode(sec *corev1.Secret) (*release.Release, error) {
+	rel, err := decodeRecord(sec.Data["release"])
+	if err != nil {
+		return nil, fmt.Errorf("decoding release record %s/%s: %w", sec.Namespace, sec.Name, err)
+	}
+	d.store.read(sec.Name, sec.ResourceVersion)
+	rel.Labels = maps.Clone(sec.Labels)
+	delete(rel.Labels, LabelRecordTenant)
+	delete(rel.Labels, LabelRecordNamespace)
+	return rel, nil
+}
+
+func (d *recordDriver) List(filter func(*release.Release) bool) ([]*release.Release, error) {
+	all, err := d.Query(map[string]string{"owner": "helm"})
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	var out []*release.Release
+	for _, r := range all {
+		if filter(r) {
+			out = append(out, r)
+		}
+	}
+	return out, err
+}
+
+// Query returns the records whose labels hold every one of query: from
+// the index and a GET of each match when the index shows this process's
+// writes, else from a LIST.
+func (d *recordDriver) Query(query map[string]string) ([]*release.Release, error) {
+	for _, v := range query {
+		if errs := validation.IsValidLabelValue(v); len(errs) != 0 {
+			return nil, fmt.Errorf("invalid label value: %q: %v", v, errs)
+		}
+	}
+	var out []*release.Release
+	if d.store.indexed(d.tenant, d.namespace) {
+		for _, m := range d.store.indexedRecords(d.tenant, d.namespace, query) {
+			sec, err := d.fetch(m.GetName(), metav1.GetOptions{ResourceVersion: m.GetResourceVersion()})
+			if errors.Is(err, driver.ErrReleaseNotFound) {
+				continue // deleted since
+			}
+			if err != nil {
+				return nil, err
+			}
+			if !labels.SelectorFromSet(query).Matches(labels.Set(sec.Labels)) {
+				continue // changed since
+			}
+			rel, err := d.decode(sec)
+			if err != nil {
+				d.log("query: %v", err)
+				continue
+			}
+			out = append(out, rel)
+		}
+	} else {
+		sel := labels.SelectorFromSet(query).Add(ownerRequirements(d.tenant, d.namespace)...)
+		list, err := d.store.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: sel.String()})
+		if err != nil {
+			return nil, fmt.Errorf("query: failed to query with labels: %w", err)
+		}
+		for i := range list.Items {
+			rel, err := d.decode(&list.Items[i])
+			if err != nil {
+				d.log("query: %v", err)
+				continue
+			}
+			out = append(out, rel)
+		}
+	}
+	if len(out) == 0 {
+		return nil, driver.ErrReleaseNotFound
+	}
+	return out, nil
+}
+
+func (d *recordDriver) Create(key string, rel *release.Release) error {
+	sec, err := d.record(key, rel, "createdAt")
+	if err != nil {
+		return fmt.Errorf("create: failed to encode release %q: %w", rel.Name, err)
+	}
+	got, err := d.store.secrets.Create(context.Background(), sec, metav1.CreateOptions{})
+	if apierrors.IsAlreadyExists(err) {
+		return driver.ErrReleaseExists
+	}
+	if err != nil {
+		return fmt.Errorf("create: failed to create: %w", err)
+	}
+	d.store.wrote(d.tenant, d.namespace, got.Name, got.ResourceVersion)
+	return nil
+}
+
+func (d *recordDriver) Update(key string, rel *release.Release) error {
+	sec, err := d.record(key, rel, "modifiedAt")
+	if err != nil {
+		return fmt.Errorf("update: failed to encode release %q: %w", rel.Name, err)
+	}
+	sec.ResourceVersion = d.store.precondition(sec.Name)
+	got, err := d.store.secrets.Update(context.Background(), sec, metav1.UpdateOptions{})
+	if err != nil {
+		return fmt.Errorf("update: failed to update: %w", err)
+	}
+	d.store.wrote(d.tenant, d.namespace, got.Name, got.ResourceVersion)
+	return nil
+}
+
+func (d *recordDriver) Delete(key string) (*release.Release, error) {
+	rel, err := d.Get(key) // checks that the record is this tenant's
+	if err != nil {
+		return nil, err
+	}
+	name := recordName(d.tenant, d.namespace, key)
+	opts := metav1.DeleteOptions{}
+	if rv := d.store.precondition(name); rv != "" {
+		opts.Preconditions = &metav1.Preconditions{ResourceVersion: ptr.To(rv)}
+	}
+	if err := d.store.secrets.Delete(context.Background(), name, opts); err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	d.store.wrote(d.tenant, d.namespace, name, "")
+	return rel, nil
+}
+
+// record is the Secret of rel under key, as Helm's Secrets driver writes
+// it, qualified for the tenant; stamp is the time label it sets.
+func (d *recordDriver) record(key string, rel *release.Release, stamp string) (*corev1.Secret, error) {
+	data, err := encodeRecord(rel)
+	if err != nil {
+		return nil, err
+	}
+	l := maps.Clone(rel.Labels)
+	if l == nil {
+		l = map[string]string{}
+	}
+	l[stamp] = strconv.FormatInt(time.Now().Unix(), 10)
+	l["name"], l["owner"] = rel.Name, "helm"
+	l["status"], l["version"] = rel.Info.Status.String(), strconv.Itoa(rel.Version)
+	l[LabelRecordTenant], l[LabelRecordNamespace] = d.tenant, d.namespace
+	return &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: recordName(d.tenant, d.namespace, key), Labels: l},
+		Type:       recordType,
+		Data:       map[string][]byte{"release": data},
+	}, nil
+}
+
+// ownerRequirements select the records of tenant in namespace.
+func ownerRequirements(tenant, namespace string) []labels.Requirement {
+	var out []labels.Requirement
+	for _, kv := range [][2]string{{LabelRecordTenant, tenant}, {LabelRecordNamespace, namespace}} {
+		r, err := labels.NewRequirement(kv[0], "=", []string{kv[1]})
+		if err == nil {
+			out = append(out, *r)
+		}
+	}
+	return out
+}
+
+// encodeRecord is Helm's record encoding: base64 of gzipped JSON.
+func encodeRecord(rel *release.Release) ([]byte, error) {
+	return encodeRecordAt(rel, recordCompression)
+}
+
+func encodeRecordAt(rel *release.Release, level int) ([]byte, error) {
+	b, err := json.Marshal(rel)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	w, err := gzip.NewWriterLevel(&buf, level)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	out := make([]byte, base64.StdEncoding.EncodedLen(buf.Len()))
+	base64.StdEncoding.Encode(out, buf.Bytes())
+	return out, nil
+}
+
+// decodeRecord reads what encodeRecord or Helm wrote, also an
+// uncompressed record of an old Helm.
+func decodeRecord(data []byte) (*release.Release, error) {
+	b := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
+	n, err := base64.StdEncoding.Decode(b, data)
+	if err != nil {
+		return nil, err
+	}
+	b = b[:n]
+	if len(b) > 3 && bytes.Equal(b[:3], []byte{0x1f, 0x8b, 0x08}) {
+		r, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, err
+		}
+		if b, err = io.ReadAll(r); err != nil {
+			return nil, err
+		}
+	}
+	var rel release.Release
+	if err := json.Unmarshal(b, &rel); err != nil {
+		return nil, err
+	}
+	return &rel, nil
+}
+
+// latest returns the newest revision of release name and the newest
+// deployed one, reading only those two records: the index's labels say
+// which they are. ok is false when the index cannot answer, or a record
+// changed under it; the caller then reads the whole history.
+func (d *recordDriver) latest(name string) (cur, deployed *release.Release, ok bool) {
+	if !d.store.indexed(d.tenant, d.namespace) {
+		return nil, nil, false
+	}
+	var newest, newestDeployed metav1.Object
+	version := func(m metav1.Object) int {
+		if m == nil {
+			return -1
+		}
+		v, err := strconv.Atoi(m.GetLabels()["version"])
+		if err != nil {
+			return -1
+		}
+		return v
+	}
+	for _, m := range d.store.indexedRecords(d.tenant, d.namespace, map[string]string{"name": name, "owner": "helm"}) {
+		if version(m) < 0 {
+			return nil, nil, false
+		}
+		if version(m) > version(newest) {
+			newest = m
+		}
+		if m.GetLabels()["status"] == release.StatusDeployed.String() && version(m) > version(newestDeployed) {
+			newestDeployed = m
+		}
+	}
+	read := func(m metav1.Object) (*release.Release, bool) {
+		if m == nil {
+			return nil, true
+		}
+		sec, err := d.fetch(m.GetName(), metav1.GetOptions{ResourceVersion: m.GetResourceVersion()})
+		if err != nil || !maps.Equal(sec.Labels, m.GetLabels()) {
+			return nil, false
+		}
+		rel, err := d.decode(sec)
+		return rel, err == nil && rel.Version == version(m) && rel.Name == name
+	}
+	if cur, ok = read(newest); !ok {
+		return nil, nil, false
+	}
+	if newestDeployed == newest {
+		return cur, cur, true
+	}
+	deployed, ok = read(newestDeployed)
+	return cur, deployed, ok
+}
