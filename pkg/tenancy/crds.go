@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
+	"weak"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -126,10 +128,20 @@ func subset(a, b map[string]bool) bool {
 }
 
 func crdHash(crd *apiextensionsv1.CustomResourceDefinition) string {
+	key := weak.Make(crd)
+	if h, ok := crdHashes.Load(key); ok {
+		return h.(string)
+	}
 	b, _ := json.Marshal(crd.Spec)
 	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	h := hex.EncodeToString(sum[:])
+	crdHashes.Store(key, h)
+	return h
 }
+
+// crdHashes memoizes crdHash by CRD: a chart's analysed CRDs are compared
+// on every reconcile and never changed. The keys do not keep a CRD alive.
+var crdHashes sync.Map // weak.Pointer[CustomResourceDefinition] -> string
 
 // ensureCRDs applies the CRDs that need it with server-side apply, after
 // checking them all: either every CRD is acceptable or none is applied.
@@ -137,6 +149,13 @@ func crdHash(crd *apiextensionsv1.CustomResourceDefinition) string {
 func ensureCRDs(ctx context.Context, c client.Client, fieldManager string, crds []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
 	var apply []*apiextensionsv1.CustomResourceDefinition
 	for _, want := range crds {
+		// The hash of what was applied is in the annotation: the cached
+		// metadata tells an unchanged CRD without copying its schema.
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, m); err == nil && m.Annotations[annotationCRDHash] == crdHash(want) {
+			continue
+		}
 		live := &apiextensionsv1.CustomResourceDefinition{}
 		err := c.Get(ctx, client.ObjectKey{Name: want.Name}, live)
 		switch {

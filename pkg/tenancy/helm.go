@@ -193,8 +193,16 @@ func lastAndDeployed(cfg *action.Configuration, name string) (cur, deployed *rel
 const interruptedPrefix = "interrupted"
 
 // markFailed records a pending revision left by a crashed controller as
-// failed, so that Helm accepts new operations on the release.
-func markFailed(cfg *action.Configuration, rel *release.Release) error {
+// failed, so that Helm accepts new operations on the release. It writes
+// the whole record, read again: the one observed may lack the chart.
+func markFailed(cfg *action.Configuration, observed *release.Release) error {
+	rel, err := cfg.Releases.Get(observed.Name, observed.Version)
+	if err != nil {
+		return err
+	}
+	if rel.Info.Status != observed.Info.Status {
+		return fmt.Errorf("revision %d of %s changed from %s to %s since it was read", rel.Version, rel.Name, observed.Info.Status, rel.Info.Status)
+	}
 	rel.SetStatus(release.StatusFailed, fmt.Sprintf("%s while %s: recovered by the tenancy controller", interruptedPrefix, rel.Info.Status))
 	return cfg.Releases.Update(rel)
 }

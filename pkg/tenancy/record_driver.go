@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
@@ -277,6 +278,46 @@ func encodeRecordAt(rel *release.Release, level int) ([]byte, error) {
 // decodeRecord reads what encodeRecord or Helm wrote, also an
 // uncompressed record of an old Helm.
 func decodeRecord(data []byte) (*release.Release, error) {
+	b, err := recordJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	var rel release.Release
+	if err := json.Unmarshal(b, &rel); err != nil {
+		return nil, err
+	}
+	return &rel, nil
+}
+
+// releaseSummary is a release whose chart is read for its metadata only:
+// the templates, values and files, most of a record, are skipped.
+type releaseSummary struct {
+	release.Release
+	Chart *struct {
+		Metadata *chart.Metadata `json:"metadata"`
+	} `json:"chart,omitempty"`
+}
+
+// decodeRecordSummary reads a record into a release whose chart has its
+// metadata only.
+func decodeRecordSummary(data []byte) (*release.Release, error) {
+	b, err := recordJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	var s releaseSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	rel := s.Release
+	if s.Chart != nil {
+		rel.Chart = &chart.Chart{Metadata: s.Chart.Metadata}
+	}
+	return &rel, nil
+}
+
+// recordJSON is the JSON of a record's data.
+func recordJSON(data []byte) ([]byte, error) {
 	b := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
 	n, err := base64.StdEncoding.Decode(b, data)
 	if err != nil {
@@ -292,16 +333,13 @@ func decodeRecord(data []byte) (*release.Release, error) {
 			return nil, err
 		}
 	}
-	var rel release.Release
-	if err := json.Unmarshal(b, &rel); err != nil {
-		return nil, err
-	}
-	return &rel, nil
+	return b, nil
 }
 
 // latest returns the newest revision of release name and the newest
 // deployed one, reading only those two records: the index's labels say
-// which they are. ok is false when the index cannot answer, or a record
+// which they are. Their charts hold the metadata only (a summary): they
+// are for deciding, not for writing back. ok is false when the index cannot answer, or a record
 // changed under it; the caller then reads the whole history.
 func (d *recordDriver) latest(name string) (cur, deployed *release.Release, ok bool) {
 	if !d.store.indexed(d.tenant, d.namespace) {
@@ -337,8 +375,12 @@ func (d *recordDriver) latest(name string) (cur, deployed *release.Release, ok b
 		if err != nil || !maps.Equal(sec.Labels, m.GetLabels()) {
 			return nil, false
 		}
-		rel, err := d.decode(sec)
-		return rel, err == nil && rel.Version == version(m) && rel.Name == name
+		rel, err := decodeRecordSummary(sec.Data["release"])
+		if err != nil {
+			return nil, false
+		}
+		d.store.read(sec.Name, sec.ResourceVersion)
+		return rel, rel.Version == version(m) && rel.Name == name
 	}
 	if cur, ok = read(newest); !ok {
 		return nil, nil, false

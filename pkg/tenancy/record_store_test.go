@@ -96,8 +96,9 @@ func TestReleaseRecordIndex(t *testing.T) {
 	}
 	counter.take()
 	for range 10 {
-		if cur, _, err := tenancy.Latest(d, "kv"); err != nil || cur == nil || cur.Version != 1 {
-			t.Fatalf("indexed read: %v, %v", cur, err)
+		cur, _, err := tenancy.Latest(d, "kv")
+		if err != nil || cur == nil || cur.Version != 1 || cur.Manifest != "kind: ConfigMap\n" || cur.Chart.Metadata.Version != "0.1.0" {
+			t.Fatalf("indexed read: %+v, %v", cur, err)
 		}
 	}
 	if n := counter.take(); n["LIST"] != 0 || n[http.MethodGet] != 10 {
