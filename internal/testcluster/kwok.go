@@ -92,11 +92,12 @@ func (c *Cluster) createStage(ctx context.Context, stage *unstructured.Unstructu
 }
 
 func (c *Cluster) createNode(ctx context.Context, name string) error {
-	// Large enough for benchmarks with a thousand pods on two fake nodes.
+	// Large enough for the benchmarks: make bench-shards N=1000 runs two
+	// thousand tenants' pods, plus warm-ups, on one control plane.
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("128"),
-		corev1.ResourceMemory: resource.MustParse("512Gi"),
-		corev1.ResourcePods:   resource.MustParse("1000"),
+		corev1.ResourceCPU:    resource.MustParse("512"),
+		corev1.ResourceMemory: resource.MustParse("2Ti"),
+		corev1.ResourcePods:   resource.MustParse("5000"),
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
