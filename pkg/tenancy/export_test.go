@@ -17,17 +17,13 @@ import (
 var (
 	QuotaCounted  = quotaCounted
 	RolledOut     = rolledOut
-	DecodeRelease = decodeRelease
-	EncodeRelease = encodeRelease
+	DecodeRelease = func(data string) (*release.Release, error) { return decodeRecord([]byte(data)) }
+	EncodeRelease = func(rel *release.Release) (string, error) {
+		b, err := encodeRecord(rel)
+		return string(b), err
+	}
 	ReleaseValues = releaseValues
 )
-
-func decodeRelease(data string) (*release.Release, error) { return decodeRecord([]byte(data)) }
-
-func encodeRelease(rel *release.Release) (string, error) {
-	b, err := encodeRecord(rel)
-	return string(b), err
-}
 
 // RecordStore is the controller's store of release records, for the
 // external tests: records talks to the API server for the records, index

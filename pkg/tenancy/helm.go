@@ -163,10 +163,16 @@ func last(cfg *action.Configuration, name string) (*release.Release, error) {
 	return rel, err
 }
 
+// latestReader is a storage driver that reads the latest and latest
+// deployed revisions without the whole history (recordDriver).
+type latestReader interface {
+	latest(name string) (cur, deployed *release.Release, ok bool)
+}
+
 // lastAndDeployed returns the latest revision and the latest deployed
 // one (nil when there is none) from one read of the history.
 func lastAndDeployed(cfg *action.Configuration, name string) (cur, deployed *release.Release, err error) {
-	if d, ok := cfg.Releases.Driver.(*recordDriver); ok {
+	if d, ok := cfg.Releases.Driver.(latestReader); ok {
 		if cur, deployed, ok := d.latest(name); ok {
 			return cur, deployed, nil
 		}

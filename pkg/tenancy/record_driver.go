@@ -128,8 +128,9 @@ func (d *recordDriver) Query(query map[string]string) ([]*release.Release, error
 		}
 	}
 	var out []*release.Release
+	sel := labels.SelectorFromSet(ownedBy(d.tenant, d.namespace, query))
 	if d.store.indexed(d.tenant, d.namespace) {
-		for _, m := range d.store.indexedRecords(d.tenant, d.namespace, query) {
+		for _, m := range d.store.indexedRecords(sel) {
 			sec, err := d.fetch(m.GetName(), metav1.GetOptions{ResourceVersion: m.GetResourceVersion()})
 			if errors.Is(err, driver.ErrReleaseNotFound) {
 				continue // deleted since
@@ -137,7 +138,7 @@ func (d *recordDriver) Query(query map[string]string) ([]*release.Release, error
 			if err != nil {
 				return nil, err
 			}
-			if !labels.SelectorFromSet(query).Matches(labels.Set(sec.Labels)) {
+			if !sel.Matches(labels.Set(sec.Labels)) {
 				continue // changed since
 			}
 			rel, err := d.decode(sec)
@@ -148,7 +149,6 @@ func (d *recordDriver) Query(query map[string]string) ([]*release.Release, error
 			out = append(out, rel)
 		}
 	} else {
-		sel := labels.SelectorFromSet(query).Add(ownerRequirements(d.tenant, d.namespace)...)
 		list, err := d.store.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: sel.String()})
 		if err != nil {
 			return nil, fmt.Errorf("query: failed to query with labels: %w", err)
@@ -235,18 +235,6 @@ func (d *recordDriver) record(key string, rel *release.Release, stamp string) (*
 		Type:       recordType,
 		Data:       map[string][]byte{"release": data},
 	}, nil
-}
-
-// ownerRequirements select the records of tenant in namespace.
-func ownerRequirements(tenant, namespace string) []labels.Requirement {
-	var out []labels.Requirement
-	for _, kv := range [][2]string{{LabelRecordTenant, tenant}, {LabelRecordNamespace, namespace}} {
-		r, err := labels.NewRequirement(kv[0], "=", []string{kv[1]})
-		if err == nil {
-			out = append(out, *r)
-		}
-	}
-	return out
 }
 
 // encodeRecord is Helm's record encoding: base64 of gzipped JSON.
@@ -356,7 +344,7 @@ func (d *recordDriver) latest(name string) (cur, deployed *release.Release, ok b
 		}
 		return v
 	}
-	for _, m := range d.store.indexedRecords(d.tenant, d.namespace, map[string]string{"name": name, "owner": "helm"}) {
+	for _, m := range d.store.indexedRecords(labels.SelectorFromSet(ownedBy(d.tenant, d.namespace, map[string]string{"name": name, "owner": "helm"}))) {
 		if version(m) < 0 {
 			return nil, nil, false
 		}

@@ -176,21 +176,27 @@ func (s *recordStore) shown(name string, w pendingWrite) bool {
 	return ok && notOlder(m.GetResourceVersion(), w.rv)
 }
 
-// indexedRecords returns the index's records of tenant in namespace whose
-// labels hold every one of want.
-func (s *recordStore) indexedRecords(tenant, namespace string, want map[string]string) []metav1.Object {
+// ownedBy is want with the labels of tenant's records in namespace.
+func ownedBy(tenant, namespace string, want map[string]string) labels.Set {
+	set := labels.Set{LabelRecordTenant: tenant, LabelRecordNamespace: namespace}
+	for k, v := range want {
+		set[k] = v
+	}
+	return set
+}
+
+// indexedRecords returns the index's records that sel, a selector of
+// ownedBy, matches.
+func (s *recordStore) indexedRecords(sel labels.Selector) []metav1.Object {
+	tenant, _ := sel.RequiresExactMatch(LabelRecordTenant)
+	namespace, _ := sel.RequiresExactMatch(LabelRecordNamespace)
 	objs, err := s.index.GetIndexer().ByIndex(byOwner, ownerKey(tenant, namespace))
 	if err != nil {
 		return nil
 	}
-	sel := labels.SelectorFromSet(want)
 	var out []metav1.Object
 	for _, o := range objs {
-		m, ok := o.(metav1.Object)
-		if !ok {
-			continue
-		}
-		if l := m.GetLabels(); l[LabelRecordTenant] == tenant && l[LabelRecordNamespace] == namespace && sel.Matches(labels.Set(l)) {
+		if m, ok := o.(metav1.Object); ok && sel.Matches(labels.Set(m.GetLabels())) {
 			out = append(out, m)
 		}
 	}
