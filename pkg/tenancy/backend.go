@@ -28,8 +28,8 @@ type backend interface {
 	// that cannot work is a Terminal error.
 	plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1.OperatorSpec) (operatorPlan, error)
 	// objects is the build step: the objects the backend adds to the
-	// tenant's namespaces, applied and owned with them.
-	objects(t *tenancyv1.Tenant) []client.Object
+	// tenant's namespaces, applied and owned with them, with labels.
+	objects(t *tenancyv1.Tenant, labels map[string]string) []client.Object
 	// reconcile is the repair step, after the shared CRDs are applied:
 	// install, upgrade, roll back or recover op, and report it in st.
 	reconcile(ctx context.Context, s *plan, op operatorPlan, st *tenancyv1.OperatorStatus) error
@@ -60,8 +60,10 @@ type operatorPlan struct {
 // it for a Controller, and what it adds to the cache options.
 type backendType struct {
 	name string
-	// cache adds the informers the backend needs; optional.
-	cache func(cfg *rest.Config, opts *cache.Options) error
+	// cache adds the informers the backend needs; optional. owned
+	// selects the objects the controller labels for a tenant (of this
+	// shard, when sharded).
+	cache func(cfg *rest.Config, opts *cache.Options, owned cache.ByObject) error
 	new   func(c *Controller) (backend, error)
 }
 

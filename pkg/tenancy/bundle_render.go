@@ -163,8 +163,7 @@ func (r *bundleRenderer) clusterName(name string) string {
 
 // labelled sets Helm's instance labels, which the release path reads.
 func (r *bundleRenderer) labelled(u *unstructured.Unstructured) *unstructured.Unstructured {
-	setLabel(u, "app.kubernetes.io/managed-by", "Helm")
-	setLabel(u, "app.kubernetes.io/instance", r.in.release)
+	setLabels(u, map[string]string{"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/instance": r.in.release})
 	return u
 }
 

@@ -193,7 +193,7 @@ func (c *Controller) Build(_ context.Context, t *tenancyv1.Tenant, p *plan) ([]c
 		objs = append(objs, namespaceObjects(t, ns, p.settings, p.quotas[ns])...)
 	}
 	for _, b := range c.backends {
-		objs = append(objs, b.objects(t)...)
+		objs = append(objs, b.objects(t, p.settings.ownedLabels(t.Name))...)
 	}
 	return objs, nil
 }
@@ -213,7 +213,7 @@ func (c *Controller) quotaStatus(ctx context.Context, t *tenancyv1.Tenant, p *pl
 			st.Derivation = p.quotas[ns].Derivation
 		}
 		q := &corev1.ResourceQuota{}
-		if err := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: QuotaName}, q); err == nil {
+		if err := c.getOwned(ctx, client.ObjectKey{Namespace: ns, Name: QuotaName}, q); err == nil {
 			st.Hard, st.Used = q.Status.Hard, q.Status.Used
 			recordQuota(t.Name, ns, q.Status.Hard, q.Status.Used)
 		}

@@ -48,9 +48,13 @@
 // release_await.go.
 //
 // With Options.Shard the controller is one shard of a ring (package
-// sharding): its cache holds only the Tenants, and their namespaces, that
-// carry its shard label, its reconciles run behind the shard's Guard, and
-// reads that must see every Tenant (unused CRDs) go to the API server.
+// sharding): every object it makes for a Tenant, the release's objects
+// included (the render guard's labels), carries the Tenant's shard label,
+// and its cache holds only the Tenants and objects of its own shard
+// (owned.go reads a just-moved Tenant's objects live until drift
+// correction and the next apply relabel them). Its reconciles run behind
+// the shard's Guard, and reads that must see every Tenant (unused CRDs) go
+// to the API server. The release records' metadata index is not sharded.
 //
 // The quota is computed by ComputeQuota, a pure function, from the
 // operator's own workloads and the platform-as-code figures of its CRDs.

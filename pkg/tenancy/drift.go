@@ -48,6 +48,7 @@ type driftMemo struct {
 
 type parsedRelease struct {
 	version int
+	labels  string // the owned labels set on objs
 	objs    []driftObject
 }
 
@@ -69,18 +70,20 @@ func (o driftObject) decode() (*unstructured.Unstructured, error) {
 	return u, nil
 }
 
-// objects returns the drift objects of rel, parsed once per revision.
-func (m *driftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant) []driftObject {
-	key := ns + "/" + rel.Name
+// objects returns the drift objects of rel with the owned labels, parsed
+// once per revision and labels (a tenant that moved to another shard keeps
+// its revision).
+func (m *driftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant, labels map[string]string) []driftObject {
+	key, set := ns+"/"+rel.Name, fmt.Sprint(labels)
 	m.mu.Lock()
 	p, ok := m.parsed[key]
 	m.mu.Unlock()
-	if ok && p.version == rel.Version {
+	if ok && p.version == rel.Version && p.labels == set {
 		return p.objs
 	}
-	objs := driftObjects(rel.Manifest, ns, t)
+	objs := driftObjects(rel.Manifest, ns, t, labels)
 	m.mu.Lock()
-	m.parsed[key] = parsedRelease{version: rel.Version, objs: objs}
+	m.parsed[key] = parsedRelease{version: rel.Version, labels: set, objs: objs}
 	m.mu.Unlock()
 	return objs
 }
@@ -118,9 +121,10 @@ func (m *driftMemo) set(key, rv string) {
 // deleted, from the deployed revision's manifest, with a server-side apply
 // of the controller's field manager (flux's drift detection). Only objects
 // in the tenant's namespaces are touched.
-func (c *Controller) correctDrift(ctx context.Context, t *tenancyv1.Tenant, rel *release.Release, ns string) error {
+func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Release, ns string) error {
+	t := p.tenant
 	var restored []string
-	for _, o := range c.drift.objects(rel, ns, t) {
+	for _, o := range c.drift.objects(rel, ns, t, p.settings.ownedLabels(t.Name)) {
 		key := o.key
 		cached := driftKinds[o.gvk.Kind]()
 		err := c.client.Get(ctx, o.ref, cached)
@@ -181,8 +185,9 @@ func (c *Controller) correctDrift(ctx context.Context, t *tenancyv1.Tenant, rel 
 }
 
 // driftObjects are the manifest's objects of driftKinds in the tenant's
-// namespaces, labelled as the render guard labels them.
-func driftObjects(manifest, ns string, t *tenancyv1.Tenant) []driftObject {
+// namespaces, with labels set as the render guard sets them: after a
+// tenant moves shard, drift correction moves its release objects with it.
+func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]string) []driftObject {
 	var out []driftObject
 	for _, d := range manifestDocs(manifest) {
 		u := d.obj
@@ -198,7 +203,7 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant) []driftObject {
 		if !slices.Contains(t.Spec.Namespaces, u.GetNamespace()) {
 			continue
 		}
-		setLabel(u, LabelTenant, t.Name)
+		setLabels(u, labels)
 		raw, err := u.MarshalJSON()
 		if err != nil {
 			continue // it parsed from the manifest: it marshals

@@ -23,6 +23,7 @@ var (
 		return string(b), err
 	}
 	ReleaseValues = releaseValues
+	CachedKinds   = cachedKinds
 )
 
 // RecordStore is the controller's store of release records, for the

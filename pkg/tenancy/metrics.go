@@ -5,7 +5,11 @@ import (
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -32,7 +36,21 @@ var (
 	}, []string{"tenant", "namespace", "resource"})
 	tenantsDesc = prometheus.NewDesc("opctl_tenancy_tenants",
 		"Tenants by condition type and status.", []string{"condition", "status"}, nil)
+	cachedDesc = prometheus.NewDesc("opctl_tenancy_cached_objects",
+		"Objects of the tenants in the controller's cache, by kind: a shard caches only its own tenants'.", []string{"kind"}, nil)
 )
+
+// cachedKinds are the kinds of tenant objects the cache holds by label.
+var cachedKinds = map[string]func() client.ObjectList{
+	"Namespace":      func() client.ObjectList { return &corev1.NamespaceList{} },
+	"ResourceQuota":  func() client.ObjectList { return &corev1.ResourceQuotaList{} },
+	"LimitRange":     func() client.ObjectList { return &corev1.LimitRangeList{} },
+	"ServiceAccount": func() client.ObjectList { return &corev1.ServiceAccountList{} },
+	"Role":           func() client.ObjectList { return &rbacv1.RoleList{} },
+	"RoleBinding":    func() client.ObjectList { return &rbacv1.RoleBindingList{} },
+	"NetworkPolicy":  func() client.ObjectList { return &networkingv1.NetworkPolicyList{} },
+	"Deployment":     func() client.ObjectList { return &appsv1.DeploymentList{} },
+}
 
 // tenants counts the Tenants of the latest manager set up in this process.
 var tenants = &tenantCollector{}
@@ -66,7 +84,8 @@ func forgetQuota(tenant string) {
 	quotaUtilisation.DeletePartialMatch(prometheus.Labels{"tenant": tenant})
 }
 
-// tenantCollector counts Tenants by condition from the cache at scrape.
+// tenantCollector counts Tenants by condition, and the cached tenant
+// objects by kind, from the cache at scrape.
 type tenantCollector struct {
 	mu     sync.Mutex
 	client client.Reader
@@ -78,7 +97,7 @@ func (c *tenantCollector) use(r client.Reader) {
 	c.client = r
 }
 
-func (c *tenantCollector) Describe(ch chan<- *prometheus.Desc) { ch <- tenantsDesc }
+func (c *tenantCollector) Describe(ch chan<- *prometheus.Desc) { ch <- tenantsDesc; ch <- cachedDesc }
 
 func (c *tenantCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
@@ -99,5 +118,11 @@ func (c *tenantCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(tenantsDesc, prometheus.GaugeValue, n, k[0], k[1])
+	}
+	for kind, newList := range cachedKinds {
+		l := newList()
+		if err := r.List(context.Background(), l, client.UnsafeDisableDeepCopy); err == nil {
+			ch <- prometheus.MustNewConstMetric(cachedDesc, prometheus.GaugeValue, float64(meta.LenList(l)), kind)
+		}
 	}
 }

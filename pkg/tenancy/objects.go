@@ -39,18 +39,27 @@ type settings struct {
 	Services            tenancyv1.ServiceExposure
 	// APIServer are the addresses tenant pods may reach the API server at.
 	APIServer []apiEndpoint
-	// ShardLabel and Shard, when sharded, label the namespaces for their
-	// shard's cache.
+	// ShardLabel and Shard, when sharded, label every object of the
+	// tenant for its shard's cache.
 	ShardLabel, Shard string
 }
 
-// namespaceLabels are the labels of a tenant namespace: the tenant, the
-// Pod Security level and what the guardrails allow.
-func (s settings) namespaceLabels(tenant string) map[string]string {
-	l := map[string]string{LabelTenant: tenant, labelPSAEnforce: s.PodSecurity}
+// ownedLabels are the labels of every object the controller makes for
+// tenant, its release objects included: the tenant and, when sharded, the
+// tenant's shard, which the shard's caches select.
+func (s settings) ownedLabels(tenant string) map[string]string {
+	l := map[string]string{LabelTenant: tenant}
 	if s.Shard != "" {
 		l[s.ShardLabel] = s.Shard
 	}
+	return l
+}
+
+// namespaceLabels are the labels of a tenant namespace: the owned labels,
+// the Pod Security level and what the guardrails allow.
+func (s settings) namespaceLabels(tenant string) map[string]string {
+	l := s.ownedLabels(tenant)
+	l[labelPSAEnforce] = s.PodSecurity
 	for label, on := range map[string]bool{
 		LabelAllowNodePorts: s.Services.AllowNodePorts, LabelAllowLoadBalancers: s.Services.AllowLoadBalancers,
 		LabelAllowExternalIPs: s.Services.AllowExternalIPs, LabelLockNetworkPolicies: s.LockNetworkPolicies,
@@ -91,7 +100,7 @@ func effectiveSettings(t *tenancyv1.Tenant, p *tenancyv1.TenantProfile) settings
 
 // namespaceObjects are the objects of one tenant namespace.
 func namespaceObjects(t *tenancyv1.Tenant, ns string, s settings, q Quota) []client.Object {
-	labels := map[string]string{LabelTenant: t.Name}
+	labels := s.ownedLabels(t.Name)
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
 	}

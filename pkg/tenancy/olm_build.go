@@ -13,7 +13,7 @@ import (
 
 // objects are the OperatorGroup and the CatalogSources the controller
 // creates in the tenant's first namespace.
-func (*olmBackend) objects(t *tenancyv1.Tenant) []client.Object {
+func (*olmBackend) objects(t *tenancyv1.Tenant, labels map[string]string) []client.Object {
 	ns := t.Spec.Namespaces[0]
 	var objs []client.Object
 	for _, op := range t.Spec.Operators {
@@ -22,7 +22,7 @@ func (*olmBackend) objects(t *tenancyv1.Tenant) []client.Object {
 		}
 		if len(objs) == 0 {
 			objs = append(objs, &operatorsv1.OperatorGroup{
-				ObjectMeta: metav1.ObjectMeta{Name: OperatorGroupName, Namespace: ns, Labels: map[string]string{LabelTenant: t.Name}},
+				ObjectMeta: metav1.ObjectMeta{Name: OperatorGroupName, Namespace: ns, Labels: labels},
 				Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: t.Spec.Namespaces},
 			})
 		}
@@ -31,7 +31,7 @@ func (*olmBackend) objects(t *tenancyv1.Tenant) []client.Object {
 			continue
 		}
 		objs = append(objs, &operatorsv1alpha1.CatalogSource{
-			ObjectMeta: metav1.ObjectMeta{Name: catalogSourceName(op), Namespace: ns, Labels: map[string]string{LabelTenant: t.Name}},
+			ObjectMeta: metav1.ObjectMeta{Name: catalogSourceName(op), Namespace: ns, Labels: labels},
 			Spec: operatorsv1alpha1.CatalogSourceSpec{SourceType: operatorsv1alpha1.SourceTypeGrpc, Address: cat.Address, Image: cat.Image,
 				DisplayName: fmt.Sprintf("%s of tenant %s", op.OLM.Package, t.Name)},
 		})

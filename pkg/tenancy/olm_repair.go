@@ -21,7 +21,7 @@ import (
 // subscription is the operator's Subscription, or nil.
 func (c *olmBackend) subscription(ctx context.Context, ns, name string) *operatorsv1alpha1.Subscription {
 	sub := &operatorsv1alpha1.Subscription{}
-	if err := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sub); err != nil {
+	if err := c.getOwned(ctx, client.ObjectKey{Namespace: ns, Name: name}, sub); err != nil {
 		return nil
 	}
 	return sub
@@ -54,7 +54,7 @@ func (c *olmBackend) reconcile(ctx context.Context, s *plan, op operatorPlan, st
 	}
 	want := &operatorsv1alpha1.Subscription{
 		TypeMeta:   metav1.TypeMeta{APIVersion: operatorsv1alpha1.SchemeGroupVersion.String(), Kind: "Subscription"},
-		ObjectMeta: metav1.ObjectMeta{Name: op.spec.Name, Namespace: ns, Labels: map[string]string{LabelTenant: t.Name}},
+		ObjectMeta: metav1.ObjectMeta{Name: op.spec.Name, Namespace: ns, Labels: s.settings.ownedLabels(t.Name)},
 		Spec: &operatorsv1alpha1.SubscriptionSpec{
 			CatalogSource: p.source, CatalogSourceNamespace: p.sourceNamespace, Package: src.Package, Channel: src.Channel,
 			StartingCSV: src.StartingCSV, InstallPlanApproval: operatorsv1alpha1.ApprovalManual, // the controller approves
@@ -87,8 +87,13 @@ func (c *olmBackend) reconcile(ctx context.Context, s *plan, op operatorPlan, st
 }
 
 func sameSubscription(live, want *operatorsv1alpha1.Subscription) bool {
-	if live.Spec == nil || live.Labels[LabelTenant] != want.Labels[LabelTenant] {
+	if live.Spec == nil {
 		return false
+	}
+	for k, v := range want.Labels {
+		if live.Labels[k] != v {
+			return false
+		}
 	}
 	l, w := live.Spec, want.Spec
 	return l.CatalogSource == w.CatalogSource && l.CatalogSourceNamespace == w.CatalogSourceNamespace && l.Package == w.Package &&

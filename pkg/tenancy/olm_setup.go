@@ -27,14 +27,14 @@ func init() {
 // carry no label of ours, so they are cached cluster-wide with only the
 // fields the controller reads. A controller started before OLM was
 // installed needs a restart to serve OLM tenants.
-func olmCache(cfg *rest.Config, opts *cache.Options) error {
+func olmCache(cfg *rest.Config, opts *cache.Options, owned cache.ByObject) error {
 	olm, err := servesOLM(cfg)
 	if err != nil || !olm {
 		return err
 	}
-	opts.ByObject[&operatorsv1alpha1.Subscription{}] = tenantObjects()
-	opts.ByObject[&operatorsv1.OperatorGroup{}] = tenantObjects()
-	opts.ByObject[&operatorsv1alpha1.CatalogSource{}] = tenantObjects()
+	opts.ByObject[&operatorsv1alpha1.Subscription{}] = owned
+	opts.ByObject[&operatorsv1.OperatorGroup{}] = owned
+	opts.ByObject[&operatorsv1alpha1.CatalogSource{}] = owned
 	opts.ByObject[&operatorsv1alpha1.ClusterServiceVersion{}] = cache.ByObject{Transform: slimCSV}
 	opts.ByObject[&operatorsv1alpha1.InstallPlan{}] = cache.ByObject{Transform: slimInstallPlan}
 	return nil

@@ -19,7 +19,7 @@ func (c *Controller) installRelease(r *releaseRun) error {
 		}
 	}
 	rel, err := c.timed("install", func() (*release.Release, error) {
-		return c.helm.install(r.ctx, r.cfg, r.spec, renderGuard{r.ctx, r.scope, r.t.Name})
+		return c.helm.install(r.ctx, r.cfg, r.spec, renderGuard{r.ctx, r.scope, r.p.settings.ownedLabels(r.t.Name)})
 	})
 	if c.tampered(r.t, r.st, err) {
 		return nil

@@ -13,7 +13,7 @@ func (c *Controller) upgradeRelease(r *releaseRun) error {
 		return err
 	}
 	rel, err := c.timed("upgrade", func() (*release.Release, error) {
-		return c.helm.upgrade(r.ctx, r.cfg, r.spec, renderGuard{r.ctx, r.scope, r.t.Name})
+		return c.helm.upgrade(r.ctx, r.cfg, r.spec, renderGuard{r.ctx, r.scope, r.p.settings.ownedLabels(r.t.Name)})
 	})
 	if c.tampered(r.t, r.st, err) {
 		return nil

@@ -92,7 +92,7 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 	// off for a long time: install once it has. The quota's status update
 	// brings the next reconcile.
 	q := &corev1.ResourceQuota{}
-	counted := c.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: QuotaName}, q) == nil && quotaCounted(q)
+	counted := c.getOwned(ctx, client.ObjectKey{Namespace: ns, Name: QuotaName}, q) == nil && quotaCounted(q)
 	for i, op := range p.operators {
 		if !crdsOK[i] || !counted {
 			continue
@@ -155,7 +155,7 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 		phase := releaseState(r.facts)
 		if phase == releaseInSync {
 			st.Revision, st.Chart = r.facts.deployed.Version, r.facts.deployed.Chart.Metadata.Name
-			if err := c.correctDrift(ctx, t, r.facts.deployed, spec.Namespace); err != nil {
+			if err := c.correctDrift(ctx, p, r.facts.deployed, spec.Namespace); err != nil {
 				return err
 			}
 			r.facts.health = c.health(ctx, spec)
@@ -229,7 +229,7 @@ func interrupted(rel *release.Release) bool {
 func (c *Controller) health(ctx context.Context, spec releaseSpec) string {
 	sel := client.MatchingLabels{"app.kubernetes.io/instance": spec.Name}
 	var deps appsv1.DeploymentList
-	if err := c.client.List(ctx, &deps, client.InNamespace(spec.Namespace), sel); err != nil {
+	if err := c.listOwned(ctx, &deps, client.InNamespace(spec.Namespace), sel); err != nil {
 		return HealthProgressing
 	}
 	if len(deps.Items) == 0 {

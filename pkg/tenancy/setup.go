@@ -31,22 +31,26 @@ import (
 // that it never caches the whole cluster: tenant namespaces and the
 // objects in them by the tenant label, Deployments by Helm's label, and
 // what each backend adds (olm_setup.go). A shard (o.Shard) caches only
-// its own Tenants and their namespaces.
+// its own Tenants and the objects labelled with its shard.
 func CacheOptions(cfg *rest.Config, o Options) (cache.Options, error) {
-	tenantObjects := tenantObjects()
+	owned := ownedObjects(o.Shard)
+	deployments := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"})
+	if o.Shard != nil {
+		deployments = deployments.Add(sharding.Requirement(o.Shard.Ring, o.Shard.ID))
+	}
 	opts := cache.Options{
 		// managedFields are a large share of every cached object and the
 		// controller never reads them.
 		DefaultTransform: cache.TransformStripManagedFields(),
 		ByObject: map[client.Object]cache.ByObject{
-			&corev1.Namespace{}:           tenantObjects,
-			&corev1.ResourceQuota{}:       tenantObjects,
-			&corev1.LimitRange{}:          tenantObjects,
-			&rbacv1.RoleBinding{}:         tenantObjects,
-			&rbacv1.Role{}:                tenantObjects,
-			&corev1.ServiceAccount{}:      tenantObjects,
-			&networkingv1.NetworkPolicy{}: tenantObjects,
-			&appsv1.Deployment{}:          {Label: labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"}), Transform: slimDeployment},
+			&corev1.Namespace{}:           owned,
+			&corev1.ResourceQuota{}:       owned,
+			&corev1.LimitRange{}:          owned,
+			&rbacv1.RoleBinding{}:         owned,
+			&rbacv1.Role{}:                owned,
+			&corev1.ServiceAccount{}:      owned,
+			&networkingv1.NetworkPolicy{}: owned,
+			&appsv1.Deployment{}:          {Label: deployments, Transform: slimDeployment},
 			// The API server's addresses, for the tenants' egress policy.
 			&corev1.Service{}: {Namespaces: map[string]cache.Config{apiServerNamespace: {}},
 				Field: fields.OneTermEqualSelector("metadata.name", apiServerService)},
@@ -55,23 +59,27 @@ func CacheOptions(cfg *rest.Config, o Options) (cache.Options, error) {
 		}}
 	if o.Shard != nil {
 		opts.ByObject[&tenancyv1.Tenant{}] = cache.ByObject{Label: sharding.Selector(o.Shard.Ring, o.Shard.ID)}
-		opts.ByObject[&corev1.Namespace{}] = cache.ByObject{Label: tenantObjects.Label.Add(sharding.Requirement(o.Shard.Ring, o.Shard.ID))}
 	}
 	for _, bt := range backendTypes {
 		if bt.cache == nil {
 			continue
 		}
-		if err := bt.cache(cfg, &opts); err != nil {
+		if err := bt.cache(cfg, &opts, owned); err != nil {
 			return opts, fmt.Errorf("cache of the %s backend: %w", bt.name, err)
 		}
 	}
 	return opts, nil
 }
 
-// tenantObjects selects the objects that carry the tenant label.
-func tenantObjects() cache.ByObject {
+// ownedObjects selects the objects that carry the tenant label and, for a
+// shard, its shard label (settings.ownedLabels).
+func ownedObjects(shard *sharding.Options) cache.ByObject {
 	hasTenant, _ := labels.NewRequirement(LabelTenant, selection.Exists, nil)
-	return cache.ByObject{Label: labels.NewSelector().Add(*hasTenant)}
+	sel := labels.NewSelector().Add(*hasTenant)
+	if shard != nil {
+		sel = sel.Add(sharding.Requirement(shard.Ring, shard.ID))
+	}
+	return cache.ByObject{Label: sel}
 }
 
 // Setup registers the Tenant controller with mgr, whose cache must use

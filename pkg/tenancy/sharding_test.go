@@ -19,6 +19,7 @@ import (
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -38,9 +39,10 @@ type shardReplica struct {
 
 // TestShardedReplicas runs the controller as three sharded processes over
 // 300 tenants, kills one and adds another: each replica reconciles only
-// the tenants the ring gave it, a dead shard's tenants move and stay
-// Ready, a new shard takes its share after a drain, no tenant is ever
-// reconciled by two shards at once and no release is installed twice.
+// the tenants the ring gave it and caches only their objects, a dead
+// shard's tenants move with their objects and stay Ready, a new shard
+// takes its share after a drain, no tenant is ever reconciled by two
+// shards at once and no release is installed twice.
 func TestShardedReplicas(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
@@ -129,6 +131,26 @@ func TestShardedReplicas(t *testing.T) {
 		}
 		return m
 	}
+	// readySince is when each tenant last became Ready: a tenant that
+	// moves stays Ready, so it does not change.
+	readySince := func() map[string]time.Time {
+		m := map[string]time.Time{}
+		for _, tn := range list() {
+			if cond := apimeta.FindStatusCondition(tn.Status.Conditions, "Ready"); cond != nil {
+				m[tn.Name] = cond.LastTransitionTime.Time
+			}
+		}
+		return m
+	}
+	stayedReady := func(what string, before, after map[string]string, since map[string]time.Time) {
+		t.Helper()
+		now := readySince()
+		for tenant, from := range before {
+			if after[tenant] != from && !now[tenant].Equal(since[tenant]) {
+				t.Errorf("%s: %s moved from %s to %s and its Ready condition changed at %s", what, tenant, from, after[tenant], now[tenant])
+			}
+		}
+	}
 
 	// 1. Three shards share the tenants, each reconciles only its own.
 	settled("Ready on three shards", nil, time.Time{}, "a", "b", "c")
@@ -159,6 +181,8 @@ func TestShardedReplicas(t *testing.T) {
 		}
 	}
 	t.Logf("shares: %v", share)
+	shardCaches(t, before, shardKey, replicas["a"], replicas["b"], replicas["c"])
+	ready := readySince()
 
 	// 2. Kill b: its tenants move to a and c, and stay Ready.
 	killed := time.Now()
@@ -179,6 +203,9 @@ func TestShardedReplicas(t *testing.T) {
 	if moved != share[replicas["b"].id] {
 		t.Errorf("%d tenants moved after the kill, b had %d", moved, share[replicas["b"].id])
 	}
+	stayedReady("after the kill", before, afterKill, ready)
+	shardCaches(t, afterKill, shardKey, replicas["a"], replicas["c"])
+	ready = readySince()
 
 	// 3. Add d: tenants move to it after their shards let them go.
 	joined := time.Now()
@@ -196,6 +223,9 @@ func TestShardedReplicas(t *testing.T) {
 	if toD == 0 {
 		t.Error("no tenant moved to the new shard d")
 	}
+	afterJoin := assignment()
+	stayedReady("after d joined", afterKill, afterJoin, ready)
+	shardCaches(t, afterJoin, shardKey, replicas["a"], replicas["c"], replicas["d"])
 	t.Logf("%d tenants moved when b was killed, %d to d when it joined", moved, toD)
 
 	// No tenant was reconciled by two shards at once, and no release was
@@ -214,6 +244,69 @@ func TestShardedReplicas(t *testing.T) {
 	for _, name := range names {
 		if revisions[name] != 1 {
 			t.Errorf("tenant %s has %d release revisions, want 1", name, revisions[name])
+		}
+	}
+}
+
+// shardCaches checks that every object of the assigned tenants carries
+// its tenant's shard label, and that each live replica's cache holds, by
+// its metrics, exactly the objects of its own tenants.
+func shardCaches(t *testing.T, assigned map[string]string, shardKey string, live ...*shardReplica) {
+	t.Helper()
+	ctx := context.Background()
+	want := map[string]map[string]int{} // shard, kind: objects
+	var wrong []string
+	for kind, newList := range tenancy.CachedKinds {
+		l := newList()
+		if err := cl.List(ctx, l, client.HasLabels{tenancy.LabelTenant}); err != nil {
+			t.Fatal(err)
+		}
+		_ = apimeta.EachListItem(l, func(o runtime.Object) error {
+			obj := o.(client.Object)
+			shard, ok := assigned[obj.GetLabels()[tenancy.LabelTenant]]
+			if !ok {
+				return nil
+			}
+			if got := obj.GetLabels()[shardKey]; got != shard {
+				wrong = append(wrong, fmt.Sprintf("%s %s/%s is labelled %q, its tenant is on %s", kind, obj.GetNamespace(), obj.GetName(), got, shard))
+			}
+			if want[shard] == nil {
+				want[shard] = map[string]int{}
+			}
+			want[shard][kind]++
+			return nil
+		})
+	}
+	if len(wrong) > 0 {
+		t.Errorf("%d tenant objects are not labelled with their tenant's shard: %s", len(wrong), strings.Join(wrong[:min(5, len(wrong))], "; "))
+	}
+	for _, r := range live {
+		for _, kind := range []string{"Namespace", "ResourceQuota", "Deployment", "ServiceAccount"} {
+			if want[r.id][kind] == 0 {
+				t.Errorf("shard %s: its tenants have no %s", r.id, kind)
+			}
+		}
+		// The cache follows the relabelling within moments.
+		var diff []string
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(time.Second) {
+			body, err := testcluster.HTTPGet(ctx, "http://"+r.metrics+"/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			diff = nil
+			for kind := range tenancy.CachedKinds {
+				series := `opctl_tenancy_cached_objects{kind="` + kind + `"} `
+				if got := sumSeries(body, func(line string) bool { return strings.HasPrefix(line, series) }); int(got) != want[r.id][kind] {
+					diff = append(diff, fmt.Sprintf("%s: %v cached, its tenants have %d", kind, got, want[r.id][kind]))
+				}
+			}
+			if len(diff) == 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		if len(diff) > 0 {
+			slices.Sort(diff)
+			t.Errorf("shard %s caches other objects than its tenants': %s", r.id, strings.Join(diff, "; "))
 		}
 	}
 }

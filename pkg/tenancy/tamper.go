@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -169,12 +170,12 @@ func (s releaseScope) verify(ctx context.Context, revisions ...*release.Release)
 
 // renderGuard is a Helm post-renderer that refuses a rendered manifest
 // naming objects outside the scope, before Helm touches the cluster, and
-// labels every object with the tenant: the guardrail policies keep
-// labelled objects for the controller.
+// sets the tenant's owned labels on every object: the guardrail policies
+// keep labelled objects for the controller, and a shard caches its own.
 type renderGuard struct {
 	ctx    context.Context
 	scope  releaseScope
-	tenant string
+	labels map[string]string
 }
 
 // Run returns the labelled manifest, or fails.
@@ -188,13 +189,13 @@ func (g renderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	if len(foreign) > 0 {
 		return nil, &TamperError{Release: g.scope.namespace + "/" + g.scope.release, What: "the rendered chart", Foreign: foreign}
 	}
-	return labelDocs(docs, LabelTenant, g.tenant, g.scope.namespaces)
+	return labelDocs(docs, g.labels, g.scope.namespaces)
 }
 
-// labelDocs sets a label on every object of a parsed manifest, keeping the
+// labelDocs sets labels on every object of a parsed manifest, keeping the
 // documents' order and their leading comments (Helm's "# Source:"), and
 // narrows its webhooks to the tenant's namespaces (narrowWebhooks).
-func labelDocs(docs []manifestDoc, key, value string, namespaces []string) (*bytes.Buffer, error) {
+func labelDocs(docs []manifestDoc, labels map[string]string, namespaces []string) (*bytes.Buffer, error) {
 	out := &bytes.Buffer{}
 	for _, d := range docs {
 		if d.err != nil {
@@ -203,7 +204,7 @@ func labelDocs(docs []manifestDoc, key, value string, namespaces []string) (*byt
 		if d.obj == nil {
 			continue
 		}
-		setLabel(d.obj, key, value)
+		setLabels(d.obj, labels)
 		narrowWebhooks(d.obj, namespaces)
 		b, err := yaml.Marshal(d.obj.Object)
 		if err != nil {
@@ -218,12 +219,12 @@ func labelDocs(docs []manifestDoc, key, value string, namespaces []string) (*byt
 	return out, nil
 }
 
-// setLabel sets one label on u.
-func setLabel(u *unstructured.Unstructured, key, value string) {
+// setLabels sets labels on u.
+func setLabels(u *unstructured.Unstructured, set map[string]string) {
 	labels := u.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[key] = value
+	maps.Copy(labels, set)
 	u.SetLabels(labels)
 }

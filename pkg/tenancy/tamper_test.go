@@ -84,7 +84,7 @@ func TestVerifyRevisions(t *testing.T) {
 	if err := s.verify(ctx, clean, hooked); !errors.As(err, &te) || te.What != "revision 2" || !strings.Contains(te.Error(), "kube-system/v (hook pre-delete)") {
 		t.Errorf("a foreign hook: %v", err)
 	}
-	g := renderGuard{ctx: ctx, scope: s, tenant: "a"}
+	g := renderGuard{ctx: ctx, scope: s, labels: map[string]string{LabelTenant: "a"}}
 	out, err := g.Run(bytes.NewBufferString("---\n# Source: c/templates/cm.yaml\n" + clean.Manifest + "---\n# Source: c/templates/two.yaml\nkind: ConfigMap\napiVersion: v1\nmetadata:\n  name: z\n  labels:\n    keep: me\n"))
 	if err != nil {
 		t.Fatalf("guard on a clean render: %v", err)
