@@ -5,7 +5,8 @@
 //	go run ./hack/testcluster -- go test ./...
 //
 // The command sees OPCTL_TEST_KUBECONFIG (see internal/testcluster). When it
-// fails, the component logs are dumped. Without a command, the cluster runs
+// fails, the component logs are dumped, and then the "--- FAIL" blocks of its
+// output are printed again, so that a long run's last lines say what failed. Without a command, the cluster runs
 // until interrupted, for interactive use with kubectl.
 package main
 
@@ -48,7 +49,8 @@ func run() int {
 		return 0
 	}
 	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	failures := &failureLog{out: os.Stdout}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, failures, os.Stderr
 	cmd.Env = append(os.Environ(), testcluster.EnvKubeconfig+"="+c.Kubeconfig)
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "testcluster: %v\n", err)
@@ -65,6 +67,7 @@ func run() int {
 		return 0
 	}
 	c.DumpLogs(os.Stderr)
+	fmt.Fprint(os.Stderr, failures.summary())
 	var exit *exec.ExitError
 	if errors.As(err, &exit) && exit.ExitCode() > 0 {
 		return exit.ExitCode()
