@@ -22,7 +22,10 @@
 // reasons, plus status.observedGeneration and status.phase, written only
 // when they change. Reconciling and Stalled mirror Progressing and stalled
 // Degraded so kstatus-based tools (kubectl wait, Helm v4, flux) read the
-// same state; package kstatustest asserts it in tests.
+// same state; package kstatustest asserts it in tests. A reconcile that
+// finds in the cache a version of the object this controller has already
+// written past waits for the cache instead of deciding from the older
+// state (a status can record what was done, such as a rollback).
 //
 // Errors. Returned errors are retried through controller-runtime's rate
 // limiter with exponential backoff and reported as Degraded. Errors marked

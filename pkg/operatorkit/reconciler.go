@@ -42,6 +42,7 @@ type Reconciler[T Object] struct {
 	kind      string
 	workers   int
 	leader    *bool
+	stale     staleVersions
 }
 
 // Options tune a Reconciler. The zero value is usable.
@@ -119,17 +120,36 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 	logger.V(1).Info("step", "step", "fetch")
 	obj := r.newObject()
 	if err := r.client.Get(ctx, req.NamespacedName, obj); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.stale.forget(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if r.stale.behind(req.NamespacedName, obj.GetResourceVersion()) {
+		// The watch event of that write is on its way; the requeue is a
+		// backstop.
+		logger.V(1).Info("cache behind this controller's last write; waiting for it", "resourceVersion", obj.GetResourceVersion())
+		return ctrl.Result{RequeueAfter: time.Second}, nil
 	}
 	if p, ok := any(obj).(Pausable); obj.GetAnnotations()[PausedAnnotation] == "true" || (ok && p.KitPaused()) {
 		logger.V(1).Info("paused")
 		return ctrl.Result{}, nil
 	}
 	before := obj.DeepCopyObject().(T)
+	// passed are the versions this reconcile wrote past.
+	var passed []string
+	wrote := func(rv string) {
+		if rv != obj.GetResourceVersion() {
+			passed = append(passed, rv)
+		}
+	}
 	defer func() {
+		rv := obj.GetResourceVersion()
 		if perr := r.patchStatus(ctx, before, obj); perr != nil {
 			err = errors.Join(err, perr)
 		}
+		wrote(rv)
+		r.stale.wrote(req.NamespacedName, passed)
 	}()
 
 	if !obj.GetDeletionTimestamp().IsZero() {
@@ -141,9 +161,11 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 	if !controllerutil.ContainsFinalizer(obj, Finalizer) {
 		patch := client.MergeFrom(obj.DeepCopyObject().(T))
 		controllerutil.AddFinalizer(obj, Finalizer)
+		rv := obj.GetResourceVersion()
 		if err := r.client.Patch(ctx, obj, patch); err != nil {
 			return ctrl.Result{}, fmt.Errorf("adding finalizer: %w", err)
 		}
+		wrote(rv)
 		before = obj.DeepCopyObject().(T)
 	}
 	res, err = r.reconcile(ctx, obj)
