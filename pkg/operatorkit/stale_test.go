@@ -2,13 +2,15 @@ package operatorkit
 
 import (
 	"testing"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 )
 
 func TestStaleVersions(t *testing.T) {
 	a, b := types.NamespacedName{Name: "a"}, types.NamespacedName{Name: "b"}
-	var s staleVersions
+	now := time.Unix(0, 0)
+	s := staleVersions{now: func() time.Time { return now }}
 	if s.behind(a, "1") {
 		t.Fatal("nothing written: behind")
 	}
@@ -34,5 +36,16 @@ func TestStaleVersions(t *testing.T) {
 	s.forget(a)
 	if s.behind(a, "7") {
 		t.Error("forgotten, still behind")
+	}
+	// A cache that does not catch up holds the object back for staleWait
+	// at most.
+	s.wrote(a, []string{"8"})
+	now = now.Add(staleWait - time.Millisecond)
+	if !s.behind(a, "8") {
+		t.Error("within staleWait: not behind")
+	}
+	now = now.Add(time.Millisecond)
+	if s.behind(a, "8") {
+		t.Error("past staleWait: still behind")
 	}
 }
