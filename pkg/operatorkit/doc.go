@@ -24,8 +24,9 @@
 // Degraded so kstatus-based tools (kubectl wait, Helm v4, flux) read the
 // same state; package kstatustest asserts it in tests. A reconcile that
 // finds in the cache a version of the object this controller has already
-// written past waits for the cache instead of deciding from the older
-// state (a status can record what was done, such as a rollback).
+// written past waits for the cache (10 s at most) instead of deciding
+// from the older state (a status can record what was done, such as a
+// rollback).
 //
 // Errors. Returned errors are retried through controller-runtime's rate
 // limiter with exponential backoff and reported as Degraded. Errors marked
