@@ -163,7 +163,7 @@ func (r *bundleRenderer) clusterName(name string) string {
 
 // labelled sets Helm's instance labels, which the release path reads.
 func (r *bundleRenderer) labelled(u *unstructured.Unstructured) *unstructured.Unstructured {
-	setLabels(u, map[string]string{"app.kubernetes.io/managed-by": "Helm", "app.kubernetes.io/instance": r.in.release})
+	setLabels(u, map[string]string{helmManagedBy: "Helm", "app.kubernetes.io/instance": r.in.release})
 	return u
 }
 

@@ -34,7 +34,7 @@ import (
 // its own Tenants and the objects labelled with its shard.
 func CacheOptions(cfg *rest.Config, o Options) (cache.Options, error) {
 	owned := ownedObjects(o.Shard)
-	deployments := labels.SelectorFromSet(labels.Set{"app.kubernetes.io/managed-by": "Helm"})
+	deployments := labels.SelectorFromSet(labels.Set{helmManagedBy: "Helm"})
 	if o.Shard != nil {
 		deployments = deployments.Add(sharding.Requirement(o.Shard.Ring, o.Shard.ID))
 	}
@@ -46,9 +46,9 @@ func CacheOptions(cfg *rest.Config, o Options) (cache.Options, error) {
 			&corev1.Namespace{}:           owned,
 			&corev1.ResourceQuota{}:       owned,
 			&corev1.LimitRange{}:          owned,
-			&rbacv1.RoleBinding{}:         owned,
-			&rbacv1.Role{}:                owned,
-			&corev1.ServiceAccount{}:      owned,
+			&rbacv1.RoleBinding{}:         slimmed(owned),
+			&rbacv1.Role{}:                slimmed(owned),
+			&corev1.ServiceAccount{}:      slimmed(owned),
 			&networkingv1.NetworkPolicy{}: owned,
 			&appsv1.Deployment{}:          {Label: deployments, Transform: slimDeployment},
 			// The API server's addresses, for the tenants' egress policy.
@@ -70,6 +70,9 @@ func CacheOptions(cfg *rest.Config, o Options) (cache.Options, error) {
 	}
 	return opts, nil
 }
+
+// helmManagedBy is the label Helm sets, to "Helm", on every object it makes.
+const helmManagedBy = "app.kubernetes.io/managed-by"
 
 // ownedObjects selects the objects that carry the tenant label and, for a
 // shard, its shard label (settings.ownedLabels).
@@ -159,6 +162,38 @@ func slimDeployment(o any) (any, error) {
 	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas}
 	d.Status.Conditions = nil
 	return d, nil
+}
+
+// slimmed is by with the slimRelease transform.
+func slimmed(by cache.ByObject) cache.ByObject {
+	by.Transform = slimRelease
+	return by
+}
+
+// slimRelease keeps, of an object Helm made (a release's Role, RoleBinding
+// or ServiceAccount), its metadata but its annotations: drift correction
+// reads the cached copy only for its resourceVersion and reads a changed
+// object live. The controller's own objects (the owner RoleBinding) stay
+// whole: the Applier compares them with what it would apply.
+func slimRelease(o any) (any, error) {
+	m, ok := o.(client.Object)
+	if !ok {
+		return o, nil
+	}
+	m.SetManagedFields(nil)
+	if m.GetLabels()[helmManagedBy] != "Helm" {
+		return o, nil
+	}
+	m.SetAnnotations(nil)
+	switch x := o.(type) {
+	case *rbacv1.Role:
+		x.Rules = nil
+	case *rbacv1.RoleBinding:
+		x.Subjects, x.RoleRef = nil, rbacv1.RoleRef{}
+	case *corev1.ServiceAccount:
+		x.Secrets, x.ImagePullSecrets, x.AutomountServiceAccountToken = nil, nil, nil
+	}
+	return o, nil
 }
 
 // tenantOfNamespace maps an object to the Tenant its namespace belongs to.

@@ -5,6 +5,8 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 )
@@ -39,6 +41,54 @@ func TestSlimDeployment(t *testing.T) {
 			}
 			if len(slim.Spec.Template.Spec.Containers) != 0 || slim.Annotations != nil || slim.Labels["app.kubernetes.io/instance"] != "kv" || *slim.Spec.Replicas != 2 {
 				t.Errorf("slimmed Deployment %+v", slim)
+			}
+		})
+	}
+}
+
+func TestSlimRelease(t *testing.T) {
+	helm := func() metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: "op", Namespace: "t1", ResourceVersion: "7",
+			Labels:        map[string]string{helmManagedBy: "Helm", LabelTenant: "t1"},
+			Annotations:   map[string]string{"meta.helm.sh/release-name": "kv"},
+			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "helm"}}}
+	}
+	slim := func() metav1.ObjectMeta {
+		m := helm()
+		m.Annotations, m.ManagedFields = nil, nil
+		return m
+	}
+	own := func() metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: "owner", Namespace: "t1", Labels: map[string]string{LabelTenant: "t1"},
+			Annotations: map[string]string{"opctl.dev/hash": "h"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "opctl"}}}
+	}
+	ownKept := func() metav1.ObjectMeta {
+		m := own()
+		m.ManagedFields = nil
+		return m
+	}
+	rules := []rbacv1.PolicyRule{{Verbs: []string{"get"}, Resources: []string{"configmaps"}}}
+	subjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "op"}}
+	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "op"}
+	for _, tc := range []struct {
+		name     string
+		in, want any
+	}{
+		{"release Role", &rbacv1.Role{ObjectMeta: helm(), Rules: rules}, &rbacv1.Role{ObjectMeta: slim()}},
+		{"release RoleBinding", &rbacv1.RoleBinding{ObjectMeta: helm(), Subjects: subjects, RoleRef: ref}, &rbacv1.RoleBinding{ObjectMeta: slim()}},
+		{"release ServiceAccount", &corev1.ServiceAccount{ObjectMeta: helm(), AutomountServiceAccountToken: ptr.To(false),
+			ImagePullSecrets: []corev1.LocalObjectReference{{Name: "pull"}}}, &corev1.ServiceAccount{ObjectMeta: slim()}},
+		{"owner RoleBinding stays whole", &rbacv1.RoleBinding{ObjectMeta: own(), Subjects: subjects, RoleRef: ref},
+			&rbacv1.RoleBinding{ObjectMeta: ownKept(), Subjects: subjects, RoleRef: ref}},
+		{"not an object", "tombstone", "tombstone"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := slimRelease(tc.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equality.Semantic.DeepEqual(got, tc.want) {
+				t.Errorf("slimRelease = %+v, want %+v", got, tc.want)
 			}
 		})
 	}

@@ -1,0 +1,35 @@
+package tenancy
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestPack(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []byte
+	}{
+		{"empty", nil},
+		{"small", []byte(`{"kind":"Role"}`)},
+		{"repetitive", []byte(strings.Repeat(`{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch"]},`, 200))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pack(tc.in)
+			got, err := unpack(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, tc.in) {
+				t.Fatalf("unpack(pack(x)) = %q, want %q", got, tc.in)
+			}
+			if len(tc.in) > 1000 && len(p)*5 > len(tc.in) {
+				t.Errorf("packed %d bytes into %d: want at most a fifth", len(tc.in), len(p))
+			}
+		})
+	}
+	if _, err := unpack([]byte("not deflate")); err == nil {
+		t.Error("unpack of garbage: no error")
+	}
+}
