@@ -26,9 +26,18 @@ func pack(b []byte) []byte {
 	return bytes.Clone(buf.Bytes())
 }
 
+// unpackers reuse inflate state.
+var unpackers sync.Pool
+
 // unpack inflates what pack returned.
 func unpack(b []byte) ([]byte, error) {
-	r := flate.NewReader(bytes.NewReader(b))
-	defer r.Close()
-	return io.ReadAll(r)
+	r, _ := unpackers.Get().(io.ReadCloser)
+	if r == nil {
+		r = flate.NewReader(bytes.NewReader(b))
+	} else if err := r.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
+		return nil, err
+	}
+	out, err := io.ReadAll(r)
+	unpackers.Put(r)
+	return out, err
 }

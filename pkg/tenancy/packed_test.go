@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"bytes"
+	"compress/gzip"
 	"strings"
 	"testing"
 )
@@ -31,5 +32,27 @@ func TestPack(t *testing.T) {
 	}
 	if _, err := unpack([]byte("not deflate")); err == nil {
 		t.Error("unpack of garbage: no error")
+	}
+}
+
+func TestGunzippedSize(t *testing.T) {
+	var small bytes.Buffer
+	w := gzip.NewWriter(&small)
+	_, _ = w.Write(bytes.Repeat([]byte("record "), 1000))
+	_ = w.Close()
+	for _, tc := range []struct {
+		name string
+		in   []byte
+		want int
+	}{
+		{"a gzip stream", small.Bytes(), 7000},
+		{"too short", []byte{1, 2}, 0},
+		{"a size past the bound", []byte{0x1f, 0x8b, 0xff, 0xff, 0xff, 0x7f}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := gunzippedSize(tc.in); got != tc.want {
+				t.Errorf("gunzippedSize = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }
