@@ -34,7 +34,8 @@
 // and written with resourceVersion preconditions; every stored and rendered
 // manifest is checked against the tenant before Helm acts on it
 // (tamper.go), release objects changed outside the controller are
-// restored from the release (drift.go), egress to the API server is
+// restored from the release (drift.go; the cache holds them slimmed and
+// the memo their manifest deflated, packed.go), egress to the API server is
 // narrowed to its addresses (apiserver.go), and the guardrail
 // ValidatingAdmissionPolicies in config/guardrails read the namespace
 // labels this package sets.
