@@ -10,6 +10,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
@@ -173,15 +174,16 @@ func slimmed(by cache.ByObject) cache.ByObject {
 // slimRelease keeps, of an object Helm made (a release's Role, RoleBinding
 // or ServiceAccount), its metadata but its annotations: drift correction
 // reads the cached copy only for its resourceVersion and reads a changed
-// object live. The controller's own objects (the owner RoleBinding) stay
-// whole: the Applier compares them with what it would apply.
+// object live. The controller's own objects (the owner RoleBinding, which
+// has a controller reference: Helm sets none) stay whole, whatever their
+// labels: the Applier compares them with what it would apply.
 func slimRelease(o any) (any, error) {
 	m, ok := o.(client.Object)
 	if !ok {
 		return o, nil
 	}
 	m.SetManagedFields(nil)
-	if m.GetLabels()[helmManagedBy] != "Helm" {
+	if m.GetLabels()[helmManagedBy] != "Helm" || metav1.GetControllerOf(m) != nil {
 		return o, nil
 	}
 	m.SetAnnotations(nil)

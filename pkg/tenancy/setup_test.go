@@ -67,6 +67,19 @@ func TestSlimRelease(t *testing.T) {
 		m.ManagedFields = nil
 		return m
 	}
+	// A tenant can label an object as Helm's: one with a controller
+	// reference is the controller's and stays whole all the same.
+	ownedHelm := func() metav1.ObjectMeta {
+		m := own()
+		m.Labels[helmManagedBy] = "Helm"
+		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: "tenancy.opctl.dev/v1alpha1", Kind: "Tenant", Name: "t1", UID: "u1", Controller: ptr.To(true)}}
+		return m
+	}
+	ownedHelmKept := func() metav1.ObjectMeta {
+		m := ownedHelm()
+		m.ManagedFields = nil
+		return m
+	}
 	rules := []rbacv1.PolicyRule{{Verbs: []string{"get"}, Resources: []string{"configmaps"}}}
 	subjects := []rbacv1.Subject{{Kind: "ServiceAccount", Name: "op"}}
 	ref := rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "op"}
@@ -80,6 +93,8 @@ func TestSlimRelease(t *testing.T) {
 			ImagePullSecrets: []corev1.LocalObjectReference{{Name: "pull"}}}, &corev1.ServiceAccount{ObjectMeta: slim()}},
 		{"owner RoleBinding stays whole", &rbacv1.RoleBinding{ObjectMeta: own(), Subjects: subjects, RoleRef: ref},
 			&rbacv1.RoleBinding{ObjectMeta: ownKept(), Subjects: subjects, RoleRef: ref}},
+		{"owned RoleBinding with Helm's label stays whole", &rbacv1.RoleBinding{ObjectMeta: ownedHelm(), Subjects: subjects, RoleRef: ref},
+			&rbacv1.RoleBinding{ObjectMeta: ownedHelmKept(), Subjects: subjects, RoleRef: ref}},
 		{"not an object", "tombstone", "tombstone"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
