@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -170,11 +171,32 @@ func installCRDsOf(t *testing.T, c *testcluster.Cluster, project string) {
 }
 
 // checkWorkloadsReady reads back every Deployment, StatefulSet and
-// DaemonSet of the release and requires all its pods Ready.
+// DaemonSet of the release and requires all its pods Ready within 30 s:
+// Helm's wait reads a Deployment's new ReplicaSet, whose status the
+// Deployment's own status follows a moment later.
 func checkWorkloadsReady(t *testing.T, c *testcluster.Cluster, ns, manifest string) {
 	t.Helper()
+	var n int
+	var notReady []string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+		if n, notReady = workloadsReady(t, c, ns, manifest); len(notReady) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, w := range notReady {
+		t.Error(w)
+	}
+	if n == 0 {
+		t.Errorf("no workload in the release in %s", ns)
+	}
+	t.Logf("%s: %d workloads Ready", ns, n)
+}
+
+// workloadsReady counts the release's workloads and says which are not
+// Ready.
+func workloadsReady(t *testing.T, c *testcluster.Cluster, ns, manifest string) (n int, notReady []string) {
+	t.Helper()
 	ctx := context.Background()
-	n := 0
 	for _, doc := range strings.Split(manifest, "\n---") {
 		var m struct {
 			Kind     string
@@ -209,11 +231,8 @@ func checkWorkloadsReady(t *testing.T, c *testcluster.Cluster, ns, manifest stri
 		}
 		n++
 		if want == 0 || ready != want {
-			t.Errorf("%s %s/%s: %d of %d pods Ready", m.Kind, ns, m.Metadata.Name, ready, want)
+			notReady = append(notReady, fmt.Sprintf("%s %s/%s: %d of %d pods Ready", m.Kind, ns, m.Metadata.Name, ready, want))
 		}
 	}
-	if n == 0 {
-		t.Errorf("no workload in the release in %s", ns)
-	}
-	t.Logf("%s: %d workloads Ready", ns, n)
+	return n, notReady
 }
