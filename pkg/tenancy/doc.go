@@ -35,7 +35,7 @@
 // manifest is checked against the tenant before Helm acts on it
 // (tamper.go), release objects changed outside the controller are
 // restored from the release (drift.go; the cache holds them slimmed and
-// the memo their manifest deflated, packed.go), egress to the API server is
+// the memo their manifest gzipped, packed.go), egress to the API server is
 // narrowed to its addresses (apiserver.go), and the guardrail
 // ValidatingAdmissionPolicies in config/guardrails read the namespace
 // labels this package sets.

@@ -50,7 +50,7 @@ type parsedRelease struct {
 }
 
 // driftObject is one object of a release's manifest that drift correction
-// keeps, held as deflated JSON (packed.go): a small part of the memory of its
+// keeps, held as gzipped JSON (packed.go): a small part of the memory of its
 // parsed form, which is needed only when the object has changed.
 type driftObject struct {
 	gvk    schema.GroupVersionKind

@@ -2,42 +2,84 @@ package tenancy
 
 import (
 	"bytes"
-	"compress/flate"
-	"io"
+	"compress/gzip"
+	"encoding/binary"
 	"sync"
 )
 
-// packers reuse deflate writers: each holds about 1 MB of tables.
-var packers = sync.Pool{New: func() any {
-	w, _ := flate.NewWriter(nil, flate.BestSpeed) // a valid level: no error
-	return w
-}}
+// gzipWriters and gzipReaders reuse gzip state (a writer holds about
+// 800 KB): a release record is written twice and read on every reconcile
+// of its release, and the drift memo packs every release object.
+var (
+	gzipWriters = sync.Pool{New: func() any {
+		w, _ := gzip.NewWriterLevel(nil, recordCompression) // a valid level: no error
+		return w
+	}}
+	gzipReaders sync.Pool
+)
 
-// pack deflates b into a slice of its own (not the buffer's spare
-// capacity): what the controller
-// keeps in memory for every tenant (the drift memo) is held packed.
-func pack(b []byte) []byte {
+// gzipped is b gzipped at level; the writer comes from the pool at
+// recordCompression.
+func gzipped(b []byte, level int) ([]byte, error) {
 	var buf bytes.Buffer
-	w := packers.Get().(*flate.Writer)
-	w.Reset(&buf)
+	var w *gzip.Writer
+	if level == recordCompression {
+		w = gzipWriters.Get().(*gzip.Writer)
+		w.Reset(&buf)
+		defer gzipWriters.Put(w)
+	} else {
+		var err error
+		if w, err = gzip.NewWriterLevel(&buf, level); err != nil {
+			return nil, err
+		}
+	}
 	_, _ = w.Write(b) // writes to a bytes.Buffer do not fail
 	_ = w.Close()
-	packers.Put(w)
-	return bytes.Clone(buf.Bytes())
+	return buf.Bytes(), nil
 }
 
-// unpackers reuse inflate state.
-var unpackers sync.Pool
-
-// unpack inflates what pack returned.
-func unpack(b []byte) ([]byte, error) {
-	r, _ := unpackers.Get().(io.ReadCloser)
+// gunzip inflates a gzip stream into one buffer sized by its trailer.
+func gunzip(gz []byte) ([]byte, error) {
+	r, _ := gzipReaders.Get().(*gzip.Reader)
 	if r == nil {
-		r = flate.NewReader(bytes.NewReader(b))
-	} else if err := r.(flate.Resetter).Reset(bytes.NewReader(b), nil); err != nil {
+		r = new(gzip.Reader)
+	}
+	defer gzipReaders.Put(r)
+	if err := r.Reset(bytes.NewReader(gz)); err != nil {
 		return nil, err
 	}
-	out, err := io.ReadAll(r)
-	unpackers.Put(r)
-	return out, err
+	out := bytes.NewBuffer(make([]byte, 0, gunzippedSize(gz)+bytes.MinRead))
+	if _, err := out.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
 }
+
+// maxSizeHint bounds the buffer a gzip trailer can ask for up front: the
+// API server stores objects of at most 1.5 MiB, a record gzips about 6:1.
+const maxSizeHint = 64 << 20
+
+// gunzippedSize is the size a gzip stream's trailer gives (ISIZE, the
+// last 4 bytes), or 0 when it is past maxSizeHint: a hint, so that a
+// stream inflates into one buffer instead of a chain of doublings.
+func gunzippedSize(gz []byte) int {
+	if len(gz) < 4 {
+		return 0
+	}
+	n := int(binary.LittleEndian.Uint32(gz[len(gz)-4:]))
+	if n > maxSizeHint {
+		return 0
+	}
+	return n
+}
+
+// pack gzips what the controller keeps in memory for every tenant (the
+// drift memo's objects), into a slice of its own: not a buffer's spare
+// capacity.
+func pack(b []byte) []byte {
+	out, _ := gzipped(b, recordCompression) // the pooled level: no error
+	return bytes.Clone(out)
+}
+
+// unpack inflates what pack returned.
+func unpack(b []byte) ([]byte, error) { return gunzip(b) }

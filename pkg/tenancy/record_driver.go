@@ -5,13 +5,11 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/base64"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"strconv"
-	"sync"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -238,27 +236,6 @@ func (d *recordDriver) record(key string, rel *release.Release, stamp string) (*
 	}, nil
 }
 
-// gzipWriters and gzipReaders reuse the records' gzip state (a writer
-// holds about 800 KB): a record is written twice and read on every
-// reconcile of a release.
-var (
-	gzipWriters = sync.Pool{New: func() any {
-		w, _ := gzip.NewWriterLevel(nil, recordCompression) // a valid level: no error
-		return w
-	}}
-	gzipReaders sync.Pool
-)
-
-// gzipWriter writes to buf at level, from the pool at recordCompression.
-func gzipWriter(buf *bytes.Buffer, level int) (*gzip.Writer, error) {
-	if level != recordCompression {
-		return gzip.NewWriterLevel(buf, level)
-	}
-	w := gzipWriters.Get().(*gzip.Writer)
-	w.Reset(buf)
-	return w, nil
-}
-
 // encodeRecord is Helm's record encoding: base64 of gzipped JSON.
 func encodeRecord(rel *release.Release) ([]byte, error) {
 	return encodeRecordAt(rel, recordCompression)
@@ -269,18 +246,12 @@ func encodeRecordAt(rel *release.Release, level int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var buf bytes.Buffer
-	w, err := gzipWriter(&buf, level)
+	gz, err := gzipped(b, level)
 	if err != nil {
 		return nil, err
 	}
-	_, _ = w.Write(b) // writes to a bytes.Buffer do not fail
-	_ = w.Close()
-	if level == recordCompression {
-		gzipWriters.Put(w)
-	}
-	out := make([]byte, base64.StdEncoding.EncodedLen(buf.Len()))
-	base64.StdEncoding.Encode(out, buf.Bytes())
+	out := make([]byte, base64.StdEncoding.EncodedLen(len(gz)))
+	base64.StdEncoding.Encode(out, gz)
 	return out, nil
 }
 
@@ -334,40 +305,11 @@ func recordJSON(data []byte) ([]byte, error) {
 	}
 	b = b[:n]
 	if len(b) > 3 && bytes.Equal(b[:3], []byte{0x1f, 0x8b, 0x08}) {
-		r, _ := gzipReaders.Get().(*gzip.Reader)
-		if r == nil {
-			r = new(gzip.Reader)
-		}
-		if err := r.Reset(bytes.NewReader(b)); err != nil {
+		if b, err = gunzip(b); err != nil {
 			return nil, err
 		}
-		out := bytes.NewBuffer(make([]byte, 0, gunzippedSize(b)+bytes.MinRead))
-		_, err = out.ReadFrom(r)
-		gzipReaders.Put(r)
-		if err != nil {
-			return nil, err
-		}
-		b = out.Bytes()
 	}
 	return b, nil
-}
-
-// maxSizeHint bounds the buffer a gzip trailer can ask for up front: the
-// API server stores objects of at most 1.5 MiB, a record gzips about 6:1.
-const maxSizeHint = 64 << 20
-
-// gunzippedSize is the size a gzip stream's trailer gives (ISIZE, the
-// last 4 bytes), or 0 when it is past maxSizeHint: a hint, so that a
-// record inflates into one buffer instead of a chain of doublings.
-func gunzippedSize(gz []byte) int {
-	if len(gz) < 4 {
-		return 0
-	}
-	n := int(binary.LittleEndian.Uint32(gz[len(gz)-4:]))
-	if n > maxSizeHint {
-		return 0
-	}
-	return n
 }
 
 // latest returns the newest revision of release name and the newest
