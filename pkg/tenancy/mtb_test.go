@@ -253,6 +253,15 @@ func TestMTBLevel1(t *testing.T) {
 			t.Cleanup(func() { _ = cl.Delete(context.Background(), o) })
 		}
 		editor := kubernetes.NewForConfigOrDie(c.As("ns-editor-" + id))
+		// The API server's RBAC authorizer sees the new binding from its
+		// own informer, a moment after the create: wait until it does, so
+		// that a refusal below is the guardrail's and not RBAC's.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			_, err := editor.CoreV1().Namespaces().Get(ctx, a, metav1.GetOptions{})
+			if err == nil || time.Now().After(deadline) {
+				break
+			}
+		}
 		for _, patch := range []string{
 			`{"metadata":{"labels":{"tenancy.opctl.dev/tenant":null}}}`,
 			`{"metadata":{"labels":{"tenancy.opctl.dev/tenant":"` + b + `"}}}`,
