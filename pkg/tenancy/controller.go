@@ -215,7 +215,6 @@ func (c *Controller) quotaStatus(ctx context.Context, t *tenancyv1.Tenant, p *pl
 		q := &corev1.ResourceQuota{}
 		if err := c.getOwned(ctx, client.ObjectKey{Namespace: ns, Name: QuotaName}, q); err == nil {
 			st.Hard, st.Used = q.Status.Hard, q.Status.Used
-			recordQuota(t.Name, ns, q.Status.Hard, q.Status.Used)
 		}
 		if !quotaCounted(q) {
 			syncing = append(syncing, ns)

@@ -24,7 +24,6 @@ import (
 // removes the Tenant's ownerReferences and labels from everything and
 // leaves it all running.
 func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy operatorkit.DeletionPolicy) (bool, error) {
-	defer forgetQuota(t.Name)
 	for _, ns := range t.Spec.Namespaces {
 		defer c.drift.forget(ns)
 	}

@@ -10,6 +10,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -30,12 +31,10 @@ var (
 		Name: "opctl_tenancy_drift_corrections_total",
 		Help: "Release objects restored from the release manifest after a change or deletion outside the controller, by kind.",
 	}, []string{"kind"})
-	quotaUtilisation = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "opctl_tenancy_quota_utilisation_ratio",
-		Help: "Used over hard of each tenant namespace's quota, by resource.",
-	}, []string{"tenant", "namespace", "resource"})
 	tenantsDesc = prometheus.NewDesc("opctl_tenancy_tenants",
 		"Tenants by condition type and status.", []string{"condition", "status"}, nil)
+	quotaDesc = prometheus.NewDesc("opctl_tenancy_quota_utilisation_ratio",
+		"Used over hard of each tenant namespace's quota, by resource.", []string{"tenant", "namespace", "resource"}, nil)
 	cachedDesc = prometheus.NewDesc("opctl_tenancy_cached_objects",
 		"Objects of the tenants in the controller's cache, by kind: a shard caches only its own tenants'.", []string{"kind"}, nil)
 )
@@ -56,7 +55,7 @@ var cachedKinds = map[string]func() client.ObjectList{
 var tenants = &tenantCollector{}
 
 func init() {
-	metrics.Registry.MustRegister(releaseOps, releaseDuration, driftCorrections, quotaUtilisation, tenants)
+	metrics.Registry.MustRegister(releaseOps, releaseDuration, driftCorrections, tenants)
 	// Every operation's series exists from the start at 0, so increase()
 	// and rate() see the first operation and alerts need no absent().
 	for _, op := range []string{"install", "upgrade", "rollback", "uninstall"} {
@@ -68,24 +67,10 @@ func init() {
 	releaseOps.WithLabelValues("verify", "refused")
 }
 
-// recordQuota sets the utilisation gauges of one namespace.
-func recordQuota(tenant, ns string, hard, used corev1.ResourceList) {
-	for name, h := range hard {
-		if h.IsZero() {
-			continue
-		}
-		u := used[name]
-		quotaUtilisation.WithLabelValues(tenant, ns, string(name)).Set(u.AsApproximateFloat64() / h.AsApproximateFloat64())
-	}
-}
-
-// forgetQuota drops the utilisation series of a tenant that goes away.
-func forgetQuota(tenant string) {
-	quotaUtilisation.DeletePartialMatch(prometheus.Labels{"tenant": tenant})
-}
-
-// tenantCollector counts Tenants by condition, and the cached tenant
-// objects by kind, from the cache at scrape.
+// tenantCollector counts Tenants by condition and the cached tenant
+// objects by kind, and reports the quotas' utilisation, from the cache at
+// scrape: it holds no series of its own, so its memory does not grow with
+// the tenants, and a quota's value is as fresh as the cache.
 type tenantCollector struct {
 	mu     sync.Mutex
 	client client.Reader
@@ -97,7 +82,11 @@ func (c *tenantCollector) use(r client.Reader) {
 	c.client = r
 }
 
-func (c *tenantCollector) Describe(ch chan<- *prometheus.Desc) { ch <- tenantsDesc; ch <- cachedDesc }
+func (c *tenantCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- tenantsDesc
+	ch <- quotaDesc
+	ch <- cachedDesc
+}
 
 func (c *tenantCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
@@ -119,10 +108,37 @@ func (c *tenantCollector) Collect(ch chan<- prometheus.Metric) {
 	for k, n := range counts {
 		ch <- prometheus.MustNewConstMetric(tenantsDesc, prometheus.GaugeValue, n, k[0], k[1])
 	}
+	collectQuotas(r, ch)
 	for kind, newList := range cachedKinds {
 		l := newList()
 		if err := r.List(context.Background(), l, client.UnsafeDisableDeepCopy); err == nil {
 			ch <- prometheus.MustNewConstMetric(cachedDesc, prometheus.GaugeValue, float64(meta.LenList(l)), kind)
+		}
+	}
+}
+
+// collectQuotas reports used over hard of every tenant quota in the cache.
+// The tenant is the quota's controller: only the controller's own quota
+// (QuotaName, owned by a Tenant) counts, not one a tenant made.
+func collectQuotas(r client.Reader, ch chan<- prometheus.Metric) {
+	var quotas corev1.ResourceQuotaList
+	if err := r.List(context.Background(), &quotas, client.UnsafeDisableDeepCopy); err != nil {
+		return
+	}
+	for i := range quotas.Items {
+		q := &quotas.Items[i]
+		owner := metav1.GetControllerOf(q)
+		if q.Name != QuotaName || owner == nil || owner.APIVersion != tenancyv1.GroupVersion.String() || owner.Kind != "Tenant" ||
+			q.Labels[LabelTenant] != owner.Name {
+			continue
+		}
+		for name, h := range q.Status.Hard {
+			if h.IsZero() {
+				continue
+			}
+			u := q.Status.Used[name]
+			ch <- prometheus.MustNewConstMetric(quotaDesc, prometheus.GaugeValue,
+				u.AsApproximateFloat64()/h.AsApproximateFloat64(), owner.Name, q.Namespace, string(name))
 		}
 	}
 }
