@@ -4,29 +4,42 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"runtime"
 	"sync"
 )
 
-// gzipWriters and gzipReaders reuse gzip state (a writer holds about
-// 800 KB): a release record is written twice and read on every reconcile
-// of its release, and the drift memo packs every release object.
+// gzipWriters and gzipReaders reuse gzip state: a release record is
+// written twice and read on every reconcile of its release, and the drift
+// memo packs every release object. A writer holds about 800 KB and
+// compressing is all CPU, so there are as many writers as the process has
+// processors (made on first use), and a compression waits for one rather
+// than making another: with 32 installs at once, the writers of a pool
+// were megabytes of the heap's peak.
 var (
-	gzipWriters = sync.Pool{New: func() any {
-		w, _ := gzip.NewWriterLevel(nil, recordCompression) // a valid level: no error
-		return w
-	}}
+	gzipWriters = writerSlots(runtime.GOMAXPROCS(0))
 	gzipReaders sync.Pool
 )
 
-// gzipped is b gzipped at level; the writer comes from the pool at
-// recordCompression.
+// writerSlots is a channel of n slots for writers, each empty until used.
+func writerSlots(n int) chan *gzip.Writer {
+	slots := make(chan *gzip.Writer, n)
+	for range n {
+		slots <- nil
+	}
+	return slots
+}
+
+// gzipped is b gzipped at level; at recordCompression the writer is one
+// of gzipWriters.
 func gzipped(b []byte, level int) ([]byte, error) {
 	var buf bytes.Buffer
 	var w *gzip.Writer
 	if level == recordCompression {
-		w = gzipWriters.Get().(*gzip.Writer)
+		if w = <-gzipWriters; w == nil {
+			w, _ = gzip.NewWriterLevel(nil, recordCompression) // a valid level: no error
+		}
 		w.Reset(&buf)
-		defer gzipWriters.Put(w)
+		defer func() { gzipWriters <- w }()
 	} else {
 		var err error
 		if w, err = gzip.NewWriterLevel(&buf, level); err != nil {

@@ -3,7 +3,9 @@ package tenancy
 import (
 	"bytes"
 	"compress/gzip"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -54,5 +56,29 @@ func TestGunzippedSize(t *testing.T) {
 				t.Errorf("gunzippedSize = %d, want %d", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestPackConcurrent: more packs at once than there are writers wait for
+// one, and each gets its own input back.
+func TestPackConcurrent(t *testing.T) {
+	n := 8 * cap(gzipWriters)
+	packed := make([][]byte, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { packed[i] = pack([]byte(strings.Repeat(strconv.Itoa(i)+",", 5000))) })
+	}
+	wg.Wait()
+	for i, p := range packed {
+		got, err := unpack(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := strings.Repeat(strconv.Itoa(i)+",", 5000); string(got) != want {
+			t.Fatalf("pack %d came back as %.20q…", i, got)
+		}
+	}
+	if len(gzipWriters) != cap(gzipWriters) {
+		t.Errorf("%d of %d writers returned", len(gzipWriters), cap(gzipWriters))
 	}
 }
