@@ -1,8 +1,11 @@
 package tenancy
 
 import (
+	"encoding/json"
+	"strconv"
 	"strings"
 
+	goyaml "go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
@@ -88,4 +91,54 @@ func skipSpace(s string, i int) int {
 		i++
 	}
 	return i
+}
+
+// manifestYAML is what sigs.k8s.io/yaml's Marshal makes of a parsed
+// manifest object, without its detour: Marshal writes JSON, parses that
+// back as YAML and emits the result, which was the larger part of the
+// render guard's work. The detour's one effect on such an object is on
+// floats, which JSON may write as integers; jsonNumbers mirrors it. It
+// rewrites obj's floats in place.
+func manifestYAML(obj map[string]any) ([]byte, error) {
+	if err := jsonNumbers(obj); err != nil {
+		return nil, err
+	}
+	return goyaml.Marshal(obj)
+}
+
+// jsonNumbers replaces each float in v (maps and slices, in place) with
+// what YAML reads from the float's JSON text: an integer when JSON writes
+// it as one, as sigs.k8s.io/yaml's JSON detour does.
+func jsonNumbers(v any) error {
+	set := func(x any, put func(any)) error {
+		f, ok := x.(float64)
+		if !ok {
+			return jsonNumbers(x)
+		}
+		b, err := json.Marshal(f)
+		if err != nil {
+			return err
+		}
+		if i, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+			put(i)
+		} else if u, err := strconv.ParseUint(string(b), 10, 64); err == nil {
+			put(u)
+		}
+		return nil
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if err := set(e, func(n any) { x[k] = n }); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if err := set(e, func(n any) { x[i] = n }); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/yaml"
 )
 
 // ReasonReleaseTampered reports a release whose stored or rendered
@@ -206,7 +205,7 @@ func labelDocs(docs []manifestDoc, labels map[string]string, namespaces []string
 		}
 		setLabels(d.obj, labels)
 		narrowWebhooks(d.obj, namespaces)
-		b, err := yaml.Marshal(d.obj.Object)
+		b, err := manifestYAML(d.obj.Object)
 		if err != nil {
 			return nil, err
 		}
