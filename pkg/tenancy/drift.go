@@ -181,8 +181,12 @@ func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Rel
 // tenant moves shard, drift correction moves its release objects with it.
 func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]string) []driftObject {
 	var out []driftObject
-	for _, d := range manifestDocs(manifest) {
-		u := d.obj
+	for _, doc := range splitManifest(manifest) {
+		// Most of a release is of other kinds: those need no parse.
+		if kind, sure := docKind(doc); sure && driftKinds[kind] == nil {
+			continue
+		}
+		u := parseDoc(doc).obj
 		if u == nil {
 			continue
 		}

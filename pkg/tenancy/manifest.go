@@ -24,20 +24,95 @@ func manifestDocs(manifest string) []manifestDoc {
 	docs := splitManifest(manifest)
 	out := make([]manifestDoc, 0, len(docs))
 	for _, doc := range docs {
-		var d manifestDoc
-		for line := range strings.SplitSeq(doc, "\n") {
-			if !strings.HasPrefix(line, "#") {
-				break
-			}
-			d.comments = append(d.comments, line)
-		}
-		u := &unstructured.Unstructured{}
-		if d.err = yaml.Unmarshal([]byte(doc), &u.Object); d.err == nil && len(u.Object) > 0 {
-			d.obj = u
-		}
-		out = append(out, d)
+		out = append(out, parseDoc(doc))
 	}
 	return out
+}
+
+// parseDoc parses one document of a manifest.
+func parseDoc(doc string) manifestDoc {
+	var d manifestDoc
+	for line := range strings.SplitSeq(doc, "\n") {
+		if !strings.HasPrefix(line, "#") {
+			break
+		}
+		d.comments = append(d.comments, line)
+	}
+	u := &unstructured.Unstructured{}
+	if d.err = yaml.Unmarshal([]byte(doc), &u.Object); d.err == nil && len(u.Object) > 0 {
+		d.obj = u
+	}
+	return d
+}
+
+// docKind reads a document's kind without parsing it, when that is
+// certain: the first line that is not a comment is at the left margin,
+// every line there is an item of a block sequence ("- ") or a plain
+// "key: value", and exactly one of the keys is "kind: <a Kind's name>".
+// Anything else (flow style, JSON, quoted or repeated keys, merge keys,
+// anchors, tags) is uncertain, and the caller parses the document.
+func docKind(doc string) (kind string, sure bool) {
+	found, top := false, false
+	lines := strings.Split(doc, "\n")
+	for i, line := range lines {
+		line = strings.TrimSuffix(line, "\r")
+		if trimmed := strings.TrimSpace(line); trimmed == "" || trimmed[0] == '#' {
+			continue
+		}
+		// The mapping must start at the left margin.
+		if line[0] == ' ' || line == "-" || strings.HasPrefix(line, "- ") {
+			if !top {
+				return "", false
+			}
+			continue
+		}
+		top = true
+		key, value, ok := strings.Cut(line, ":")
+		if !ok || !plainKey(key) || (value != "" && value[0] != ' ') {
+			return "", false
+		}
+		if key != "kind" {
+			continue
+		}
+		value = strings.TrimSpace(value)
+		if found || !kindName(value) || !endsScalar(lines[i+1:]) {
+			return "", false
+		}
+		kind, found = value, true
+	}
+	return kind, found
+}
+
+// endsScalar reports whether the lines after a "key: value" line leave
+// the value on its line: they end, or the next one starts at the left
+// margin with something other than a comment. An indented line, or one
+// after a blank line, would continue a plain scalar.
+func endsScalar(rest []string) bool {
+	if len(rest) == 0 || (len(rest) == 1 && strings.TrimSpace(rest[0]) == "") {
+		return true
+	}
+	next := strings.TrimSuffix(rest[0], "\r")
+	return next != "" && next[0] != ' ' && next[0] != '#' && next[0] != '\t'
+}
+
+// plainKey reports whether key is a plain mapping key of letters, digits
+// and "-_./", as Kubernetes field names are.
+func plainKey(key string) bool {
+	return key != "" && strings.Trim(key, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./") == ""
+}
+
+// kindName reports whether s, a plain scalar, is a string that names a
+// Kind: letters and digits from a capital letter, and not a word YAML
+// reads as a boolean or null.
+func kindName(s string) bool {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' || strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789") != "" {
+		return false
+	}
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "true", "false", "on", "off", "null":
+		return false
+	}
+	return true
 }
 
 // splitManifest splits a manifest into documents exactly as Helm's
