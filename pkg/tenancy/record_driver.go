@@ -242,11 +242,7 @@ func encodeRecord(rel *release.Release) ([]byte, error) {
 }
 
 func encodeRecordAt(rel *release.Release, level int) ([]byte, error) {
-	b, err := json.Marshal(rel)
-	if err != nil {
-		return nil, err
-	}
-	gz, err := gzipped(b, level)
+	gz, err := gzippedRelease(rel, level)
 	if err != nil {
 		return nil, err
 	}

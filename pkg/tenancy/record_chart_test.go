@@ -1,0 +1,90 @@
+package tenancy
+
+import (
+	"reflect"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+)
+
+// TestGzippedRelease: a record written in two gzip members reads back
+// whole, through our decoder and through Helm's own Secret driver, and
+// the same release gives the same bytes.
+func TestGzippedRelease(t *testing.T) {
+	ch := &chart.Chart{Metadata: &chart.Metadata{APIVersion: "v2", Name: "op", Version: "1.2.3"},
+		Templates: []*chart.File{{Name: "templates/a.yaml", Data: []byte("kind: ConfigMap\n")}},
+		Values:    map[string]any{"replicas": float64(1)}}
+	for _, tc := range []struct {
+		name string
+		rel  *release.Release
+	}{
+		{"release", &release.Release{Name: "op", Namespace: "ns", Version: 3, Chart: ch, Manifest: "---\nkind: ConfigMap\n",
+			Config: map[string]any{"a": "b"}, Info: &release.Info{Status: release.StatusDeployed, Description: "Install complete"}}},
+		{"no chart", &release.Release{Name: "op", Namespace: "ns", Version: 1, Info: &release.Info{Status: release.StatusPendingInstall}}},
+		{"a chart only", &release.Release{Chart: ch}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := encodeRecord(tc.rel)
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, _ := encodeRecord(tc.rel)
+			if string(again) != string(data) {
+				t.Error("the same release encoded twice differs")
+			}
+			got, err := decodeRecord(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, tc.rel) {
+				t.Errorf("decoded %+v, want %+v", got, tc.rel)
+			}
+			if tc.rel.Chart != nil {
+				sum, err := decodeRecordSummary(data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(sum.Chart.Metadata, ch.Metadata) || sum.Chart.Templates != nil {
+					t.Errorf("summary chart %+v, want the metadata only", sum.Chart)
+				}
+			}
+			// Helm's Secret driver reads what we write.
+			if tc.rel.Name == "" {
+				return
+			}
+			cs := fake.NewClientset(&corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.op.v1", Namespace: "ns",
+				Labels: map[string]string{"owner": "helm", "name": "op"}}, Type: "helm.sh/release.v1", Data: map[string][]byte{"release": data}})
+			helmRel, err := driver.NewSecrets(cs.CoreV1().Secrets("ns")).Get("sh.helm.release.v1.op.v1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(helmRel.Chart, tc.rel.Chart) || helmRel.Manifest != tc.rel.Manifest {
+				t.Errorf("Helm's driver read chart %+v, manifest %q", helmRel.Chart, helmRel.Manifest)
+			}
+		})
+	}
+}
+
+// TestMemberCache: a chart's member is made once, and the cache keeps at
+// most max members.
+func TestMemberCache(t *testing.T) {
+	m := &memberCache{max: 2, byKey: map[memberKey][]byte{}}
+	a1, _ := m.get([]byte(`{"a":1}`), recordCompression)
+	a2, _ := m.get([]byte(`{"a":1}`), recordCompression)
+	if &a1[0] != &a2[0] {
+		t.Error("the same chart was compressed twice")
+	}
+	m.get([]byte(`{"b":1}`), recordCompression)
+	m.get([]byte(`{"c":1}`), recordCompression)
+	if len(m.byKey) != 2 || len(m.order) != 2 {
+		t.Errorf("cache holds %d members (%d in order), want 2", len(m.byKey), len(m.order))
+	}
+	if b, err := gunzip(a1); err != nil || string(b) != `{"a":1}}` {
+		t.Errorf("member inflates to %q, %v", b, err)
+	}
+}
