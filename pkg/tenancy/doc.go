@@ -31,11 +31,14 @@
 // Tenants are untrusted: Helm release records live in the controller's
 // storage namespace (storage.go, record_driver.go, migrate.go), read
 // through a metadata index of the records and GETs of the ones needed,
-// and written with resourceVersion preconditions; every stored and rendered
+// and written with resourceVersion preconditions, gzipped with the chart
+// in a member of its own that is compressed once per chart
+// (record_chart.go); every stored and rendered
 // manifest is checked against the tenant before Helm acts on it
 // (tamper.go), release objects changed outside the controller are
-// restored from the release (drift.go; the cache holds them slimmed and
-// the memo their manifest gzipped, packed.go), egress to the API server is
+// restored from the release (drift.go; only the documents of the kinds it
+// keeps are parsed, docKind in manifest.go; the cache holds them slimmed
+// and the memo their manifest gzipped, packed.go), egress to the API server is
 // narrowed to its addresses (apiserver.go), and the guardrail
 // ValidatingAdmissionPolicies in config/guardrails read the namespace
 // labels this package sets.
