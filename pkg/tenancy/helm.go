@@ -44,6 +44,8 @@ type helmClient struct {
 	mu       sync.Mutex
 	locks    map[string]*sync.Mutex
 	migrated map[string]bool // releases whose records were looked for in the tenant namespace
+
+	caps capabilities
 }
 
 func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, log func(string, ...any)) (*helmClient, error) {
@@ -222,6 +224,9 @@ func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spe
 	// The API server validates every object anyway; client-side OpenAPI
 	// validation would fetch the whole schema for each release.
 	in.DisableOpenAPIValidation = true
+	if err := h.setCapabilities(cfg); err != nil {
+		return nil, err
+	}
 	return in.RunWithContext(ctx, spec.Install, spec.Values)
 }
 
@@ -233,6 +238,9 @@ func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spe
 	up.MaxHistory = h.maxHistory
 	up.Timeout = 2 * time.Minute
 	up.DisableOpenAPIValidation = true
+	if err := h.setCapabilities(cfg); err != nil {
+		return nil, err
+	}
 	return up.RunWithContext(ctx, spec.Name, spec.Install, spec.Values)
 }
 

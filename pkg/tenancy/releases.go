@@ -81,6 +81,7 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 		default:
 			crdsOK[i] = true
 			if len(applied) > 0 {
+				c.helm.crdsApplied()
 				c.event(t, "Normal", "CRDApplied", "operator %s: applied CRDs %v", op.spec.Name, applied)
 			}
 		}
