@@ -224,6 +224,7 @@ func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spe
 	// The API server validates every object anyway; client-side OpenAPI
 	// validation would fetch the whole schema for each release.
 	in.DisableOpenAPIValidation = true
+	in.SkipSchemaValidation = valuesMeetSchema(spec.Install, spec.Values)
 	if err := h.setCapabilities(cfg); err != nil {
 		return nil, err
 	}
@@ -238,6 +239,8 @@ func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spe
 	up.MaxHistory = h.maxHistory
 	up.Timeout = 2 * time.Minute
 	up.DisableOpenAPIValidation = true
+	// With no values Helm reuses the release's, which it validates.
+	up.SkipSchemaValidation = len(spec.Values) > 0 && valuesMeetSchema(spec.Install, spec.Values)
 	if err := h.setCapabilities(cfg); err != nil {
 		return nil, err
 	}

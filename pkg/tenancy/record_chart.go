@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"slices"
-	"sync"
 
 	"helm.sh/helm/v3/pkg/release"
 )
@@ -42,7 +41,7 @@ func gzippedRelease(rel *release.Release, level int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	last, err := chartMembers.get(chartJSON, level)
+	last, err := chartMember(chartJSON, level)
 	if err != nil {
 		return nil, err
 	}
@@ -50,46 +49,20 @@ func gzippedRelease(rel *release.Release, level int) ([]byte, error) {
 }
 
 // chartMembers holds the gzip members of the charts most recently
-// written, by content: a chart's JSON and the closing brace of its record.
-var chartMembers = &memberCache{max: 16, byKey: map[memberKey][]byte{}}
+// written, by content and level: a chart's JSON and the closing brace of
+// its record.
+var chartMembers = newFIFO[memberKey, []byte](16)
 
 type memberKey struct {
 	sum   [sha256.Size]byte
 	level int
 }
 
-// memberCache is a small map of gzip members that forgets the oldest.
-type memberCache struct {
-	mu    sync.Mutex
-	max   int
-	order []memberKey
-	byKey map[memberKey][]byte
-}
-
-// get returns chartJSON followed by "}" gzipped at level, compressing it
-// only when it is not held.
-func (m *memberCache) get(chartJSON []byte, level int) ([]byte, error) {
-	key := memberKey{sha256.Sum256(chartJSON), level}
-	m.mu.Lock()
-	gz, ok := m.byKey[key]
-	m.mu.Unlock()
-	if ok {
-		return gz, nil
-	}
-	gz, err := gzipped(append(slices.Clip(chartJSON), '}'), level)
-	if err != nil {
-		return nil, err
-	}
-	gz = slices.Clip(gz)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.byKey[key]; !ok {
-		if len(m.order) == m.max {
-			delete(m.byKey, m.order[0])
-			m.order = m.order[1:]
-		}
-		m.order = append(m.order, key)
-		m.byKey[key] = gz
-	}
-	return gz, nil
+// chartMember is chartJSON followed by "}", gzipped at level, compressed
+// only when chartMembers does not hold it.
+func chartMember(chartJSON []byte, level int) ([]byte, error) {
+	return chartMembers.get(memberKey{sha256.Sum256(chartJSON), level}, func() ([]byte, error) {
+		gz, err := gzipped(append(slices.Clip(chartJSON), '}'), level)
+		return slices.Clip(gz), err
+	})
 }

@@ -70,21 +70,24 @@ func TestGzippedRelease(t *testing.T) {
 	}
 }
 
-// TestMemberCache: a chart's member is made once, and the cache keeps at
-// most max members.
-func TestMemberCache(t *testing.T) {
-	m := &memberCache{max: 2, byKey: map[memberKey][]byte{}}
-	a1, _ := m.get([]byte(`{"a":1}`), recordCompression)
-	a2, _ := m.get([]byte(`{"a":1}`), recordCompression)
+// TestChartMember: a chart's member is made once and inflates to the
+// chart's JSON and the record's closing brace; the cache keeps at most
+// its max.
+func TestChartMember(t *testing.T) {
+	a1, _ := chartMember([]byte(`{"a":1}`), recordCompression)
+	a2, _ := chartMember([]byte(`{"a":1}`), recordCompression)
 	if &a1[0] != &a2[0] {
 		t.Error("the same chart was compressed twice")
 	}
-	m.get([]byte(`{"b":1}`), recordCompression)
-	m.get([]byte(`{"c":1}`), recordCompression)
-	if len(m.byKey) != 2 || len(m.order) != 2 {
-		t.Errorf("cache holds %d members (%d in order), want 2", len(m.byKey), len(m.order))
-	}
 	if b, err := gunzip(a1); err != nil || string(b) != `{"a":1}}` {
 		t.Errorf("member inflates to %q, %v", b, err)
+	}
+	f := newFIFO[int, int](2)
+	made := 0
+	for _, k := range []int{1, 2, 1, 3, 1} {
+		_, _ = f.get(k, func() (int, error) { made++; return k, nil })
+	}
+	if len(f.byKey) != 2 || len(f.order) != 2 || made != 4 {
+		t.Errorf("fifo holds %d (%d in order) after making %d, want 2, 2, 4", len(f.byKey), len(f.order), made)
 	}
 }
