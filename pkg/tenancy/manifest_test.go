@@ -143,15 +143,8 @@ func TestManifestYAML(t *testing.T) {
 		checkManifestYAML(t, []byte(in), true)
 	}
 	// Real objects: the bundles' manifests (CRDs, a CSV, RBAC, alerts).
-	files, err := filepath.Glob("../../bundle/*/manifests/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no bundle manifests: %v", err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range bundleManifests(t) {
+		b := m.data
 		checkManifestYAML(t, b, true)
 	}
 }
@@ -166,15 +159,10 @@ func FuzzManifestYAML(f *testing.F) {
 // BenchmarkManifestYAML emits the bundles' manifests with manifestYAML
 // and, as the reference, with sigs.k8s.io/yaml.Marshal.
 func BenchmarkManifestYAML(b *testing.B) {
-	files, _ := filepath.Glob("../../bundle/*/manifests/*.yaml")
 	var objs []map[string]any
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
+	for _, m := range bundleManifests(b) {
 		var obj map[string]any
-		if err := yaml.Unmarshal(data, &obj); err != nil {
+		if err := yaml.Unmarshal(m.data, &obj); err != nil {
 			b.Fatal(err)
 		}
 		objs = append(objs, obj)
@@ -238,14 +226,10 @@ func TestDocKind(t *testing.T) {
 		}
 		checkDocKind(t, tc.doc)
 	}
-	files, _ := filepath.Glob("../../bundle/*/manifests/*.yaml")
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, m := range bundleManifests(t) {
+		b := m.data
 		if _, sure := docKind(string(b)); !sure {
-			t.Errorf("docKind of %s: not sure", f)
+			t.Errorf("docKind of %s: not sure", m.path)
 		}
 		checkDocKind(t, string(b))
 	}
@@ -275,14 +259,9 @@ func FuzzDocKind(f *testing.F) {
 // bundles' objects and, as the reference, parses every document of it
 // (what driftObjects did before it skipped the kinds it does not keep).
 func BenchmarkDriftObjects(b *testing.B) {
-	files, _ := filepath.Glob("../../bundle/*/manifests/*.yaml")
 	var manifest strings.Builder
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		fmt.Fprintf(&manifest, "---\n# Source: %s\n%s", filepath.Base(f), data)
+	for _, m := range bundleManifests(b) {
+		fmt.Fprintf(&manifest, "---\n# Source: %s\n%s", filepath.Base(m.path), m.data)
 	}
 	// A release's own objects: a Role and a ServiceAccount, in namespace ns.
 	manifest.WriteString("---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\nrules: []\n")
@@ -300,4 +279,28 @@ func BenchmarkDriftObjects(b *testing.B) {
 			manifestDocs(m)
 		}
 	})
+}
+
+type manifestFile struct {
+	path string
+	data []byte
+}
+
+// bundleManifests are the bundles' manifests: real objects (CRDs, a CSV,
+// RBAC, alerts, a dashboard) for the manifest tests and benchmarks.
+func bundleManifests(tb testing.TB) []manifestFile {
+	tb.Helper()
+	files, err := filepath.Glob("../../bundle/*/manifests/*.yaml")
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no bundle manifests: %v", err)
+	}
+	out := make([]manifestFile, 0, len(files))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, manifestFile{f, data})
+	}
+	return out
 }
