@@ -16,16 +16,16 @@ func newFIFO[K comparable, V any](max int) *fifo[K, V] {
 	return &fifo[K, V]{max: max, byKey: map[K]V{}}
 }
 
-// get returns the value of key, made by make when it is not held. make
-// runs outside the lock; when two make one at once, the first kept wins.
-func (f *fifo[K, V]) get(key K, make func() (V, error)) (V, error) {
+// get returns the value of key, made by build when it is not held. build
+// runs outside the lock; when two build one at once, the first kept wins.
+func (f *fifo[K, V]) get(key K, build func() (V, error)) (V, error) {
 	f.mu.Lock()
 	v, ok := f.byKey[key]
 	f.mu.Unlock()
 	if ok {
 		return v, nil
 	}
-	v, err := make()
+	v, err := build()
 	if err != nil {
 		return v, err
 	}

@@ -185,35 +185,39 @@ func manifestYAML(obj map[string]any) ([]byte, error) {
 // what YAML reads from the float's JSON text: an integer when JSON writes
 // it as one, as sigs.k8s.io/yaml's JSON detour does.
 func jsonNumbers(v any) error {
-	set := func(x any, put func(any)) error {
-		f, ok := x.(float64)
-		if !ok {
-			return jsonNumbers(x)
-		}
-		b, err := json.Marshal(f)
-		if err != nil {
-			return err
-		}
-		if i, err := strconv.ParseInt(string(b), 10, 64); err == nil {
-			put(i)
-		} else if u, err := strconv.ParseUint(string(b), 10, 64); err == nil {
-			put(u)
-		}
-		return nil
-	}
+	var err error
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
-			if err := set(e, func(n any) { x[k] = n }); err != nil {
+			if x[k], err = jsonNumber(e); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for i, e := range x {
-			if err := set(e, func(n any) { x[i] = n }); err != nil {
+			if x[i], err = jsonNumber(e); err != nil {
 				return err
 			}
 		}
 	}
 	return nil
+}
+
+// jsonNumber is x with its floats as jsonNumbers makes them.
+func jsonNumber(x any) (any, error) {
+	f, ok := x.(float64)
+	if !ok {
+		return x, jsonNumbers(x)
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return nil, err
+	}
+	if i, err := strconv.ParseInt(string(b), 10, 64); err == nil {
+		return i, nil
+	}
+	if u, err := strconv.ParseUint(string(b), 10, 64); err == nil {
+		return u, nil
+	}
+	return f, nil
 }
