@@ -55,7 +55,10 @@ func (h *Handler) Status(ctx context.Context, k *kvv1.KVStore, _ []operatorkit.A
 	r := resources.StatefulSet(s)
 	k.Status.ReadyReplicas = r.Ready
 	run := runVersion(k)
-	rolledOut := r.RolledOut() && s.Spec.Template.Labels["app.kubernetes.io/version"] == run
+	// A StatefulSet read from the cache may predate this reconcile's apply:
+	// its rollout counts only if it carries the version and config of now.
+	rolledOut := r.RolledOut() && s.Spec.Template.Labels["app.kubernetes.io/version"] == run &&
+		s.Spec.Template.Annotations[configSumKey] == sha(renderConfig(k))
 	progress := fmt.Sprintf("%d of %d pods ready and updated", min(r.Ready, r.Updated), r.Desired)
 	o := operatorkit.Observation{Available: r.AnyAvailable()}
 
