@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/postrender"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
@@ -46,6 +47,8 @@ type helmClient struct {
 	migrated map[string]bool // releases whose records were looked for in the tenant namespace
 
 	caps capabilities
+	// created, when set, is told of every object Helm creates.
+	created func(runtime.Object)
 }
 
 func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, log func(string, ...any)) (*helmClient, error) {
@@ -100,6 +103,9 @@ func (h *helmClient) action(tenant, namespace string) (*action.Configuration, er
 		return nil, fmt.Errorf("helm configuration for %s: %w", namespace, err)
 	}
 	cfg.Releases = storage.Init(h.storage(tenant, namespace))
+	if kc, ok := cfg.KubeClient.(*kube.Client); ok && h.created != nil {
+		cfg.KubeClient = &createdKube{Client: kc, created: h.created}
+	}
 	return cfg, nil
 }
 

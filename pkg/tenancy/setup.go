@@ -115,6 +115,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		recorder: mgr.GetEventRecorder("tenancy"), analyses: map[string]*analysis{},
 		catalogs: newCatalogClient(), drift: driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}},
 	}
+	hc.created = c.drift.created
 	for _, bt := range backendTypes {
 		b, err := bt.new(c)
 		if err != nil {

@@ -1,0 +1,62 @@
+package tenancy
+
+import (
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// TestDriftMemoCreated: an object Helm created counts as matching the
+// manifest at the resourceVersion the API server returned, under the key
+// drift correction looks it up by; other kinds, and objects without a
+// resourceVersion, are not remembered.
+func TestDriftMemoCreated(t *testing.T) {
+	const manifest = `---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: manager
+rules: []
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+`
+	tenant := &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "t"}, Spec: tenancyv1.TenantSpec{Namespaces: []string{"ns"}}}
+	objs := driftObjects(manifest, "ns", tenant, map[string]string{LabelTenant: "t"})
+	if len(objs) != 1 {
+		t.Fatalf("%d drift objects, want the Role", len(objs))
+	}
+	made := func(apiVersion, kind, name, rv string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetAPIVersion(apiVersion)
+		u.SetKind(kind)
+		u.SetNamespace("ns")
+		u.SetName(name)
+		u.SetResourceVersion(rv)
+		return u
+	}
+	cases := []struct {
+		name    string
+		created *unstructured.Unstructured
+		key     string
+		synced  bool
+	}{
+		{"the Role, created", made("rbac.authorization.k8s.io/v1", "Role", "manager", "42"), objs[0].key(), true},
+		{"no resourceVersion", made("rbac.authorization.k8s.io/v1", "Role", "manager", ""), objs[0].key(), false},
+		{"a kind drift correction does not keep", made("v1", "ConfigMap", "settings", "43"), "ns/ConfigMap/settings", false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := &driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}}
+			m.created(tc.created)
+			if got := m.synced(tc.key, tc.created.GetResourceVersion()) && len(m.rv) > 0; got != tc.synced {
+				t.Errorf("synced %v, want %v (memo %v)", got, tc.synced, m.rv)
+			}
+		})
+	}
+}
