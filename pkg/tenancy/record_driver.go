@@ -117,9 +117,9 @@ func (d *recordDriver) List(filter func(*release.Release) bool) ([]*release.Rele
 	return out, err
 }
 
-// Query returns the records whose labels hold every one of query: from
-// the index and a GET of each match when the index shows this process's
-// writes, else from a LIST.
+// Query returns the records whose labels hold every one of query: a GET
+// of each match in the index (and this process's writes it does not show
+// yet), or a LIST while the index has not synced.
 func (d *recordDriver) Query(query map[string]string) ([]*release.Release, error) {
 	for _, v := range query {
 		if errs := validation.IsValidLabelValue(v); len(errs) != 0 {
@@ -128,8 +128,8 @@ func (d *recordDriver) Query(query map[string]string) ([]*release.Release, error
 	}
 	var out []*release.Release
 	sel := labels.SelectorFromSet(ownedBy(d.tenant, d.namespace, query))
-	if d.store.indexed(d.tenant, d.namespace) {
-		for _, m := range d.store.indexedRecords(sel) {
+	if indexed, ok := d.store.records(sel); ok {
+		for _, m := range indexed {
 			sec, err := d.fetch(m.GetName(), metav1.GetOptions{ResourceVersion: m.GetResourceVersion()})
 			if errors.Is(err, driver.ErrReleaseNotFound) {
 				continue // deleted since
@@ -179,7 +179,7 @@ func (d *recordDriver) Create(key string, rel *release.Release) error {
 	if err != nil {
 		return fmt.Errorf("create: failed to create: %w", err)
 	}
-	d.store.wrote(d.tenant, d.namespace, got.Name, got.ResourceVersion)
+	d.store.wrote(d.tenant, d.namespace, got.Name, got.ResourceVersion, got.Labels)
 	return nil
 }
 
@@ -193,7 +193,7 @@ func (d *recordDriver) Update(key string, rel *release.Release) error {
 	if err != nil {
 		return fmt.Errorf("update: failed to update: %w", err)
 	}
-	d.store.wrote(d.tenant, d.namespace, got.Name, got.ResourceVersion)
+	d.store.wrote(d.tenant, d.namespace, got.Name, got.ResourceVersion, got.Labels)
 	return nil
 }
 
@@ -210,7 +210,7 @@ func (d *recordDriver) Delete(key string) (*release.Release, error) {
 	if err := d.store.secrets.Delete(context.Background(), name, opts); err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	d.store.wrote(d.tenant, d.namespace, name, "")
+	d.store.wrote(d.tenant, d.namespace, name, "", nil)
 	return rel, nil
 }
 
@@ -314,7 +314,8 @@ func recordJSON(data []byte) ([]byte, error) {
 // are for deciding, not for writing back. ok is false when the index cannot answer, or a record
 // changed under it; the caller then reads the whole history.
 func (d *recordDriver) latest(name string) (cur, deployed *release.Release, ok bool) {
-	if !d.store.indexed(d.tenant, d.namespace) {
+	indexed, ok := d.store.records(labels.SelectorFromSet(ownedBy(d.tenant, d.namespace, map[string]string{"name": name, "owner": "helm"})))
+	if !ok {
 		return nil, nil, false
 	}
 	var newest, newestDeployed metav1.Object
@@ -328,7 +329,7 @@ func (d *recordDriver) latest(name string) (cur, deployed *release.Release, ok b
 		}
 		return v
 	}
-	for _, m := range d.store.indexedRecords(labels.SelectorFromSet(ownedBy(d.tenant, d.namespace, map[string]string{"name": name, "owner": "helm"}))) {
+	for _, m := range indexed {
 		if version(m) < 0 {
 			return nil, nil, false
 		}

@@ -44,8 +44,9 @@ const pendingTTL = time.Minute
 // comes from a metadata informer, so that reading a release's history
 // costs a GET of the records it needs (served from the API server's watch
 // cache) instead of a LIST scanning every tenant's records. Until the
-// index has shown a write of this process, reads of that tenant's
-// releases go to the API server: a reconcile always sees its own writes.
+// index shows a write of this process, reads take the write's name,
+// resourceVersion and labels in its place: a reconcile always sees its
+// own writes.
 type recordStore struct {
 	secrets   typedcorev1.SecretInterface // of the storage namespace
 	namespace string                      // the storage namespace
@@ -61,7 +62,8 @@ type recordStore struct {
 // pendingWrite is a write of this process the index has not shown yet.
 type pendingWrite struct {
 	tenant, namespace string
-	rv                string // "" for a delete
+	rv                string            // "" for a delete
+	labels            map[string]string // the record's, as written
 	at                time.Time
 }
 
@@ -111,8 +113,9 @@ func (s *recordStore) Start(ctx context.Context) error {
 // NeedLeaderElection is false: every shard reads records.
 func (s *recordStore) NeedLeaderElection() bool { return false }
 
-// wrote notes a write of record name for tenant's releases in namespace.
-func (s *recordStore) wrote(tenant, namespace, name, rv string) {
+// wrote notes a write of record name for tenant's releases in namespace:
+// its resourceVersion and labels, or rv "" for a delete.
+func (s *recordStore) wrote(tenant, namespace, name, rv string, labels map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rv == "" {
@@ -121,7 +124,7 @@ func (s *recordStore) wrote(tenant, namespace, name, rv string) {
 		s.seen[name] = rv
 	}
 	if s.index != nil {
-		s.pending[name] = pendingWrite{tenant: tenant, namespace: namespace, rv: rv, at: time.Now()}
+		s.pending[name] = pendingWrite{tenant: tenant, namespace: namespace, rv: rv, labels: labels, at: time.Now()}
 	}
 }
 
@@ -139,25 +142,35 @@ func (s *recordStore) precondition(name string) string {
 	return s.seen[name]
 }
 
-// indexed reports whether the index can answer for tenant's releases in
-// namespace: it has synced and shows every write of this process to them.
+// indexed reports whether the index shows every write of this process to
+// tenant's releases in namespace.
 func (s *recordStore) indexed(tenant, namespace string) bool {
 	if s.index == nil || !s.index.HasSynced() {
 		return false
 	}
+	return len(s.unshown(tenant, namespace)) == 0
+}
+
+// unshown returns this process's writes to tenant's records of namespace
+// that the index does not show yet, by record name. It forgets the writes
+// the index shows, and those older than pendingTTL.
+func (s *recordStore) unshown(tenant, namespace string) map[string]pendingWrite {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ok := true
+	var out map[string]pendingWrite
 	for name, w := range s.pending {
 		if s.shown(name, w) || time.Since(w.at) > pendingTTL {
 			delete(s.pending, name)
 			continue
 		}
 		if w.tenant == tenant && w.namespace == namespace {
-			ok = false
+			if out == nil {
+				out = map[string]pendingWrite{}
+			}
+			out[name] = w
 		}
 	}
-	return ok
+	return out
 }
 
 // shown reports whether the index shows write w of record name.
@@ -185,22 +198,33 @@ func ownedBy(tenant, namespace string, want map[string]string) labels.Set {
 	return set
 }
 
-// indexedRecords returns the index's records that sel, a selector of
-// ownedBy, matches.
-func (s *recordStore) indexedRecords(sel labels.Selector) []metav1.Object {
+// records returns the records that sel, a selector of ownedBy, matches:
+// the index's, with this process's writes that it does not show yet in
+// their place, so that a reconcile reads its own writes without a LIST.
+// ok is false while the index cannot answer.
+func (s *recordStore) records(sel labels.Selector) (out []metav1.Object, ok bool) {
+	if s.index == nil || !s.index.HasSynced() {
+		return nil, false
+	}
 	tenant, _ := sel.RequiresExactMatch(LabelRecordTenant)
 	namespace, _ := sel.RequiresExactMatch(LabelRecordNamespace)
 	objs, err := s.index.GetIndexer().ByIndex(byOwner, ownerKey(tenant, namespace))
 	if err != nil {
-		return nil
+		return nil, false
 	}
-	var out []metav1.Object
+	mine := s.unshown(tenant, namespace)
 	for _, o := range objs {
-		if m, ok := o.(metav1.Object); ok && sel.Matches(labels.Set(m.GetLabels())) {
+		m, ok := o.(metav1.Object)
+		if _, written := mine[m.GetName()]; ok && !written && sel.Matches(labels.Set(m.GetLabels())) {
 			out = append(out, m)
 		}
 	}
-	return out
+	for name, w := range mine {
+		if w.rv != "" && sel.Matches(labels.Set(w.labels)) {
+			out = append(out, &metav1.ObjectMeta{Namespace: s.namespace, Name: name, ResourceVersion: w.rv, Labels: w.labels})
+		}
+	}
+	return out, true
 }
 
 // notOlder reports whether resourceVersion a is b or newer. Where either
