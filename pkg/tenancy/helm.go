@@ -148,6 +148,14 @@ func (h *helmClient) migrate(tenant, namespace, name string) ([]int, error) {
 	return moved, nil
 }
 
+// installed notes a release this process installed: its records are in
+// the storage namespace from the start, so migrate has none to look for.
+func (h *helmClient) installed(tenant, namespace, name string) {
+	h.mu.Lock()
+	h.migrated[releaseRef(tenant, namespace, name)] = true
+	h.mu.Unlock()
+}
+
 // handBack moves a release's records back into the release namespace,
 // for a Tenant that is orphaned: its owners may manage the release with
 // Helm from then on.
