@@ -6,8 +6,6 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -19,9 +17,7 @@ import (
 // rollout must not make the new spec.config the good one, or a config that
 // then crash-loops could never be rolled back.
 func TestStaleRolloutKeepsTheGoodConfig(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = kvv1.AddToScheme(scheme)
+	scheme := unitScheme(t)
 	k := &kvv1.KVStore{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db", Generation: 2}}
 	k.Spec.Version = kvv1.DefaultVersion
 	k.Spec.Replicas = ptr.To[int32](2)

@@ -8,8 +8,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kvv1 "opctl.dev/opctl/operators/sample/api/v1alpha1"
@@ -43,9 +41,7 @@ func (m *scripted) Follow(context.Context, instance.Target, string, int) error {
 // status read from the cache still shows it, does not count toward
 // spec.failover.after of a later outage.
 func TestFailoverTimesAnUnbrokenOutage(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = kvv1.AddToScheme(scheme)
+	scheme := unitScheme(t)
 	k := &kvv1.KVStore{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"}}
 	k.Spec.Failover.After = &metav1.Duration{Duration: 10 * time.Second}
 	var pods []corev1.Pod

@@ -6,8 +6,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	kvv1 "opctl.dev/opctl/operators/sample/api/v1alpha1"
@@ -16,9 +14,7 @@ import (
 // TestServiceMonitorGatedOnTheAPI: the store's objects include a
 // ServiceMonitor only where the cluster serves the API.
 func TestServiceMonitorGatedOnTheAPI(t *testing.T) {
-	scheme := runtime.NewScheme()
-	_ = clientgoscheme.AddToScheme(scheme)
-	_ = kvv1.AddToScheme(scheme)
+	scheme := unitScheme(t)
 	k := &kvv1.KVStore{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "db"}}
 	for _, served := range []bool{false, true} {
 		mapper := meta.NewDefaultRESTMapper(nil)
