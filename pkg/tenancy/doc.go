@@ -30,15 +30,16 @@
 //
 // Tenants are untrusted: Helm release records live in the controller's
 // storage namespace (storage.go, record_driver.go, migrate.go), read
-// through a metadata index of the records and GETs of the ones needed,
-// and written with resourceVersion preconditions, gzipped with the chart
+// through a metadata index of the records (with this process's writes it
+// does not show yet in their place) and GETs of the ones needed, and written with resourceVersion preconditions, gzipped with the chart
 // in a member of its own that is compressed once per chart
 // (record_chart.go); every stored and rendered
 // manifest is checked against the tenant before Helm acts on it
 // (tamper.go), release objects changed outside the controller are
 // restored from the release (drift.go; only the documents of the kinds it
 // keeps are parsed, docKind in manifest.go; the cache holds them slimmed
-// and the memo their manifest gzipped, packed.go), egress to the API server is
+// and the memo their manifest gzipped, packed.go; what Helm just created
+// counts as matching, helm_created.go), egress to the API server is
 // narrowed to its addresses (apiserver.go), and the guardrail
 // ValidatingAdmissionPolicies in config/guardrails read the namespace
 // labels this package sets.
