@@ -58,10 +58,11 @@ type driftObject struct {
 	packed []byte
 }
 
-// key names the object in the memo: namespace/Kind/name.
-func (o driftObject) key() string {
-	return o.ref.Namespace + "/" + o.gvk.Kind + "/" + o.ref.Name
-}
+// key names the object in the memo.
+func (o driftObject) key() string { return driftKey(o.ref.Namespace, o.gvk.Kind, o.ref.Name) }
+
+// driftKey names an object in the memo: namespace/Kind/name.
+func driftKey(namespace, kind, name string) string { return namespace + "/" + kind + "/" + name }
 
 func (o driftObject) decode() (*unstructured.Unstructured, error) {
 	raw, err := unpack(o.packed)

@@ -47,9 +47,13 @@ func NewRecordStore(records, index *rest.Config, namespace string) (*RecordStore
 
 func (r *RecordStore) Start(ctx context.Context) error { return r.s.Start(ctx) }
 
-// Indexed reports whether reads of tenant's releases in namespace are
-// answered from the index.
+// Indexed reports whether the index shows every write of this process to
+// tenant's releases in namespace.
 func (r *RecordStore) Indexed(tenant, namespace string) bool { return r.s.indexed(tenant, namespace) }
+
+func (s *recordStore) indexed(tenant, namespace string) bool {
+	return s.synced() && len(s.unshown(tenant, namespace)) == 0
+}
 
 func (r *RecordStore) Driver(tenant, namespace string) driver.Driver {
 	return &recordDriver{store: r.s, tenant: tenant, namespace: namespace, log: func(string, ...any) {}}

@@ -142,15 +142,14 @@ func (h *helmClient) migrate(tenant, namespace, name string) ([]int, error) {
 	if err != nil {
 		return moved, fmt.Errorf("moving the records of release %s out of namespace %s: %w", name, namespace, err)
 	}
-	h.mu.Lock()
-	h.migrated[key] = true
-	h.mu.Unlock()
+	h.noLegacy(tenant, namespace, name)
 	return moved, nil
 }
 
-// installed notes a release this process installed: its records are in
-// the storage namespace from the start, so migrate has none to look for.
-func (h *helmClient) installed(tenant, namespace, name string) {
+// noLegacy notes that a release has no records in its namespace for
+// migrate to look for: they were moved, or this process installed the
+// release with its records in the storage namespace from the start.
+func (h *helmClient) noLegacy(tenant, namespace, name string) {
 	h.mu.Lock()
 	h.migrated[releaseRef(tenant, namespace, name)] = true
 	h.mu.Unlock()

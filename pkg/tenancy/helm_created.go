@@ -35,5 +35,5 @@ func (m *driftMemo) created(obj runtime.Object) {
 	if err != nil || driftKinds[kind] == nil || o.GetResourceVersion() == "" {
 		return
 	}
-	m.set(o.GetNamespace()+"/"+kind+"/"+o.GetName(), o.GetResourceVersion())
+	m.set(driftKey(o.GetNamespace(), kind, o.GetName()), o.GetResourceVersion())
 }

@@ -11,7 +11,7 @@ import (
 func TestInstalledReleaseNeedsNoMigration(t *testing.T) {
 	cs := fake.NewClientset()
 	h := &helmClient{secrets: cs, records: newRecordStore(cs.CoreV1().Secrets("store"), "store"), migrated: map[string]bool{}, log: t.Logf}
-	h.installed("t", "ns", "kv")
+	h.noLegacy("t", "ns", "kv")
 	for _, tc := range []struct {
 		release string
 		reads   bool

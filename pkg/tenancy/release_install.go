@@ -30,7 +30,7 @@ func (c *Controller) installRelease(r *releaseRun) error {
 		c.event(r.t, "Warning", ReasonInstallFailed, "installing %s %s: %v", r.spec.Name, want, err)
 		return err
 	}
-	c.helm.installed(r.t.Name, r.spec.Namespace, r.spec.Name)
+	c.helm.noLegacy(r.t.Name, r.spec.Namespace, r.spec.Name)
 	c.event(r.t, "Normal", "Installed", "installed %s %s (revision %d)", r.spec.Name, want, rel.Version)
 	r.progressing(rel.Version)
 	r.p.requeueAtMost(c.opts.UpgradeTimeout)

@@ -141,7 +141,7 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 	// Records of an older controller can be in the release namespace only
 	// when it installed there (a revision in the status) or the namespace
 	// was adopted; a namespace this controller made needs no look, nor
-	// does a release this process installed (helmClient.installed).
+	// does a release this process installed (helmClient.noLegacy).
 	if st.Revision > 0 || t.Spec.AdoptNamespaces {
 		if moved, err := c.helm.migrate(t.Name, spec.Namespace, spec.Name); err != nil {
 			return err

@@ -142,14 +142,8 @@ func (s *recordStore) precondition(name string) string {
 	return s.seen[name]
 }
 
-// indexed reports whether the index shows every write of this process to
-// tenant's releases in namespace.
-func (s *recordStore) indexed(tenant, namespace string) bool {
-	if s.index == nil || !s.index.HasSynced() {
-		return false
-	}
-	return len(s.unshown(tenant, namespace)) == 0
-}
+// synced reports whether the index can answer: it runs and has listed.
+func (s *recordStore) synced() bool { return s.index != nil && s.index.HasSynced() }
 
 // unshown returns this process's writes to tenant's records of namespace
 // that the index does not show yet, by record name. It forgets the writes
@@ -203,7 +197,7 @@ func ownedBy(tenant, namespace string, want map[string]string) labels.Set {
 // their place, so that a reconcile reads its own writes without a LIST.
 // ok is false while the index cannot answer.
 func (s *recordStore) records(sel labels.Selector) (out []metav1.Object, ok bool) {
-	if s.index == nil || !s.index.HasSynced() {
+	if !s.synced() {
 		return nil, false
 	}
 	tenant, _ := sel.RequiresExactMatch(LabelRecordTenant)
@@ -215,7 +209,10 @@ func (s *recordStore) records(sel labels.Selector) (out []metav1.Object, ok bool
 	mine := s.unshown(tenant, namespace)
 	for _, o := range objs {
 		m, ok := o.(metav1.Object)
-		if _, written := mine[m.GetName()]; ok && !written && sel.Matches(labels.Set(m.GetLabels())) {
+		if !ok {
+			continue
+		}
+		if _, written := mine[m.GetName()]; !written && sel.Matches(labels.Set(m.GetLabels())) {
 			out = append(out, m)
 		}
 	}
