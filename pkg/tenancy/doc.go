@@ -39,7 +39,9 @@
 // restored from the release (drift.go; only the documents of the kinds it
 // keeps are parsed, docKind in manifest.go; the cache holds them slimmed
 // and the memo their manifest gzipped, packed.go; what Helm just created
-// counts as matching, helm_created.go), egress to the API server is
+// counts as matching, helm_kube.go), an uninstall deletes only the
+// objects that carry the release's marks, so a failed install's cleanup
+// keeps an object it did not make (helm_kube.go), egress to the API server is
 // narrowed to its addresses (apiserver.go), and the guardrail
 // ValidatingAdmissionPolicies in config/guardrails read the namespace
 // labels this package sets.

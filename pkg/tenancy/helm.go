@@ -103,9 +103,11 @@ func (h *helmClient) action(tenant, namespace string) (*action.Configuration, er
 		return nil, fmt.Errorf("helm configuration for %s: %w", namespace, err)
 	}
 	cfg.Releases = storage.Init(h.storage(tenant, namespace))
-	if kc, ok := cfg.KubeClient.(*kube.Client); ok && h.created != nil {
-		cfg.KubeClient = &createdKube{Client: kc, created: h.created}
+	kc, ok := cfg.KubeClient.(*kube.Client)
+	if !ok {
+		return nil, fmt.Errorf("helm configuration for %s: unexpected Kubernetes client %T", namespace, cfg.KubeClient)
 	}
+	cfg.KubeClient = &releaseKube{Client: kc, created: h.created, namespace: namespace}
 	return cfg, nil
 }
 
@@ -268,7 +270,13 @@ func (h *helmClient) rollback(cfg *action.Configuration, name string, version in
 	return rb.Run(name)
 }
 
+// uninstall removes a release, deleting only the objects it owns
+// (releaseKube.deleteOwned).
 func (h *helmClient) uninstall(cfg *action.Configuration, name string) error {
+	if k, ok := cfg.KubeClient.(*releaseKube); ok {
+		k.release = name
+		defer func() { k.release = "" }()
+	}
 	un := action.NewUninstall(cfg)
 	un.Timeout = 2 * time.Minute
 	_, err := un.Run(name)

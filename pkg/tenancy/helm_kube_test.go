@@ -60,3 +60,38 @@ metadata:
 		})
 	}
 }
+
+// TestOfRelease: an uninstall deletes an object only with all of Helm's
+// marks of that very release; hooks, which carry none, are told apart by
+// their manifest.
+func TestOfRelease(t *testing.T) {
+	obj := func(labels, annotations map[string]string) *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetLabels(labels)
+		u.SetAnnotations(annotations)
+		return u
+	}
+	helm := map[string]string{helmManagedBy: "Helm"}
+	marks := func(name, ns string) map[string]string {
+		return map[string]string{annotationReleaseName: name, annotationReleaseNamespace: ns}
+	}
+	cases := []struct {
+		name string
+		obj  *unstructured.Unstructured
+		want bool
+	}{
+		{"the release's", obj(helm, marks("kv", "ns")), true},
+		{"another release's", obj(helm, marks("other", "ns")), false},
+		{"a release of the same name elsewhere", obj(helm, marks("kv", "ns2")), false},
+		{"not Helm's", obj(nil, marks("kv", "ns")), false},
+		{"unmarked", obj(helm, nil), false},
+	}
+	for _, tc := range cases {
+		if got := ofRelease(tc.obj, "kv", "ns"); got != tc.want {
+			t.Errorf("%s: ofRelease %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !isHook(obj(nil, map[string]string{"helm.sh/hook": "pre-delete"})) || isHook(obj(helm, marks("kv", "ns"))) {
+		t.Error("isHook does not tell a hook from a release object")
+	}
+}

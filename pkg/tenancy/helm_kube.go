@@ -1,0 +1,141 @@
+package tenancy
+
+import (
+	"fmt"
+
+	"helm.sh/helm/v3/pkg/kube"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/cli-runtime/pkg/resource"
+)
+
+// releaseKube is Helm's Kubernetes client with two changes: it reports
+// each object Helm created, as the API server returned it, and while it
+// uninstalls a release it deletes only the objects that release owns
+// (deleteOwned). It embeds the concrete client so that Helm's optional
+// interfaces (logs, three-way merge) still hold.
+type releaseKube struct {
+	*kube.Client
+	// created, when set, is told of every object Helm creates.
+	created func(runtime.Object)
+	// namespace is the namespace of the configuration's releases; release,
+	// when set, the one being uninstalled.
+	namespace, release string
+}
+
+func (k *releaseKube) Create(resources kube.ResourceList) (*kube.Result, error) {
+	res, err := k.Client.Create(resources)
+	if err == nil && res != nil && k.created != nil {
+		for _, info := range res.Created {
+			k.created(info.Object)
+		}
+	}
+	return res, err
+}
+
+func (k *releaseKube) Delete(resources kube.ResourceList) (*kube.Result, []error) {
+	return k.DeleteWithPropagationPolicy(resources, metav1.DeletePropagationBackground)
+}
+
+func (k *releaseKube) DeleteWithPropagationPolicy(resources kube.ResourceList, policy metav1.DeletionPropagation) (*kube.Result, []error) {
+	if k.release == "" {
+		return k.Client.DeleteWithPropagationPolicy(resources, policy)
+	}
+	var hooks kube.ResourceList
+	res := &kube.Result{}
+	var errs []error
+	for _, info := range resources {
+		if isHook(info.Object) {
+			hooks = append(hooks, info)
+			continue
+		}
+		deleted, err := k.deleteOwned(info, policy)
+		if err != nil {
+			errs = append(errs, err)
+		} else if deleted {
+			res.Deleted = append(res.Deleted, info)
+		}
+	}
+	if len(hooks) > 0 {
+		hr, herrs := k.Client.DeleteWithPropagationPolicy(hooks, policy)
+		errs = append(errs, herrs...)
+		if hr != nil {
+			res.Deleted = append(res.Deleted, hr.Deleted...)
+		}
+	}
+	return res, errs
+}
+
+// deleteOwned deletes the live object of a release manifest entry only
+// if it carries the ownership Helm gives the objects of k.release (the
+// labels and annotations Helm checks before adopting one), and only that
+// very object: the delete is conditional on the UID that was checked.
+// Helm's own uninstall deletes every name in the manifest, so a failed
+// install's cleanup would delete an object that appeared between Helm's
+// existence check and its create: the tenant's, with their data.
+func (k *releaseKube) deleteOwned(info *resource.Info, policy metav1.DeletionPropagation) (bool, error) {
+	helper := resource.NewHelper(info.Client, info.Mapping)
+	kind := info.Mapping.GroupVersionKind.Kind
+	for range 3 {
+		live, err := helper.Get(info.Namespace, info.Name)
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading %s %s before deleting it: %w", kind, info.Name, err)
+		}
+		o, err := meta.Accessor(live)
+		if err != nil {
+			return false, err
+		}
+		if !ofRelease(o, k.release, k.namespace) {
+			k.Log("keeping %s %s: it is not an object of release %s", kind, info.Name, k.release)
+			return false, nil
+		}
+		uid := o.GetUID()
+		_, err = helper.DeleteWithOptions(info.Namespace, info.Name, &metav1.DeleteOptions{
+			PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
+		switch {
+		case err == nil, apierrors.IsNotFound(err):
+			return true, nil
+		case !apierrors.IsConflict(err):
+			return false, fmt.Errorf("deleting %s %s: %w", kind, info.Name, err)
+		}
+		// Replaced since it was read: check the new object.
+	}
+	return false, fmt.Errorf("deleting %s %s: it keeps being replaced", kind, info.Name)
+}
+
+// ofRelease reports whether o carries the marks Helm gives every object of
+// release name in namespace ns.
+func ofRelease(o metav1.Object, name, ns string) bool {
+	a := o.GetAnnotations()
+	return o.GetLabels()[helmManagedBy] == "Helm" &&
+		a[annotationReleaseName] == name && a[annotationReleaseNamespace] == ns
+}
+
+// isHook reports whether a manifest object is a Helm hook: hooks carry
+// no release marks, and Helm deletes them by their own policies.
+func isHook(obj runtime.Object) bool {
+	o, err := meta.Accessor(obj)
+	if err != nil {
+		return false
+	}
+	_, ok := o.GetAnnotations()["helm.sh/hook"]
+	return ok
+}
+
+// created remembers an object Helm just made from a release manifest as
+// matching it: drift correction then reads it live only once it changes.
+// Only a created object is trusted so: an upgrade patches objects that
+// may have drifted in fields the patch does not touch.
+func (m *driftMemo) created(obj runtime.Object) {
+	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	o, err := meta.Accessor(obj)
+	if err != nil || driftKinds[kind] == nil || o.GetResourceVersion() == "" {
+		return
+	}
+	m.set(driftKey(o.GetNamespace(), kind, o.GetName()), o.GetResourceVersion())
+}
