@@ -87,3 +87,16 @@ var CertsSecretName = certsSecretName
 func EncodeReleaseAt(rel *release.Release, level int) ([]byte, error) {
 	return encodeRecordAt(rel, level)
 }
+
+// RecordSummaries reads a record's summary the way a reconcile does, and
+// by inflating and scanning the whole record: the reference.
+var RecordSummaries = map[string]func([]byte) (*release.Release, error){
+	"summary": decodeRecordSummary,
+	"whole record": func(data []byte) (*release.Release, error) {
+		b, err := recordJSON(data)
+		if err != nil {
+			return nil, err
+		}
+		return summaryOf(b)
+	},
+}

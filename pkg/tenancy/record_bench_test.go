@@ -40,3 +40,34 @@ func BenchmarkRecordEncoding(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRecordSummary reads the summary of the sample chart's release
+// record, as every reconcile does, beside the reference of inflating and
+// scanning the whole record.
+func BenchmarkRecordSummary(b *testing.B) {
+	ch, err := loader.Load(sampleChart(b, "", "0.1.0"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var manifest strings.Builder
+	for _, t := range ch.Templates {
+		fmt.Fprintf(&manifest, "---\n# Source: %s\n%s\n", t.Name, t.Data)
+	}
+	rel := &release.Release{Name: "kv", Namespace: "ns", Version: 1, Chart: ch, Manifest: manifest.String(),
+		Config: map[string]any{"replicas": 1}, Info: &release.Info{Status: release.StatusDeployed}}
+	data, err := tenancy.EncodeReleaseAt(rel, gzip.DefaultCompression)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range []string{"whole record", "summary"} {
+		read := tenancy.RecordSummaries[name]
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := read(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"time"
 
-	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
@@ -265,47 +264,30 @@ func decodeRecord(data []byte) (*release.Release, error) {
 	return &rel, nil
 }
 
-// releaseSummary is a release whose chart is read for its metadata only:
-// the templates, values and files, most of a record, are skipped.
-type releaseSummary struct {
-	release.Release
-	Chart *struct {
-		Metadata *chart.Metadata `json:"metadata"`
-	} `json:"chart,omitempty"`
-}
-
-// decodeRecordSummary reads a record into a release whose chart has its
-// metadata only.
-func decodeRecordSummary(data []byte) (*release.Release, error) {
-	b, err := recordJSON(data)
-	if err != nil {
-		return nil, err
-	}
-	var s releaseSummary
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, err
-	}
-	rel := s.Release
-	if s.Chart != nil {
-		rel.Chart = &chart.Chart{Metadata: s.Chart.Metadata}
-	}
-	return &rel, nil
-}
-
 // recordJSON is the JSON of a record's data.
 func recordJSON(data []byte) ([]byte, error) {
-	b := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
-	n, err := base64.StdEncoding.Decode(b, data)
+	b, err := unbase64(data)
 	if err != nil {
 		return nil, err
 	}
-	b = b[:n]
-	if len(b) > 3 && bytes.Equal(b[:3], []byte{0x1f, 0x8b, 0x08}) {
+	if isGzip(b) {
 		if b, err = gunzip(b); err != nil {
 			return nil, err
 		}
 	}
 	return b, nil
+}
+
+// unbase64 decodes a record's data.
+func unbase64(data []byte) ([]byte, error) {
+	b := make([]byte, base64.StdEncoding.DecodedLen(len(data)))
+	n, err := base64.StdEncoding.Decode(b, data)
+	return b[:n], err
+}
+
+// isGzip reports whether b starts as a gzip stream does.
+func isGzip(b []byte) bool {
+	return len(b) > 3 && bytes.Equal(b[:3], []byte{0x1f, 0x8b, 0x08})
 }
 
 // latest returns the newest revision of release name and the newest

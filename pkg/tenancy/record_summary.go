@@ -1,0 +1,132 @@
+package tenancy
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/json"
+	"sync"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+)
+
+// releaseSummary is a release whose chart is read for its metadata only:
+// the templates, values and files, most of a record, are skipped.
+type releaseSummary struct {
+	release.Release
+	Chart *struct {
+		Metadata *chart.Metadata `json:"metadata"`
+	} `json:"chart,omitempty"`
+}
+
+// chartField ends the first gzip member of a record of ours: the chart,
+// the release's last field, is the second member (gzippedRelease).
+var chartField = []byte(`"chart":`)
+
+// decodeRecordSummary reads a record into a release whose chart has its
+// metadata only. Of a record of ours it inflates the first member alone,
+// and reads the chart's metadata once per chart member (chartMetadata):
+// the chart is most of a record, the same for all its tenants, and
+// reading a summary is part of every reconcile. A record Helm wrote (one
+// member, or no gzip at all) is read whole.
+func decodeRecordSummary(data []byte) (*release.Release, error) {
+	raw, err := unbase64(data)
+	if err != nil {
+		return nil, err
+	}
+	if !isGzip(raw) {
+		return summaryOf(raw)
+	}
+	// The inflated member is garbage once decoded: its buffer is reused.
+	head := headBuffers.Get().(*bytes.Buffer)
+	defer headBuffers.Put(head)
+	head.Reset()
+	member, err := firstMember(raw, head)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(member) == 0: // Helm's: one member
+		return summaryOf(head.Bytes())
+	case !bytes.HasSuffix(head.Bytes(), chartField):
+		whole, err := gunzip(raw)
+		if err != nil {
+			return nil, err
+		}
+		return summaryOf(whole)
+	}
+	head.WriteString("null}")
+	var rel release.Release
+	if err := json.Unmarshal(head.Bytes(), &rel); err != nil {
+		return nil, err
+	}
+	md, err := chartMetadata(member)
+	if err != nil {
+		return nil, err
+	}
+	rel.Chart = &chart.Chart{Metadata: md}
+	return &rel, nil
+}
+
+// headBuffers are the buffers first members inflate into.
+var headBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// firstMember inflates the first member of a gzip stream into out and
+// returns the bytes of the members after it.
+func firstMember(gz []byte, out *bytes.Buffer) (rest []byte, err error) {
+	r, _ := gzipReaders.Get().(*gzip.Reader)
+	if r == nil {
+		r = new(gzip.Reader)
+	}
+	defer gzipReaders.Put(r)
+	// A bytes.Reader is read no further than the member's end.
+	br := bytes.NewReader(gz)
+	if err := r.Reset(br); err != nil {
+		return nil, err
+	}
+	r.Multistream(false)
+	if _, err := out.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return gz[len(gz)-br.Len():], nil
+}
+
+// summaryOf reads a record's whole JSON into a summary.
+func summaryOf(b []byte) (*release.Release, error) {
+	var s releaseSummary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	rel := s.Release
+	if s.Chart != nil {
+		rel.Chart = &chart.Chart{Metadata: s.Chart.Metadata}
+	}
+	return &rel, nil
+}
+
+// chartMetadatas holds the metadata of the chart members most recently
+// read, by their compressed bytes' digest.
+var chartMetadatas = newFIFO[[sha256.Size]byte, *chart.Metadata](16)
+
+// chartMetadata is the metadata of a record's chart member (the chart's
+// JSON and the record's closing brace), a copy of its own.
+func chartMetadata(member []byte) (*chart.Metadata, error) {
+	md, err := chartMetadatas.get(sha256.Sum256(member), func() (*chart.Metadata, error) {
+		b, err := gunzip(member)
+		if err != nil {
+			return nil, err
+		}
+		var c struct {
+			Metadata *chart.Metadata `json:"metadata"`
+		}
+		// The chart is the member's first value: the brace after it closes
+		// the record.
+		err = json.NewDecoder(bytes.NewReader(b)).Decode(&c)
+		return c.Metadata, err
+	})
+	if err != nil || md == nil {
+		return nil, err
+	}
+	own := *md
+	return &own, nil
+}
