@@ -34,6 +34,12 @@ func brokenChart(t *testing.T) string {
 	if err := os.WriteFile(filepath.Join(dir, "templates", "zz-broken.yaml"), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A hook carries no release marks; its own policy deletes it.
+	hook := "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-pre-delete\n  annotations:\n" +
+		"    helm.sh/hook: pre-delete\n    helm.sh/hook-delete-policy: hook-succeeded\ndata:\n  ran: \"yes\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "templates", "zz-hook.yaml"), []byte(hook), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	return dir
 }
 
@@ -42,7 +48,8 @@ func brokenChart(t *testing.T) string {
 // the release's (here the tenant's own ServiceAccount, where it stands
 // after it appeared between Helm's existence check and its create) is
 // kept, with its data, and the install reports it instead of replacing
-// it. The release's own objects are deleted.
+// it. The release's own objects are deleted, and its hooks as their
+// policies say.
 func TestFailedInstallCleanupKeepsForeignObjects(t *testing.T) {
 	testcluster.Require(t, cluster)
 	ctx := context.Background()
@@ -113,6 +120,13 @@ func TestFailedInstallCleanupKeepsForeignObjects(t *testing.T) {
 		if !apierrors.IsNotFound(err) {
 			t.Errorf("Role %s of the failed install: %v, want it deleted", r.Name, err)
 		}
+	}
+
+	// The failed revision's pre-delete hook ran in the cleanup, and its
+	// policy deleted it.
+	hook := &corev1.ConfigMap{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: name, Name: "kv-pre-delete"}, hook); !apierrors.IsNotFound(err) {
+		t.Errorf("the pre-delete hook ConfigMap: %v (annotations %v), want it deleted", err, hook.Annotations)
 	}
 
 	// Once the tenant removes it, the install goes through.
