@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"helm.sh/helm/v3/pkg/kube"
+	"helm.sh/helm/v3/pkg/release"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,7 +124,7 @@ func isHook(obj runtime.Object) bool {
 	if err != nil {
 		return false
 	}
-	_, ok := o.GetAnnotations()["helm.sh/hook"]
+	_, ok := o.GetAnnotations()[release.HookAnnotation]
 	return ok
 }
 

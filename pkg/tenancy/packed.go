@@ -53,19 +53,31 @@ func gzipped(b []byte, level int) ([]byte, error) {
 
 // gunzip inflates a gzip stream into one buffer sized by its trailer.
 func gunzip(gz []byte) ([]byte, error) {
+	out := bytes.NewBuffer(make([]byte, 0, gunzippedSize(gz)+bytes.MinRead))
+	if _, err := inflate(gz, out, true); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// inflate inflates gz into out with a pooled reader: every member, or
+// with multistream false only the first, returning the bytes after it.
+func inflate(gz []byte, out *bytes.Buffer, multistream bool) (rest []byte, err error) {
 	r, _ := gzipReaders.Get().(*gzip.Reader)
 	if r == nil {
 		r = new(gzip.Reader)
 	}
 	defer gzipReaders.Put(r)
-	if err := r.Reset(bytes.NewReader(gz)); err != nil {
+	// A bytes.Reader is read no further than a member's end.
+	br := bytes.NewReader(gz)
+	if err := r.Reset(br); err != nil {
 		return nil, err
 	}
-	out := bytes.NewBuffer(make([]byte, 0, gunzippedSize(gz)+bytes.MinRead))
+	r.Multistream(multistream)
 	if _, err := out.ReadFrom(r); err != nil {
 		return nil, err
 	}
-	return out.Bytes(), nil
+	return gz[len(gz)-br.Len():], nil
 }
 
 // maxSizeHint bounds the buffer a gzip trailer can ask for up front: the

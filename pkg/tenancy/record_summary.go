@@ -2,7 +2,6 @@ package tenancy
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/json"
 	"sync"
@@ -42,7 +41,7 @@ func decodeRecordSummary(data []byte) (*release.Release, error) {
 	head := headBuffers.Get().(*bytes.Buffer)
 	defer headBuffers.Put(head)
 	head.Reset()
-	member, err := firstMember(raw, head)
+	member, err := inflate(raw, head, false) // the first member
 	switch {
 	case err != nil:
 		return nil, err
@@ -70,26 +69,6 @@ func decodeRecordSummary(data []byte) (*release.Release, error) {
 
 // headBuffers are the buffers first members inflate into.
 var headBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// firstMember inflates the first member of a gzip stream into out and
-// returns the bytes of the members after it.
-func firstMember(gz []byte, out *bytes.Buffer) (rest []byte, err error) {
-	r, _ := gzipReaders.Get().(*gzip.Reader)
-	if r == nil {
-		r = new(gzip.Reader)
-	}
-	defer gzipReaders.Put(r)
-	// A bytes.Reader is read no further than the member's end.
-	br := bytes.NewReader(gz)
-	if err := r.Reset(br); err != nil {
-		return nil, err
-	}
-	r.Multistream(false)
-	if _, err := out.ReadFrom(r); err != nil {
-		return nil, err
-	}
-	return gz[len(gz)-br.Len():], nil
-}
 
 // summaryOf reads a record's whole JSON into a summary.
 func summaryOf(b []byte) (*release.Release, error) {
