@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"sync"
 
 	"helm.sh/helm/v3/pkg/chart"
@@ -60,12 +61,24 @@ func decodeRecordSummary(data []byte) (*release.Release, error) {
 		return nil, err
 	}
 	md, err := chartMetadata(member)
+	if errors.Is(err, errAfterChart) {
+		whole, err := gunzip(raw)
+		if err != nil {
+			return nil, err
+		}
+		return summaryOf(whole)
+	}
 	if err != nil {
 		return nil, err
 	}
 	rel.Chart = &chart.Chart{Metadata: md}
 	return &rel, nil
 }
+
+// errAfterChart is a chart member with more than the record's closing
+// brace after the chart: not ours. Such a record is read whole, as Helm
+// reads it, so that its summary says what the record says.
+var errAfterChart = errors.New("the record's chart member goes on after the chart")
 
 // headBuffers are the buffers first members inflate into.
 var headBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -100,8 +113,14 @@ func chartMetadata(member []byte) (*chart.Metadata, error) {
 		}
 		// The chart is the member's first value: the brace after it closes
 		// the record.
-		err = json.NewDecoder(bytes.NewReader(b)).Decode(&c)
-		return c.Metadata, err
+		dec := json.NewDecoder(bytes.NewReader(b))
+		if err := dec.Decode(&c); err != nil {
+			return nil, err
+		}
+		if !bytes.Equal(bytes.TrimSpace(b[dec.InputOffset():]), []byte("}")) {
+			return nil, errAfterChart
+		}
+		return c.Metadata, nil
 	})
 	if err != nil || md == nil {
 		return nil, err

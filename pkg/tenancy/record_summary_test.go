@@ -74,6 +74,24 @@ func TestRecordSummary(t *testing.T) {
 			}
 		})
 	}
+	// A record in our two members whose chart member goes on after the
+	// chart (not ours: a hand-made one) says what it says read whole.
+	gz := func(s string) []byte {
+		var buf bytes.Buffer
+		w := gzip.NewWriter(&buf)
+		_, _ = w.Write([]byte(s))
+		_ = w.Close()
+		return buf.Bytes()
+	}
+	crafted := append(gz(`{"name":"x","version":1,"chart":`), gz(`{"metadata":{"name":"c","version":"1.0.0"}},"name":"y"}`)...)
+	data := []byte(base64.StdEncoding.EncodeToString(crafted))
+	whole, err := decodeRecord(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := decodeRecordSummary(data); err != nil || got.Name != whole.Name || got.Chart.Metadata.Version != "1.0.0" {
+		t.Errorf("summary of a record with fields after its chart: %+v, %v; read whole it is named %q", got, err, whole.Name)
+	}
 	if _, err := decodeRecordSummary([]byte(base64.StdEncoding.EncodeToString([]byte{0x1f, 0x8b, 0x08, 0}))); err == nil {
 		t.Error("a truncated gzip record read without an error")
 	}
