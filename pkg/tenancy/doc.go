@@ -33,7 +33,8 @@
 // through a metadata index of the records (with this process's writes it
 // does not show yet in their place) and GETs of the ones needed, and written with resourceVersion preconditions, gzipped with the chart
 // in a member of its own that is compressed once per chart
-// (record_chart.go); every stored and rendered
+// (record_chart.go), and read by reconciles as summaries that skip the
+// chart (record_summary.go); every stored and rendered
 // manifest is checked against the tenant before Helm acts on it
 // (tamper.go), release objects changed outside the controller are
 // restored from the release (drift.go; only the documents of the kinds it
