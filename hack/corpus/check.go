@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+type tools struct{ opctl, helm3, helm4 string }
+
+// step names the checks, in table order.
+var steps = []string{"package", "lint3", "lint4", "names", "validate", "rerun", "dropped", "install"}
+
+// result is one project's row: each step ok, FAIL or - (not run).
+type result struct {
+	objects    int
+	incomplete string
+	status     map[string]string
+	warnings   int
+	details    []string
+}
+
+func (r *result) set(step string, err error) bool {
+	if err == nil {
+		r.status[step] = "ok"
+		return true
+	}
+	r.status[step] = "FAIL"
+	r.details = append(r.details, step+": "+oneLine(err.Error()))
+	return false
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 600 {
+		s = s[:600] + "..."
+	}
+	return s
+}
+
+func (r *result) failed() bool {
+	for _, s := range r.status {
+		if s == "FAIL" {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *result) row(p project) string {
+	cells := []string{p.ID(), fmt.Sprint(r.objects)}
+	for _, s := range steps {
+		v := r.status[s]
+		if v == "" {
+			v = "-"
+		}
+		cells = append(cells, v)
+	}
+	note := strings.Join(p.Classes, ",")
+	if r.incomplete != "" {
+		note = "input incomplete: " + oneLine(r.incomplete)
+	}
+	cells = append(cells, fmt.Sprint(r.warnings), note)
+	return strings.Join(cells, "\t")
+}
+
+// check runs every step on one project in dir.
+func check(ctx context.Context, t tools, corpus, dir string, p project, doInstall bool) *result {
+	r := &result{status: map[string]string{}}
+	src := filepath.Join(dir, "src")
+	projDir := filepath.Join(src, p.Subdir)
+	overlay := filepath.Join(projDir, p.Overlay)
+	ref, err := reference(corpus, p, src, overlay)
+	if err != nil {
+		if isIncomplete(err) {
+			r.incomplete = err.Error()
+			return r
+		}
+		r.incomplete = "kustomize build fails, so the rule does not apply: " + err.Error()
+		return r
+	}
+	r.objects = len(ref)
+
+	out := filepath.Join(dir, "out")
+	res, err := opctlPackage(t.opctl, projDir, p.Overlay, out)
+	if !r.set("package", err) {
+		return r
+	}
+	r.warnings = len(res.Warnings)
+	charts, bundles := res.charts(out), res.bundles(out)
+	r.set("lint3", lint(t.helm3, charts))
+	r.set("lint4", lint(t.helm4, charts))
+
+	rendered, err := template(t.helm3, release, "corpus", charts)
+	if r.set("names", err) {
+		if bad := checkNames(rendered); len(bad) > 0 {
+			r.set("names", fmt.Errorf("%d names over their limits: %s", len(bad), strings.Join(bad[:min(3, len(bad))], "; ")))
+		}
+	}
+	errs, err := validate(t.opctl, append(bundles, charts...), p.has("sdk-basecsv"))
+	if err == nil && len(errs) > 0 {
+		err = fmt.Errorf("%d errors: %s", len(errs), strings.Join(errs[:min(3, len(errs))], "; "))
+	}
+	r.set("validate", err)
+
+	out2 := filepath.Join(dir, "out2")
+	if _, err := opctlPackage(t.opctl, projDir, p.Overlay, out2); r.set("rerun", err) {
+		r.set("rerun", sameTrees(out, out2))
+	}
+	r.set("dropped", checkDropped(t, ref, rendered, charts, bundles, namePrefix(overlay), res.Warnings))
+	if doInstall {
+		r.set("install", install(ctx, t.helm3, charts))
+	}
+	_ = os.RemoveAll(dir)
+	return r
+}
+
+// reference checks the project out and builds its overlay: first from
+// the paths a package reads, then, if that fails, from the project's whole
+// directory (an overlay may refer to files outside config/).
+func reference(corpus string, p project, src, overlay string) ([]*unstructured.Unstructured, error) {
+	gd, err := gitDir(corpus, p.Repo)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkout(gd, p, src, false); err != nil {
+		return nil, err
+	}
+	ref, err := kustomizeBuild(overlay)
+	if err == nil {
+		return ref, nil
+	}
+	if err := os.RemoveAll(src); err != nil {
+		return nil, err
+	}
+	if err := checkout(gd, p, src, true); err != nil {
+		return nil, err
+	}
+	ref, err = kustomizeBuild(overlay)
+	if err != nil && remoteInput(err) {
+		return nil, incomplete("remote input: %v", err)
+	}
+	return ref, err
+}
+
+// checkDropped renders the charts once more with cert-manager on, so that
+// the overlay's cert-manager objects are looked for where the chart has
+// them, and lists what neither the chart nor the bundle carries.
+func checkDropped(t tools, ref, rendered []*unstructured.Unstructured, charts, bundles []string, prefix string, warnings []string) error {
+	for _, c := range charts {
+		if hasValue(c, "certManager.enabled") {
+			more, err := template(t.helm3, release, "corpus", []string{c}, "certManager.enabled=true")
+			if err != nil {
+				return err
+			}
+			rendered = append(rendered, more...)
+		}
+	}
+	var b *bundle
+	if len(bundles) == 1 {
+		var err error
+		if b, err = readBundle(bundles[0]); err != nil {
+			return err
+		}
+	}
+	chart, bndl := dropped(ref, rendered, b, prefix, warnings)
+	var errs []error
+	if len(chart) > 0 {
+		errs = append(errs, fmt.Errorf("not in the chart: %s", strings.Join(chart, ", ")))
+	}
+	if len(bndl) > 0 {
+		errs = append(errs, fmt.Errorf("not in the bundle: %s", strings.Join(bndl, ", ")))
+	}
+	return errors.Join(errs...)
+}
+
+// summary counts the rows.
+type summary struct{ total, incomplete, failed, passed int }
+
+func (s *summary) add(r *result) {
+	s.total++
+	switch {
+	case r.incomplete != "":
+		s.incomplete++
+	case r.failed():
+		s.failed++
+	default:
+		s.passed++
+	}
+}
+
+func (s summary) String(installed bool) string {
+	checked := s.total - s.incomplete
+	pct := 0.0
+	if checked > 0 {
+		pct = 100 * float64(s.passed) / float64(checked)
+	}
+	what := "every check"
+	if !installed {
+		what = "every check but install (INSTALL=1 adds it)"
+	}
+	return fmt.Sprintf("corpus: %d projects: %d passed %s, %d failed, %d input incomplete (%.0f%% of the %d checked passed)", s.total, s.passed, what, s.failed, s.incomplete, pct, checked)
+}

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+
+	"opctl.dev/opctl/internal/testcluster"
+)
+
+// install installs the package's charts into two namespaces of a fresh
+// test control plane: the first release owns the CRDs and any APIService,
+// the second installs with crds.install=false and leaves the APIService to
+// the first. Webhooks are off: kwok runs no pods to serve them.
+func install(ctx context.Context, helm string, charts []string) error {
+	c, err := testcluster.Start(ctx, testcluster.Options{})
+	if err != nil {
+		return fmt.Errorf("starting a test control plane: %w", err)
+	}
+	defer c.Stop()
+	// CRD charts (--crds separate-chart) go first, once.
+	var crdCharts, main []string
+	for _, ch := range charts {
+		if strings.HasSuffix(ch, "-crds") {
+			crdCharts = append(crdCharts, ch)
+		} else {
+			main = append(main, ch)
+		}
+	}
+	var errs []error
+	helmIn := func(release, ns, chart string, set ...string) {
+		args := []string{"install", release, chart, "--kubeconfig", c.Kubeconfig, "--namespace", ns, "--create-namespace", "--timeout", "2m"}
+		for _, s := range set {
+			if hasValue(chart, strings.SplitN(s, "=", 2)[0]) {
+				args = append(args, "--set", s)
+			}
+		}
+		if _, err := run(helm, args...); err != nil {
+			errs = append(errs, fmt.Errorf("%s in %s: %w", release, ns, err))
+		}
+	}
+	for _, ch := range crdCharts {
+		helmIn("crds", "corpus-a", ch)
+	}
+	for _, ch := range main {
+		helmIn("first", "corpus-a", ch, "webhooks.enabled=false")
+		helmIn("second", "corpus-b", ch, "webhooks.enabled=false", "crds.install=false", "apiService.enabled=false")
+	}
+	return errors.Join(errs...)
+}
+
+// hasValue reports whether the chart's values.yaml has the dotted key, so
+// that a value is set only where the chart has it (a chart's schema
+// refuses unknown values).
+func hasValue(chart, key string) bool {
+	raw, err := os.ReadFile(chart + "/values.yaml")
+	if err != nil {
+		return false
+	}
+	var v any
+	if yaml.Unmarshal(raw, &v) != nil {
+		return false
+	}
+	for _, part := range strings.Split(key, ".") {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		if v, ok = m[part]; !ok {
+			return false
+		}
+	}
+	return true
+}

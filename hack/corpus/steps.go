@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/kustomize/api/krusty"
+	"sigs.k8s.io/kustomize/kyaml/filesys"
+)
+
+// kustomizeBuild is the reference: the overlay built by krusty with
+// default options, as `kustomize build` does.
+func kustomizeBuild(dir string) ([]*unstructured.Unstructured, error) {
+	rm, err := krusty.MakeKustomizer(krusty.MakeDefaultOptions()).Run(filesys.MakeFsOnDisk(), dir)
+	if err != nil {
+		return nil, err
+	}
+	y, err := rm.AsYaml()
+	if err != nil {
+		return nil, err
+	}
+	return decodeAll(y)
+}
+
+// remoteInput reports a kustomize error that comes from input the corpus
+// cannot hold offline: a remote base or a Helm chart.
+func remoteInput(err error) bool {
+	s := err.Error()
+	for _, m := range []string{"git cloner", "http://", "https://", "github.com/", "helmCharts", "helm chart", "no 'helm' program"} {
+		if strings.Contains(s, m) {
+			return true
+		}
+	}
+	return false
+}
+
+func decodeAll(b []byte) ([]*unstructured.Unstructured, error) {
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	var out []*unstructured.Unstructured
+	for {
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil {
+			if errors.Is(err, io.EOF) {
+				return out, nil
+			}
+			return nil, err
+		}
+		if len(m) > 0 {
+			out = append(out, &unstructured.Unstructured{Object: m})
+		}
+	}
+}
+
+// run runs a program and returns its output, and an error holding the
+// last lines of its output when it fails.
+func run(name string, args ...string) ([]byte, error) {
+	var out bytes.Buffer
+	cmd := exec.Command(name, args...)
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return out.Bytes(), fmt.Errorf("%s %s: %w: %s", filepath.Base(name), strings.Join(args, " "), err, tail(out.String(), 6))
+	}
+	return out.Bytes(), nil
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+// packageResult is what `opctl package -o json` prints.
+type packageResult struct {
+	Name     string   `json:"name"`
+	Roots    []string `json:"roots"`
+	Warnings []string `json:"warnings"`
+}
+
+func opctlPackage(opctl, dir, overlay, out string) (*packageResult, error) {
+	b, err := run(opctl, "package", dir, "--overlay", overlay, "--out", out, "-o", "json")
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.IndexByte(b, '{')
+	if i < 0 {
+		return nil, fmt.Errorf("opctl package printed no JSON: %s", tail(string(b), 4))
+	}
+	res := &packageResult{}
+	if err := json.NewDecoder(bytes.NewReader(b[i:])).Decode(res); err != nil {
+		return nil, fmt.Errorf("opctl package output: %w", err)
+	}
+	return res, nil
+}
+
+// charts and bundles are the roots the package wrote.
+func (r *packageResult) charts(out string) []string { return r.rootsUnder(out, "charts/") }
+func (r *packageResult) bundles(out string) []string {
+	return r.rootsUnder(out, "bundle/")
+}
+
+func (r *packageResult) rootsUnder(out, prefix string) []string {
+	var dirs []string
+	for _, root := range r.Roots {
+		if strings.HasPrefix(root, prefix) {
+			dirs = append(dirs, filepath.Join(out, root))
+		}
+	}
+	return dirs
+}
+
+// lint runs helm lint --strict on every chart.
+func lint(helm string, charts []string) error {
+	var errs []error
+	for _, c := range charts {
+		if _, err := run(helm, "lint", "--strict", c); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// template renders every chart with a release name of 53 characters, the
+// longest Helm allows, and the given values.
+func template(helm, release, namespace string, charts []string, set ...string) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for _, c := range charts {
+		args := []string{"template", release, c, "--namespace", namespace}
+		for _, s := range set {
+			args = append(args, "--set", s)
+		}
+		b, err := run(helm, args...)
+		if err != nil {
+			return nil, err
+		}
+		docs, err := decodeAll(b)
+		if err != nil {
+			return nil, fmt.Errorf("helm template %s: %w", c, err)
+		}
+		objs = append(objs, docs...)
+	}
+	return objs, nil
+}
+
+// validateReport is the part of `opctl validate -o json` the corpus reads.
+type validateReport struct {
+	Reports []struct {
+		Path     string `json:"path"`
+		Findings []struct {
+			Check    string `json:"check"`
+			Severity string `json:"severity"`
+			Message  string `json:"message"`
+			Source   string `json:"source"`
+		} `json:"findings"`
+	} `json:"reports"`
+}
+
+// validate runs opctl validate on the bundle and the charts and returns
+// the errors it reports. With a base CSV the OperatorHub suite runs too:
+// the project can then have the metadata it checks.
+func validate(opctl string, paths []string, operatorHub bool) ([]string, error) {
+	args := append([]string{"validate"}, paths...)
+	args = append(args, "-o", "json")
+	if operatorHub {
+		args = append(args, "--suite", "operatorhub")
+	}
+	b, err := run(opctl, args...)
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		return nil, err
+	}
+	var rep validateReport
+	if err := json.Unmarshal(b[bytes.IndexByte(b, '{'):], &rep); err != nil {
+		return nil, fmt.Errorf("opctl validate output: %w", err)
+	}
+	var errs []string
+	for _, r := range rep.Reports {
+		for _, f := range r.Findings {
+			if f.Severity == "error" {
+				errs = append(errs, fmt.Sprintf("%s %s: %s", filepath.Base(r.Path), f.Check, f.Message))
+			}
+		}
+	}
+	return errs, nil
+}
+
+// sameTrees compares two output folders byte for byte.
+func sameTrees(a, b string) error {
+	files := func(root string) (map[string][]byte, error) {
+		m := map[string][]byte{}
+		err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(root, p)
+			m[rel], err = os.ReadFile(p)
+			return err
+		})
+		return m, err
+	}
+	fa, err := files(a)
+	if err != nil {
+		return err
+	}
+	fb, err := files(b)
+	if err != nil {
+		return err
+	}
+	var diff []string
+	for k, v := range fa {
+		if w, ok := fb[k]; !ok || !bytes.Equal(v, w) {
+			diff = append(diff, k)
+		}
+	}
+	for k := range fb {
+		if _, ok := fa[k]; !ok {
+			diff = append(diff, k)
+		}
+	}
+	if len(diff) > 0 {
+		slices.Sort(diff)
+		return fmt.Errorf("a second run differs in %d files: %s", len(diff), strings.Join(diff[:min(len(diff), 5)], ", "))
+	}
+	return nil
+}
