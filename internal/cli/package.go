@@ -83,6 +83,7 @@ writes. The same input always gives byte-identical output.`,
 	f.StringVar(&opts.Chart.RBACScope, "rbac-scope", "namespace", "default rbac.scope of the chart: namespace or cluster")
 	f.BoolVar(&opts.PinDigests, "pin-digests", false, "replace image tags with digests resolved from the registries (uses ~/.docker/config.json credentials)")
 	f.StringSliceVar(&opts.Targets, "targets", nil, "outputs to write: "+strings.Join(packaging.TargetNames(), ", ")+" (default: all)")
+	f.BoolVar(&opts.Strict, "strict", false, "treat every warning as an error and write nothing (for CI)")
 	f.BoolVar(&chartOnly, "chart-only", false, "write only the Helm chart (--targets chart)")
 	f.BoolVar(&bundleOnly, "bundle-only", false, "write only the OLM bundle (--targets bundle)")
 	cmd.MarkFlagsMutuallyExclusive("chart-only", "bundle-only", "targets")

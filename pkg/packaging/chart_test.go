@@ -111,6 +111,7 @@ func TestChartRendersPerScope(t *testing.T) {
 	common := func(ns string) []string {
 		return []string{
 			"ConfigMap kv-sample-operator-grafana-dashboard " + ns,
+			"ConfigMap kvbackups.kv.opctl.dev-platform-as-code " + ns,
 			"ConfigMap kvstores.kv.opctl.dev-platform-as-code " + ns,
 			"Deployment kv-sample-operator-controller-manager " + ns,
 			"Role kv-sample-operator-leader-election-role " + ns,
@@ -146,6 +147,7 @@ func TestChartRendersPerScope(t *testing.T) {
 			"ClusterRoleBinding kv-sample-operator-ops-manager")},
 		{"no RBAC, no metrics", "x", map[string]any{"rbac": map[string]any{"create": false}, "metrics": map[string]any{"enabled": false}, "crds": map[string]any{"install": false}}, []string{
 			"ConfigMap kv-sample-operator-grafana-dashboard x",
+			"ConfigMap kvbackups.kv.opctl.dev-platform-as-code x",
 			"ConfigMap kvstores.kv.opctl.dev-platform-as-code x",
 			"Deployment kv-sample-operator-controller-manager x",
 			"ServiceAccount kv-sample-operator-controller-manager x"}},

@@ -20,6 +20,8 @@ type inputs struct {
 	baseOwned map[string]operatorsv1alpha1.CRDDescription
 	// markers are the CSV markers of the API types by group/version/kind.
 	markers map[string]operatorsv1alpha1.CRDDescription
+	// warnings say what of these inputs opctl left out or assumed.
+	warnings []string
 	// secureFlag says the manager's Go sources define --metrics-secure.
 	secureFlag bool
 }
@@ -61,11 +63,21 @@ func loadInputs(dir string, opts Options) (*inputs, error) {
 	}
 	mk := Config{Version: in.make.Version, Channels: in.make.Channels, DefaultChannel: in.make.DefaultChannel}
 	in.config = layerConfig(cfg, bc, mk)
-	if in.markers, err = loadMarkers(dir, in.projectFile); err != nil {
+	var warnings []string
+	if in.markers, warnings, err = loadMarkers(dir, in.projectFile); err != nil {
 		return nil, err
 	}
+	in.warnings = append(in.warnings, warnings...)
 	in.secureFlag = definesFlag(dir, strings.TrimPrefix(metricsSecureFlag, "--"))
 	return in, nil
+}
+
+// warningList is the inputs' warnings, none without inputs.
+func (in *inputs) warningList() []string {
+	if in == nil {
+		return nil
+	}
+	return in.warnings
 }
 
 // description is the owned-CRD description of one CRD version: derived

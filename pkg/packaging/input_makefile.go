@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"github.com/blang/semver/v4"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,8 @@ import (
 // Makefile sets: VERSION, IMG, CHANNELS and DEFAULT_CHANNEL.
 type MakeDefaults struct {
 	Version, Image string
+	// badVersion is a VERSION that is not SemVer, which Version leaves out.
+	badVersion     string
 	Channels       []string
 	DefaultChannel string
 }
@@ -72,6 +75,11 @@ func loadMakeDefaults(dir string) (MakeDefaults, error) {
 		return strings.Trim(v, `"'`)
 	}
 	d := MakeDefaults{Version: get("VERSION"), Image: get("IMG"), DefaultChannel: get("DEFAULT_CHANNEL")}
+	if _, err := semver.Parse(d.Version); d.Version != "" && err != nil {
+		// A release flow often sets it later (VERSION ?= main); the
+		// package then says which version it used.
+		d.badVersion, d.Version = d.Version, ""
+	}
 	if d.Image == kubebuilderImage {
 		d.Image = ""
 	}

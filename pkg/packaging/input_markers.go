@@ -1,10 +1,12 @@
 package packaging
 
 import (
+	"cmp"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,23 +15,50 @@ import (
 	"strings"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"sigs.k8s.io/controller-tools/pkg/markers"
 )
 
-// csvMarker starts operator-sdk's CSV markers on API types and fields.
-const csvMarker = "+operator-sdk:csv:customresourcedefinitions:"
+// csvMarkerName is operator-sdk's marker for owned CRDs: on a type it
+// carries displayName and resources, on a field a descriptor.
+const csvMarkerName = "operator-sdk:csv:customresourcedefinitions"
+
+// csvKindMarker and csvFieldMarker have the shape of operator-sdk's marker
+// definitions, so controller-tools parses the markers with the grammar the
+// projects were written against: resources={{Kind,version(,name)?},...}.
+type csvKindMarker struct {
+	Resources   [][]string `marker:",optional"`
+	DisplayName string     `marker:",optional"`
+	Order       *int       `marker:",optional"`
+}
+
+type csvFieldMarker struct {
+	Type         string   `marker:",optional"`
+	DisplayName  string   `marker:",optional"`
+	XDescriptors []string `marker:",optional"`
+	Order        *int     `marker:",optional"`
+}
+
+var (
+	csvKindDef  = markers.Must(markers.MakeDefinition(csvMarkerName, markers.DescribesType, csvKindMarker{}))
+	csvFieldDef = markers.Must(markers.MakeDefinition(csvMarkerName, markers.DescribesField, csvFieldMarker{}))
+)
 
 // loadMarkers reads the CSV markers of the project's API types with the Go
 // parser (nothing is built): the kind-level displayName and resources, and
 // the spec and status descriptors of marked fields, with paths from their
-// JSON names. The result is keyed by group/version/kind.
-func loadMarkers(dir string, pf *ProjectFile) (map[string]operatorsv1alpha1.CRDDescription, error) {
+// JSON names. The result is keyed by group/version/kind. A marker that
+// does not parse is left out with a warning naming its file and line.
+func loadMarkers(dir string, pf *ProjectFile) (map[string]operatorsv1alpha1.CRDDescription, []string, error) {
 	out := map[string]operatorsv1alpha1.CRDDescription{}
+	var warnings []string
 	for _, d := range apiDirs(dir, pf) {
-		if err := markersIn(dir, d, pf, out); err != nil {
-			return nil, err
+		w, err := markersIn(dir, d, pf, out)
+		if err != nil {
+			return nil, nil, err
 		}
+		warnings = append(warnings, w...)
 	}
-	return out, nil
+	return out, warnings, nil
 }
 
 // apiDirs are the packages of the PROJECT file's resources, else every
@@ -66,12 +95,16 @@ type goPackage struct {
 	types          map[string]*ast.TypeSpec
 	docs           map[string][]*ast.CommentGroup
 	fset           *token.FileSet
+	// warnings are the markers left out, with their positions; orders
+	// the order= of descriptors by type/path.
+	warnings []string
+	orders   map[string]int
 }
 
 func parseAPIPackage(dir, rel string, pf *ProjectFile) (*goPackage, error) {
 	files, _ := filepath.Glob(filepath.Join(dir, rel, "*.go"))
 	slices.Sort(files)
-	pkg := &goPackage{types: map[string]*ast.TypeSpec{}, docs: map[string][]*ast.CommentGroup{}, fset: token.NewFileSet()}
+	pkg := &goPackage{types: map[string]*ast.TypeSpec{}, docs: map[string][]*ast.CommentGroup{}, fset: token.NewFileSet(), orders: map[string]int{}}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") || strings.HasPrefix(filepath.Base(f), "zz_generated") {
 			continue
@@ -131,59 +164,99 @@ func commentsBetween(all []*ast.CommentGroup, from, to token.Pos) []*ast.Comment
 	return out
 }
 
-func markersIn(dir, rel string, pf *ProjectFile, out map[string]operatorsv1alpha1.CRDDescription) error {
+func markersIn(dir, rel string, pf *ProjectFile, out map[string]operatorsv1alpha1.CRDDescription) ([]string, error) {
 	pkg, err := parseAPIPackage(dir, rel, pf)
 	if err != nil || pkg.group == "" {
-		return err
+		return nil, err
 	}
 	for _, name := range sortedKeys(pkg.types) {
 		st, ok := pkg.types[name].Type.(*ast.StructType)
 		if !ok {
 			continue
 		}
-		kindArgs, pos, err := pkg.markerArgs(pkg.docs[name]...)
-		if err != nil {
-			return err
-		}
 		d := operatorsv1alpha1.CRDDescription{Kind: name, Version: pkg.version}
-		if err := applyKindMarker(&d, kindArgs); err != nil {
-			return pkg.errorAt(pos, err)
-		}
-		found := len(kindArgs) > 0
+		found := pkg.kindMarkers(&d, pkg.docs[name]...)
 		for _, f := range st.Fields.List {
 			switch jsonName(f) {
 			case "spec", "status":
-				n, err := pkg.fieldMarkers(&d, f.Type, "", 0)
-				if err != nil {
-					return err
-				}
-				found = found || n > 0
+				found = pkg.fieldMarkers(&d, f.Type, "", 0) > 0 || found
 			}
 		}
 		if found {
+			pkg.sortDescriptors(&d)
 			out[pkg.group+"/"+pkg.version+"/"+name] = d
 		}
 	}
-	return nil
+	return pkg.warnings, nil
+}
+
+// kindMarkers applies the type's CSV markers to d: the first displayName,
+// and every resource, as operator-sdk merges them.
+func (pkg *goPackage) kindMarkers(d *operatorsv1alpha1.CRDDescription, groups ...*ast.CommentGroup) bool {
+	found := false
+	for _, c := range commentsOf(groups) {
+		v, ok := pkg.parse(csvKindDef, c)
+		if !ok {
+			continue
+		}
+		m := v.(csvKindMarker)
+		found = true
+		if d.DisplayName == "" {
+			d.DisplayName = m.DisplayName
+		}
+		for _, r := range m.Resources {
+			if len(r) < 2 || len(r) > 3 || strings.TrimSpace(r[0]) == "" || strings.TrimSpace(r[1]) == "" {
+				pkg.warn(c, fmt.Errorf("resources entry %q: want {Kind,version} or {Kind,version,name}", r))
+				continue
+			}
+			ref := operatorsv1alpha1.APIResourceReference{Kind: strings.TrimSpace(r[0]), Version: strings.TrimSpace(r[1])}
+			if len(r) == 3 {
+				ref.Name = strings.TrimSpace(r[2])
+			}
+			d.Resources = append(d.Resources, ref)
+		}
+	}
+	return found
+}
+
+// parse reads one comment as the marker def, reporting whether it is one.
+// A marker that does not parse is left out with a warning.
+func (pkg *goPackage) parse(def *markers.Definition, c *ast.Comment) (any, bool) {
+	text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
+	rest, ok := strings.CutPrefix(text, "+"+csvMarkerName)
+	if !ok || (rest != "" && rest[0] != ':' && rest[0] != '=') {
+		return nil, false
+	}
+	v, err := def.Parse(text)
+	if err != nil {
+		pkg.warn(c, err)
+		return nil, false
+	}
+	return v, true
+}
+
+func (pkg *goPackage) warn(c *ast.Comment, err error) {
+	pos := pkg.fset.Position(c.Pos())
+	pkg.warnings = append(pkg.warnings, fmt.Sprintf("%s:%d: marker %s: %v: left out of the CSV; fix the marker as operator-sdk's reference describes", pos.Filename, pos.Line, strings.TrimSpace(strings.TrimPrefix(c.Text, "//")), err))
 }
 
 // fieldMarkers adds the descriptors of the marked fields of type expr,
 // recursing into struct types of the package.
-func (pkg *goPackage) fieldMarkers(d *operatorsv1alpha1.CRDDescription, expr ast.Expr, prefix string, depth int) (int, error) {
+func (pkg *goPackage) fieldMarkers(d *operatorsv1alpha1.CRDDescription, expr ast.Expr, prefix string, depth int) int {
 	if star, ok := expr.(*ast.StarExpr); ok {
 		expr = star.X
 	}
 	id, ok := expr.(*ast.Ident)
 	if !ok || depth > 8 {
-		return 0, nil
+		return 0
 	}
 	ts, ok := pkg.types[id.Name]
 	if !ok {
-		return 0, nil
+		return 0
 	}
 	st, ok := ts.Type.(*ast.StructType)
 	if !ok {
-		return 0, nil
+		return 0
 	}
 	n := 0
 	for _, f := range st.Fields.List {
@@ -195,27 +268,78 @@ func (pkg *goPackage) fieldMarkers(d *operatorsv1alpha1.CRDDescription, expr ast
 		if name != "" { // "" is an inlined field
 			path = strings.TrimPrefix(prefix+"."+name, ".")
 		}
-		args, pos, err := pkg.markerArgs(f.Doc)
-		if err != nil {
-			return n, err
+		if f.Doc != nil {
+			n += pkg.descriptors(d, path, f.Doc)
 		}
-		if len(args) > 0 {
-			if err := addDescriptor(d, path, docText(f.Doc), args); err != nil {
-				return n, pkg.errorAt(pos, err)
-			}
-			n++
-		}
-		k, err := pkg.fieldMarkers(d, f.Type, path, depth+1)
-		if err != nil {
-			return n, err
-		}
-		n += k
+		n += pkg.fieldMarkers(d, f.Type, path, depth+1)
 	}
-	return n, nil
+	return n
 }
 
-func (pkg *goPackage) errorAt(pos token.Pos, err error) error {
-	return fmt.Errorf("%s: %w", pkg.fset.Position(pos), err)
+// sortDescriptors puts descriptors with order= first, by order, keeping
+// the fields' order otherwise.
+func (pkg *goPackage) sortDescriptors(d *operatorsv1alpha1.CRDDescription) {
+	order := func(key string) int {
+		if o, ok := pkg.orders[key]; ok {
+			return o
+		}
+		return math.MaxInt
+	}
+	slices.SortStableFunc(d.SpecDescriptors, func(a, b operatorsv1alpha1.SpecDescriptor) int {
+		return cmp.Compare(order("spec/"+a.Path), order("spec/"+b.Path))
+	})
+	slices.SortStableFunc(d.StatusDescriptors, func(a, b operatorsv1alpha1.StatusDescriptor) int {
+		return cmp.Compare(order("status/"+a.Path), order("status/"+b.Path))
+	})
+}
+
+// descriptors adds a field's spec and status descriptors: operator-sdk
+// makes one for each type its markers name, merging their xDescriptors.
+func (pkg *goPackage) descriptors(d *operatorsv1alpha1.CRDDescription, path string, doc *ast.CommentGroup) int {
+	byType := map[string]*csvFieldMarker{}
+	var types []string
+	for _, c := range doc.List {
+		v, ok := pkg.parse(csvFieldDef, c)
+		if !ok {
+			continue
+		}
+		m := v.(csvFieldMarker)
+		if m.Type != "spec" && m.Type != "status" {
+			pkg.warn(c, fmt.Errorf("type=%q: a field marker needs type=spec or type=status", m.Type))
+			continue
+		}
+		if path == "" {
+			pkg.warn(c, fmt.Errorf("an inlined field has no path of its own"))
+			continue
+		}
+		acc, seen := byType[m.Type]
+		if !seen {
+			acc = &csvFieldMarker{}
+			byType[m.Type] = acc
+			types = append(types, m.Type)
+		}
+		if acc.DisplayName == "" {
+			acc.DisplayName = m.DisplayName
+		}
+		if m.Order != nil {
+			acc.Order = m.Order
+		}
+		acc.XDescriptors = append(acc.XDescriptors, m.XDescriptors...)
+	}
+	text := docText(doc)
+	for _, typ := range types {
+		m := byType[typ]
+		display := firstNonEmpty(m.DisplayName, displayName(path[strings.LastIndex(path, ".")+1:]))
+		if typ == "spec" {
+			d.SpecDescriptors = append(d.SpecDescriptors, operatorsv1alpha1.SpecDescriptor{Path: path, DisplayName: display, Description: text, XDescriptors: m.XDescriptors})
+		} else {
+			d.StatusDescriptors = append(d.StatusDescriptors, operatorsv1alpha1.StatusDescriptor{Path: path, DisplayName: display, Description: text, XDescriptors: m.XDescriptors})
+		}
+		if m.Order != nil {
+			pkg.orders[typ+"/"+path] = *m.Order
+		}
+	}
+	return len(types)
 }
 
 // jsonName is the field's JSON name: the tag's, "" for an inlined or
@@ -251,26 +375,6 @@ func docText(cg *ast.CommentGroup) string {
 	return strings.Join(lines, " ")
 }
 
-// markerArgs gathers the arguments of the CSV markers in comment groups,
-// in order.
-func (pkg *goPackage) markerArgs(groups ...*ast.CommentGroup) ([][2]string, token.Pos, error) {
-	var pos token.Pos
-	var out [][2]string
-	for _, c := range commentsOf(groups) {
-		text := strings.TrimSpace(strings.TrimPrefix(c.Text, "//"))
-		rest, ok := strings.CutPrefix(text, csvMarker)
-		if !ok {
-			continue
-		}
-		args, err := splitMarkerArgs(rest)
-		if err != nil {
-			return nil, pos, pkg.errorAt(c.Pos(), fmt.Errorf("marker %s: %w", text, err))
-		}
-		out, pos = append(out, args...), c.Pos()
-	}
-	return out, pos, nil
-}
-
 func commentsOf(groups []*ast.CommentGroup) []*ast.Comment {
 	var out []*ast.Comment
 	for _, g := range groups {
@@ -279,122 +383,4 @@ func commentsOf(groups []*ast.CommentGroup) []*ast.Comment {
 		}
 	}
 	return out
-}
-
-// splitMarkerArgs splits key=value,key=value at the commas outside quotes
-// and braces.
-func splitMarkerArgs(s string) ([][2]string, error) {
-	var out [][2]string
-	for _, part := range splitTop(s, ',') {
-		k, v, ok := strings.Cut(part, "=")
-		if !ok || strings.TrimSpace(k) == "" {
-			return nil, fmt.Errorf("%q is not key=value", part)
-		}
-		out = append(out, [2]string{strings.TrimSpace(k), strings.TrimSpace(v)})
-	}
-	return out, nil
-}
-
-// splitTop splits s at sep where it is outside quotes and braces.
-func splitTop(s string, sep byte) []string {
-	var out []string
-	depth, quoted, start := 0, false, 0
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c == '\\' && quoted:
-			i++
-		case c == '"':
-			quoted = !quoted
-		case quoted:
-		case c == '{':
-			depth++
-		case c == '}':
-			depth--
-		case c == sep && depth == 0:
-			out = append(out, s[start:i])
-			start = i + 1
-		}
-	}
-	if rest := strings.TrimSpace(s[start:]); rest != "" || len(out) > 0 {
-		out = append(out, s[start:])
-	}
-	return out
-}
-
-// markerStrings reads a marker value: "a", a, or {"a","b"}.
-func markerStrings(v string) []string {
-	v = strings.TrimSpace(v)
-	if strings.HasPrefix(v, "{") && strings.HasSuffix(v, "}") {
-		var out []string
-		for _, e := range splitTop(v[1:len(v)-1], ',') {
-			out = append(out, markerString(e))
-		}
-		return out
-	}
-	return []string{markerString(v)}
-}
-
-func markerString(v string) string {
-	v = strings.TrimSpace(v)
-	if s, err := strconv.Unquote(v); err == nil {
-		return s
-	}
-	return v
-}
-
-// applyKindMarker sets displayName and resources ({{Kind,version,name},...}).
-func applyKindMarker(d *operatorsv1alpha1.CRDDescription, args [][2]string) error {
-	for _, a := range args {
-		switch a[0] {
-		case "displayName":
-			d.DisplayName = markerString(a[1])
-		case "resources":
-			v := strings.TrimSpace(a[1])
-			if !strings.HasPrefix(v, "{") || !strings.HasSuffix(v, "}") {
-				return fmt.Errorf("resources=%s: want {{Kind,version,name},...}", v)
-			}
-			for _, r := range splitTop(v[1:len(v)-1], ',') {
-				f := markerStrings(r)
-				if len(f) != 3 || f[0] == "" || f[1] == "" {
-					return fmt.Errorf("resources entry %s: want {Kind,version,name}", strings.TrimSpace(r))
-				}
-				d.Resources = append(d.Resources, operatorsv1alpha1.APIResourceReference{Kind: f[0], Version: f[1], Name: f[2]})
-			}
-		default:
-			return fmt.Errorf("unknown argument %q of a kind marker (displayName, resources)", a[0])
-		}
-	}
-	return nil
-}
-
-// addDescriptor adds a spec or status descriptor from a field marker.
-func addDescriptor(d *operatorsv1alpha1.CRDDescription, path, doc string, args [][2]string) error {
-	var typ, display string
-	var xds []string
-	for _, a := range args {
-		switch a[0] {
-		case "type":
-			typ = markerString(a[1])
-		case "displayName":
-			display = markerString(a[1])
-		case "xDescriptors":
-			xds = append(xds, markerStrings(a[1])...)
-		case "order":
-		default:
-			return fmt.Errorf("unknown argument %q of a field marker (type, displayName, xDescriptors, order)", a[0])
-		}
-	}
-	if path == "" {
-		return fmt.Errorf("a marked field needs a JSON name")
-	}
-	display = firstNonEmpty(display, displayName(path[strings.LastIndex(path, ".")+1:]))
-	switch typ {
-	case "spec":
-		d.SpecDescriptors = append(d.SpecDescriptors, operatorsv1alpha1.SpecDescriptor{Path: path, DisplayName: display, Description: doc, XDescriptors: xds})
-	case "status":
-		d.StatusDescriptors = append(d.StatusDescriptors, operatorsv1alpha1.StatusDescriptor{Path: path, DisplayName: display, Description: doc, XDescriptors: xds})
-	default:
-		return fmt.Errorf("type=%q: a field marker needs type=spec or type=status", typ)
-	}
-	return nil
 }

@@ -22,8 +22,10 @@ import (
 )
 
 // MaxObjectBytes is the largest object opctl accepts: etcd's default
-// request limit, and what OLM can carry in a bundle.
-const MaxObjectBytes = 1 << 20
+// request limit (--max-request-bytes, 1.5 MiB), past which the API server
+// cannot store it. Objects between 1 and 1.5 MiB install: CRDs of that
+// size ship in real projects, and OLM carries them.
+const MaxObjectBytes = 3 << 19
 
 // Options select and override what Load reads.
 type Options struct {
@@ -72,6 +74,9 @@ type Project struct {
 	// the base CSV and the markers.
 	inputs *inputs
 
+	// warnings say what Load left out or assumed, naming the file.
+	warnings []string
+
 	// analysis caches Grants and PlatformAsCode, which the chart and the
 	// bundle both need; neither depends on images, so pinning keeps it valid.
 	analysis *analysis
@@ -90,14 +95,15 @@ func (p *Project) analyze() (*analysis, error) {
 	if p.analysis != nil {
 		return p.analysis, nil
 	}
-	grants, err := p.Grants()
+	grants, grantWarnings, err := p.grants()
 	if err != nil {
 		return nil, err
 	}
-	pacs, warnings, err := p.PlatformAsCode()
+	pacs, pacWarnings, err := p.PlatformAsCode()
 	if err != nil {
 		return nil, err
 	}
+	warnings := slices.Concat(p.inputs.warningList(), p.warnings, grantWarnings, pacWarnings)
 	texts, err := p.crdTexts(pacs)
 	if err != nil {
 		return nil, err
@@ -125,6 +131,10 @@ func Load(dir string, opts Options) (*Project, error) {
 	if p.Version, err = projectVersion(opts.Version, in.config.Version); err != nil {
 		return nil, err
 	}
+	if opts.Version == "" && in.config.Version == "" && in.make.badVersion != "" {
+		p.Version = "0.0.0"
+		p.warnf("%s: VERSION %q is not SemVer, so the package has version 0.0.0: pass --version in the release flow, or set version in %s", filepath.Join(dir, "Makefile"), in.make.badVersion, ConfigFile)
+	}
 	objs, err := buildOverlay(filepath.Join(dir, opts.Overlay))
 	if err != nil {
 		return nil, err
@@ -141,10 +151,15 @@ func Load(dir string, opts Options) (*Project, error) {
 	if err := p.loadComponents(); err != nil {
 		return nil, err
 	}
-	if p.Samples, err = loadSamples(filepath.Join(dir, "config", "samples"), p.CRDs); err != nil {
+	if p.Samples, err = p.loadSamples(filepath.Join(dir, "config", "samples")); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// warnf records a warning: what opctl left out or assumed, and why.
+func (p *Project) warnf(format string, args ...any) {
+	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
 }
 
 func firstNonEmpty(s ...string) string {
@@ -338,7 +353,7 @@ func checkSize(o *unstructured.Unstructured) error {
 		return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
 	}
 	if len(b) > MaxObjectBytes {
-		return fmt.Errorf("%s %s is %d bytes, over the 1 MiB object limit: split it or trim its descriptions", o.GetKind(), o.GetName(), len(b))
+		return fmt.Errorf("%s %s is %d bytes, over the %d bytes the API server can store (etcd's request limit): split it or trim its descriptions", o.GetKind(), o.GetName(), len(b), MaxObjectBytes)
 	}
 	return nil
 }
@@ -376,8 +391,10 @@ func namePrefix(manager string, objs []*unstructured.Unstructured) string {
 }
 
 // loadSamples reads the custom resources in dir: its kustomization when it
-// has one, else every YAML file. Each must be of a project CRD.
-func loadSamples(dir string, crds []*apiextensionsv1.CustomResourceDefinition) ([]*unstructured.Unstructured, error) {
+// has one, else every YAML file. A sample that is not of a project CRD (an
+// Ingress, a configuration type with no CRD) is left out with a warning:
+// the CSV's alm-examples and the chart's samples are the CRs.
+func (p *Project) loadSamples(dir string) ([]*unstructured.Unstructured, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
@@ -400,18 +417,21 @@ func loadSamples(dir string, crds []*apiextensionsv1.CustomResourceDefinition) (
 		}
 	}
 	kinds := map[string]bool{}
-	for _, c := range crds {
+	for _, c := range p.CRDs {
 		for _, v := range c.Spec.Versions {
 			kinds[c.Spec.Group+"/"+v.Name+"/"+c.Spec.Names.Kind] = true
 		}
 	}
+	var crs []*unstructured.Unstructured
 	for _, o := range objs {
 		if !kinds[o.GetAPIVersion()+"/"+o.GetKind()] {
-			return nil, fmt.Errorf("%s: sample %s %s is not a custom resource of the project's CRDs", dir, o.GetAPIVersion()+" "+o.GetKind(), o.GetName())
+			p.warnf("%s: sample %s %s is not a custom resource of the project's CRDs, so it is left out of the examples", dir, o.GetAPIVersion()+" "+o.GetKind(), o.GetName())
+			continue
 		}
+		crs = append(crs, o)
 	}
-	slices.SortFunc(objs, compareObjects)
-	return objs, nil
+	slices.SortFunc(crs, compareObjects)
+	return crs, nil
 }
 
 // readYAMLDocs decodes every document of a YAML file.

@@ -24,6 +24,8 @@ type PackageOptions struct {
 	Resolver   DigestResolver
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
+	// Strict makes every warning an error, for CI that wants no surprise.
+	Strict bool
 }
 
 // Result reports what Package wrote.
@@ -81,6 +83,10 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 		merge(files, outs[i])
 		warnings = append(warnings, warns[i]...)
 	}
+	warnings = slices.Compact(slices.Sorted(slices.Values(warnings)))
+	if opts.Strict && len(warnings) > 0 {
+		return nil, fmt.Errorf("--strict: %d warnings, nothing written:\n  %s", len(warnings), strings.Join(warnings, "\n  "))
+	}
 	out := opts.Out
 	if out == "" {
 		out = dir
@@ -97,7 +103,7 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 		}
 	}
 	slices.Sort(res.Roots)
-	res.Warnings = slices.Compact(slices.Sorted(slices.Values(warnings)))
+	res.Warnings = warnings
 	return res, nil
 }
 

@@ -75,6 +75,15 @@ func splitRule(r rbacv1.PolicyRule, scope map[string]bool) (ns, cluster []rbacv1
 // sorted by account name. Roles and ClusterRoles bound to no ServiceAccount
 // of the project (aggregated user roles, say) are not part of any Grant.
 func (p *Project) Grants() ([]Grant, error) {
+	g, _, err := p.grants()
+	return g, err
+}
+
+// grants is Grants with warnings: a binding of a role the overlay does not
+// define (a platform's own ClusterRole, say) is kept as it is, and the
+// rules it grants are not known to the package.
+func (p *Project) grants() ([]Grant, []string, error) {
+	var warnings []string
 	scope := scopes(p.CRDs)
 	roles := map[string][]rbacv1.PolicyRule{}
 	for _, o := range p.Objects {
@@ -82,7 +91,7 @@ func (p *Project) Grants() ([]Grant, error) {
 		case "Role", "ClusterRole":
 			var r rbacv1.ClusterRole
 			if err := fromUnstructured(o, &r); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			roles[o.GetKind()+"/"+o.GetName()] = r.Rules
 		}
@@ -94,11 +103,12 @@ func (p *Project) Grants() ([]Grant, error) {
 		}
 		var b rbacv1.RoleBinding
 		if err := fromUnstructured(o, &b); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		rules, ok := roles[b.RoleRef.Kind+"/"+b.RoleRef.Name]
 		if !ok {
-			return nil, fmt.Errorf("%s %s refers to %s %s, which the overlay does not define", o.GetKind(), o.GetName(), b.RoleRef.Kind, b.RoleRef.Name)
+			warnings = append(warnings, fmt.Sprintf("%s %s binds %s %s, which the overlay does not define: the binding is kept as it is, so the role must exist where the package installs, and its rules are not in the CSV's permissions", o.GetKind(), o.GetName(), b.RoleRef.Kind, b.RoleRef.Name))
+			continue
 		}
 		for _, s := range b.Subjects {
 			if s.Kind != rbacv1.ServiceAccountKind {
@@ -132,7 +142,7 @@ func (p *Project) Grants() ([]Grant, error) {
 		out = append(out, *g)
 	}
 	slices.SortFunc(out, func(a, b Grant) int { return strings.Compare(a.ServiceAccount, b.ServiceAccount) })
-	return out, nil
+	return out, warnings, nil
 }
 
 // ManagerGrant is the Grant of the manager Deployment's ServiceAccount.

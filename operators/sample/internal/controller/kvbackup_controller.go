@@ -165,7 +165,7 @@ func (h *BackupHandler) action(b *kvv1.KVBackup, k *kvv1.KVStore) action.Action 
 				Env:          []corev1.EnvVar{passwordEnv("VALKEY_PASSWORD", n.secret)},
 				VolumeMounts: []corev1.VolumeMount{{Name: "backups", MountPath: BackupMountPath}},
 				Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resourceMust("10m"), corev1.ResourceMemory: resourceMust("32Mi")},
-					Limits: corev1.ResourceList{corev1.ResourceMemory: resourceMust("128Mi")}},
+					Limits: corev1.ResourceList{corev1.ResourceCPU: resourceMust("200m"), corev1.ResourceMemory: resourceMust("128Mi")}},
 				SecurityContext: restricted,
 			}},
 			Volumes: []corev1.Volume{{Name: "backups", VolumeSource: corev1.VolumeSource{

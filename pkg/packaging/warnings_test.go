@@ -1,0 +1,142 @@
+package packaging
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// What kustomize, kubectl and operator-sdk accept, opctl packages: each
+// case below was a refusal once, and is now a warning that names the
+// file and says what opctl did, with output that says the same.
+func TestWarnings(t *testing.T) {
+	const types = "api/v1alpha1/memcache_types.go"
+	replace := func(file, from, to string) func(*testing.T, string) {
+		return func(t *testing.T, dir string) {
+			p := filepath.Join(dir, file)
+			b := string(readFile(t, p))
+			if !strings.Contains(b, from) {
+				t.Fatalf("%s has no %q", file, from)
+			}
+			mustWrite(t, p, strings.Replace(b, from, to, 1))
+		}
+	}
+	tests := []struct {
+		name, project string
+		mutate        func(*testing.T, string)
+		// want are the texts one warning must hold; none means no warning.
+		want []string
+		// check looks at what was written.
+		check func(t *testing.T, out string, res *Result)
+	}{
+		{"a field marker without type is left out", sdkDir, replace(types, `type=spec,displayName="Pod count"`, `displayName="Pod count"`),
+			[]string{"memcache_types.go:11:", `type=""`, "left out of the CSV"},
+			func(t *testing.T, out string, _ *Result) {
+				if csv := csvText(t, out, "memcache-operator"); strings.Contains(csv, "Pod count") {
+					t.Error("the descriptor of the unmarked field is in the CSV")
+				}
+			}},
+		{"an unknown marker argument is left out", sdkDir, replace(types, `displayName="Memcache Cluster"`, `displayNam="Memcache Cluster"`),
+			[]string{"memcache_types.go:", "displayNam", "left out of the CSV"}, nil},
+		{"a resources entry without a version is left out", sdkDir, replace(types, "{Deployment,v1,memcache-deployment}", "{Deployment}"),
+			[]string{"memcache_types.go:", `resources entry ["Deployment"]`}, nil},
+		{"a resource without a name, as operator-sdk's grammar allows", sdkDir, replace(types, "{Deployment,v1,memcache-deployment}", "{Pod,v1}"),
+			nil, func(t *testing.T, out string, _ *Result) {
+				if csv := csvText(t, out, "memcache-operator"); !strings.Contains(csv, "- kind: Pod\n        name: \"\"\n        version: v1") {
+					t.Errorf("the CSV has no resource Pod v1:\n%s", csv)
+				}
+			}},
+		{"a sample that is not a custom resource is skipped", sampleDir, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/samples/kv_v1alpha1_kvstore.yaml"), "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: web\n")
+		}, []string{"config/samples: sample networking.k8s.io/v1 Ingress web is not a custom resource", "left out of the examples"},
+			func(t *testing.T, out string, _ *Result) {
+				csv := csvText(t, out, "sample-operator")
+				if strings.Contains(csv, "Ingress") || !strings.Contains(csv, `"kind": "KVStore"`) {
+					t.Errorf("alm-examples should hold the KVStore and not the Ingress:\n%s", csv)
+				}
+			}},
+		{"a Makefile VERSION that is not SemVer gives 0.0.0", sampleDir, func(t *testing.T, dir string) {
+			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
+			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= main\n")
+		}, []string{"Makefile: VERSION \"main\" is not SemVer", "version 0.0.0", "--version"},
+			func(t *testing.T, out string, res *Result) {
+				if res.Version != "0.0.0" || !strings.Contains(string(readFile(t, filepath.Join(out, "charts/sample-operator/Chart.yaml"))), "version: 0.0.0") {
+					t.Errorf("version %s, want 0.0.0 in the result and Chart.yaml", res.Version)
+				}
+			}},
+		{"a binding of a role defined elsewhere is kept as it is", sampleDir, func(t *testing.T, dir string) {
+			mustWrite(t, filepath.Join(dir, "config/rbac/auth_delegator.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: auth-delegator\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: system:auth-delegator\nsubjects:\n- kind: ServiceAccount\n  name: controller-manager\n  namespace: system\n")
+			appendTo(t, filepath.Join(dir, "config/rbac/kustomization.yaml"), "- auth_delegator.yaml\n")
+		}, []string{"ClusterRoleBinding kvstore-auth-delegator binds ClusterRole system:auth-delegator, which the overlay does not define", "kept as it is"},
+			func(t *testing.T, out string, _ *Result) {
+				tmpl := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/clusterrolebinding-auth-delegator.yaml")))
+				if !strings.Contains(tmpl, "name: system:auth-delegator") {
+					t.Errorf("the binding's roleRef changed:\n%s", tmpl)
+				}
+				if b := readFile(t, filepath.Join(out, "bundle/sample-operator/manifests/kvstore-auth-delegator_v1_clusterrolebinding.yaml")); !strings.Contains(string(b), "system:auth-delegator") {
+					t.Errorf("the bundle's binding:\n%s", b)
+				}
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyProject(t, tt.project)
+			tt.mutate(t, dir)
+			before := warningsOf(t, copyProject(t, tt.project))
+			out, res := packageTo(t, dir, PackageOptions{})
+			added := slices.DeleteFunc(slices.Clone(res.Warnings), func(w string) bool { return slices.Contains(before, w) })
+			switch {
+			case len(tt.want) == 0 && len(added) > 0:
+				t.Errorf("warnings %q, want none", added)
+			case len(tt.want) > 0 && !slices.ContainsFunc(added, func(w string) bool { return containsAll(w, tt.want) }):
+				t.Errorf("warnings %q, want one holding %q", added, tt.want)
+			}
+			if tt.check != nil {
+				tt.check(t, out, res)
+			}
+			if len(tt.want) == 0 {
+				return
+			}
+			// --strict makes the same warning an error, and writes nothing.
+			strict := filepath.Join(t.TempDir(), "strict")
+			_, err := Package(context.Background(), dir, PackageOptions{Out: strict, Strict: true})
+			if err == nil || !containsAll(err.Error(), append([]string{"--strict"}, tt.want...)) {
+				t.Errorf("--strict: error %v, want one holding the warning", err)
+			}
+			if _, err := os.Stat(strict); !os.IsNotExist(err) {
+				t.Errorf("--strict wrote %s", strict)
+			}
+		})
+	}
+}
+
+func warningsOf(t *testing.T, dir string) []string {
+	t.Helper()
+	_, res := packageTo(t, dir, PackageOptions{})
+	return res.Warnings
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+func csvText(t *testing.T, out, name string) string {
+	t.Helper()
+	return string(readFile(t, filepath.Join(out, "bundle", name, "manifests", name+".clusterserviceversion.yaml")))
+}
+
+// The sample packages with no warning at all: it is what a user reads
+// first.
+func TestSampleHasNoWarnings(t *testing.T) {
+	if _, res := packageTo(t, sampleDir, PackageOptions{}); len(res.Warnings) > 0 {
+		t.Errorf("opctl package %s warns:\n%s", sampleDir, strings.Join(res.Warnings, "\n"))
+	}
+}
