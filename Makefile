@@ -72,6 +72,12 @@ bench-package: ## Benchmark opctl package of 2.0 MB of CRDs beside the kustomize
 bench-publish: test-deps ## Benchmark opctl publish of the sample (bundle, catalog, chart) to a local registry.
 	$(GO) test -run '^$$' -bench Publish -benchtime 20x -count 5 ./pkg/publish/
 
+.PHONY: corpus
+CORPUS ?=
+INSTALL ?=
+corpus: build testbin ## Run opctl package and its checks on the public projects of hack/corpus/projects.txt (make corpus CORPUS=<folder of local clones> [INSTALL=1]); not part of make test.
+	CORPUS="$(CORPUS)" INSTALL="$(INSTALL)" $(GO) run ./hack/corpus -opctl bin/opctl
+
 .PHONY: cluster
 cluster: testbin ## Start a test control plane for interactive use (Ctrl-C stops it).
 	$(GO) run ./hack/testcluster

@@ -112,7 +112,7 @@ func check(ctx context.Context, t tools, corpus, dir string, p project, doInstal
 	if _, err := opctlPackage(t.opctl, projDir, p.Overlay, out2); r.set("rerun", err) {
 		r.set("rerun", sameTrees(out, out2))
 	}
-	r.set("dropped", checkDropped(t, ref, rendered, charts, bundles, namePrefix(overlay), res.Warnings))
+	r.set("dropped", checkDropped(t, ref, charts, bundles, namePrefix(overlay), res.Warnings))
 	if doInstall {
 		r.set("install", install(ctx, t.helm3, charts))
 	}
@@ -148,17 +148,25 @@ func reference(corpus string, p project, src, overlay string) ([]*unstructured.U
 	return ref, err
 }
 
-// checkDropped renders the charts once more with cert-manager on, so that
-// the overlay's cert-manager objects are looked for where the chart has
-// them, and lists what neither the chart nor the bundle carries.
-func checkDropped(t tools, ref, rendered []*unstructured.Unstructured, charts, bundles []string, prefix string, warnings []string) error {
+// checkDropped renders the charts with a short release name, so that
+// object names keep the overlay's, and with every optional part the chart
+// has switched on (cert-manager, the helper roles), and lists what
+// neither the chart nor the bundle carries.
+func checkDropped(t tools, ref []*unstructured.Unstructured, charts, bundles []string, prefix string, warnings []string) error {
+	var rendered []*unstructured.Unstructured
 	for _, c := range charts {
-		if hasValue(c, "certManager.enabled") {
-			more, err := template(t.helm3, release, "corpus", []string{c}, "certManager.enabled=true")
+		var set []string
+		for _, v := range []string{"certManager.enabled=true", "rbac.helpers.enabled=true"} {
+			if hasValue(c, strings.SplitN(v, "=", 2)[0]) {
+				set = append(set, v)
+			}
+		}
+		for _, vals := range [][]string{nil, set} {
+			objs, err := template(t.helm3, "r", "corpus", []string{c}, vals...)
 			if err != nil {
 				return err
 			}
-			rendered = append(rendered, more...)
+			rendered = append(rendered, objs...)
 		}
 	}
 	var b *bundle

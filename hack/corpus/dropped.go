@@ -165,8 +165,7 @@ func dropped(ref, rendered []*unstructured.Unstructured, b *bundle, prefix strin
 		if named(o, warnings) {
 			continue
 		}
-		certManager := o.GroupVersionKind().Group == "cert-manager.io"
-		if o.GetKind() != "Namespace" && !inChart(o, prefix, rendered) && !certManager {
+		if o.GetKind() != "Namespace" && !inChart(o, prefix, rendered) {
 			chart = append(chart, id)
 		}
 		if b != nil && !b.carries(o, prefix) {

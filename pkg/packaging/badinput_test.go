@@ -26,9 +26,6 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		{"no manager", Options{}, func(t *testing.T, dir string) {
 			mustWrite(t, filepath.Join(dir, "config/manager/manager.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: system\n")
 		}, []string{"no Deployment in the overlay", "config/manager"}},
-		{"two managers", Options{}, func(t *testing.T, dir string) {
-			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: other\n  namespace: system\n  labels:\n    control-plane: controller-manager\nspec:\n  selector:\n    matchLabels: {a: b}\n  template:\n    metadata:\n      labels: {a: b}\n    spec:\n      containers:\n      - name: c\n        image: i\n")
-		}, []string{"several Deployments", "--manager"}},
 		{"unknown manager", Options{Manager: "ghost"}, nil, []string{`manager Deployment "ghost" not found`}},
 		{"CRD without schema", Options{}, func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "config/crd/bases/kv.opctl.dev_kvstores.yaml")

@@ -79,7 +79,7 @@ func TestGoldenProjects(t *testing.T) {
 		// Conversion webhooks next to admission webhooks.
 		{"conversion", PackageOptions{}, 3, "does not set: icon (a warning);"},
 		// Several workloads and kinds beside the manager.
-		{"workloads", PackageOptions{}, 11, "does not set: icon (a warning);"},
+		{"workloads", PackageOptions{}, 12, "does not set: icon (a warning);"},
 		// kubebuilder go/v3, multigroup, kube-rbac-proxy, a 40-character name.
 		{"multigroup", PackageOptions{}, 3, "does not set: icon (a warning);"},
 	}

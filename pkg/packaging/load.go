@@ -271,7 +271,7 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 			p.Objects = append(p.Objects, o)
 		}
 	}
-	d, rest, err := pickManager(deployments, manager)
+	d, rest, err := p.pickManager(deployments, manager)
 	if err != nil {
 		return err
 	}
@@ -311,9 +311,11 @@ func compareObjects(a, b *unstructured.Unstructured) int {
 	return strings.Compare(a.GetKind()+"/"+a.GetNamespace()+"/"+a.GetName(), b.GetKind()+"/"+b.GetNamespace()+"/"+b.GetName())
 }
 
-// pickManager finds the manager Deployment: the one named, the only one, or
-// the one labelled control-plane=controller-manager.
-func pickManager(ds []*unstructured.Unstructured, name string) (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
+// pickManager finds the manager Deployment: the one named, the only one,
+// or the one with the most evidence of being the manager (managerEvidence);
+// the others are carried as extra workloads. Several without a single best
+// are a warning, not a refusal: the first by name is taken.
+func (p *Project) pickManager(ds []*unstructured.Unstructured, name string) (*unstructured.Unstructured, []*unstructured.Unstructured, error) {
 	var names []string
 	for _, d := range ds {
 		names = append(names, d.GetName())
@@ -330,21 +332,130 @@ func pickManager(ds []*unstructured.Unstructured, name string) (*unstructured.Un
 	case len(ds) == 0:
 		return nil, nil, errors.New("no Deployment in the overlay: the manager Deployment (config/manager) is missing")
 	default:
+		slices.SortFunc(ds, compareObjects)
+		names = names[:0]
+		for _, d := range ds {
+			names = append(names, d.GetName())
+		}
+		best, tie := -1, false
+		var why []string
 		for i, d := range ds {
-			if d.GetLabels()["control-plane"] == "controller-manager" {
-				if pick >= 0 {
-					pick = -1
-					break
-				}
-				pick = i
+			ev := p.managerEvidence(d)
+			switch {
+			case best < 0 || len(ev) > len(why):
+				best, why, tie = i, ev, false
+			case len(ev) == len(why):
+				tie = true
 			}
 		}
-		if pick < 0 {
-			return nil, nil, fmt.Errorf("several Deployments %v could be the manager: pass --manager or set manager in %s", names, ConfigFile)
+		pick = best
+		others := slices.Delete(slices.Clone(names), pick, pick+1)
+		if tie || len(why) == 0 {
+			p.warnf("several Deployments %v could be the manager and none stands out, so opctl took %s and carries %v as extra workloads: pass --manager or set manager in %s", names, names[pick], others, ConfigFile)
+		} else {
+			p.warnf("the overlay has Deployments %v: opctl took %s as the manager (%s) and carries %v as extra workloads; pass --manager or set manager in %s to choose another", names, names[pick], strings.Join(why, ", "), others, ConfigFile)
 		}
 	}
 	rest := slices.Delete(slices.Clone(ds), pick, pick+1)
 	return ds[pick], rest, nil
+}
+
+// managerEvidence says why d looks like the operator's manager: the
+// kubebuilder label, a --leader-elect flag, a ServiceAccount bound to a
+// role over the project's custom resources, the pods the webhooks call.
+func (p *Project) managerEvidence(d *unstructured.Unstructured) []string {
+	var why []string
+	if d.GetLabels()["control-plane"] == "controller-manager" {
+		why = append(why, "label control-plane=controller-manager")
+	}
+	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	for _, c := range containers {
+		cm, _ := c.(map[string]any)
+		args, _, _ := unstructured.NestedStringSlice(cm, "args")
+		cmd, _, _ := unstructured.NestedStringSlice(cm, "command")
+		if slices.ContainsFunc(slices.Concat(args, cmd), func(a string) bool { return a == "--leader-elect" || strings.HasPrefix(a, "--leader-elect=true") }) {
+			why = append(why, "container "+fmt.Sprint(cm["name"])+" has --leader-elect")
+			break
+		}
+	}
+	sa, _, _ := unstructured.NestedString(d.Object, "spec", "template", "spec", "serviceAccountName")
+	if role := p.crRoleOf(sa); sa != "" && role != "" {
+		why = append(why, "its ServiceAccount "+sa+" is bound to "+role+", which manages the project's custom resources")
+	}
+	if p.webhookSelects(d) {
+		why = append(why, "the webhooks' Service selects its pods")
+	}
+	return why
+}
+
+// crRoleOf names a role bound to the ServiceAccount sa whose rules reach
+// the project's CRD groups, or "".
+func (p *Project) crRoleOf(sa string) string {
+	groups := map[string]bool{}
+	for _, c := range p.CRDs {
+		groups[c.Spec.Group] = true
+	}
+	rules := map[string][]any{}
+	for _, o := range p.Objects {
+		if o.GetKind() == "Role" || o.GetKind() == "ClusterRole" {
+			r, _, _ := unstructured.NestedSlice(o.Object, "rules")
+			rules[o.GetKind()+"/"+o.GetName()] = r
+		}
+	}
+	for _, o := range p.Objects {
+		if o.GetKind() != "RoleBinding" && o.GetKind() != "ClusterRoleBinding" {
+			continue
+		}
+		subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+		if !slices.ContainsFunc(subjects, func(s any) bool {
+			m, _ := s.(map[string]any)
+			return m["kind"] == "ServiceAccount" && m["name"] == sa
+		}) {
+			continue
+		}
+		kind, _, _ := unstructured.NestedString(o.Object, "roleRef", "kind")
+		name, _, _ := unstructured.NestedString(o.Object, "roleRef", "name")
+		for _, r := range rules[kind+"/"+name] {
+			gs, _, _ := unstructured.NestedStringSlice(r.(map[string]any), "apiGroups")
+			if slices.ContainsFunc(gs, func(g string) bool { return groups[g] }) {
+				return kind + " " + name
+			}
+		}
+	}
+	return ""
+}
+
+// webhookSelects reports whether a webhook's Service selects d's pods.
+func (p *Project) webhookSelects(d *unstructured.Unstructured) bool {
+	services := map[string]bool{}
+	for _, w := range p.Webhooks {
+		hooks, _, _ := unstructured.NestedSlice(w.Object, "webhooks")
+		for _, h := range hooks {
+			if n, ok, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "service", "name"); ok {
+				services[n] = true
+			}
+		}
+	}
+	podLabels, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
+	for _, o := range p.Objects {
+		if o.GetKind() != "Service" || !services[o.GetName()] {
+			continue
+		}
+		sel, ok, _ := unstructured.NestedStringMap(o.Object, "spec", "selector")
+		if ok && len(sel) > 0 && labelsMatch(sel, podLabels) {
+			return true
+		}
+	}
+	return false
+}
+
+func labelsMatch(sel, labels map[string]string) bool {
+	for k, v := range sel {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
 }
 
 func checkSize(o *unstructured.Unstructured) error {

@@ -80,6 +80,20 @@ func TestWarnings(t *testing.T) {
 					t.Errorf("the bundle's binding:\n%s", b)
 				}
 			}},
+		{"a second Deployment with the manager's label is an extra workload", sampleDir, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: adapter\n  namespace: system\n  labels:\n    control-plane: controller-manager\nspec:\n  selector:\n    matchLabels: {app: adapter}\n  template:\n    metadata:\n      labels: {app: adapter}\n    spec:\n      containers:\n      - name: adapter\n        image: example.com/adapter:1.0.0\n")
+		}, []string{"the overlay has Deployments [kvstore-adapter kvstore-controller-manager]: opctl took kvstore-controller-manager as the manager (label control-plane=controller-manager, container manager has --leader-elect", "carries [kvstore-adapter] as extra workloads", "--manager"},
+			func(t *testing.T, out string, _ *Result) {
+				if b := readFile(t, filepath.Join(out, "charts/sample-operator/templates/deployment-adapter.yaml")); !strings.Contains(string(b), "adapter") {
+					t.Errorf("the adapter's template:\n%s", b)
+				}
+				if csv := csvText(t, out, "sample-operator"); !strings.Contains(csv, "name: kvstore-adapter") {
+					t.Error("the CSV's install strategy has no kvstore-adapter Deployment")
+				}
+			}},
+		{"Deployments with equal evidence: the first by name, said", sampleDir, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: zz-adapter\n  namespace: system\n  labels:\n    control-plane: controller-manager\nspec:\n  selector:\n    matchLabels: {app: adapter}\n  template:\n    metadata:\n      labels: {app: adapter}\n    spec:\n      serviceAccountName: controller-manager\n      containers:\n      - name: adapter\n        image: example.com/adapter:1.0.0\n        args: [--leader-elect]\n")
+		}, []string{"could be the manager and none stands out, so opctl took kvstore-controller-manager and carries [kvstore-zz-adapter]"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
