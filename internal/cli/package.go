@@ -79,7 +79,7 @@ writes. The same input always gives byte-identical output.`,
 	f.StringVar(&opts.Bundle.Replaces, "replaces", "", "CSV this bundle replaces (default: opctl.yaml replaces)")
 	f.StringSliceVar(&opts.Bundle.Skips, "skips", nil, "CSVs this bundle skips (default: opctl.yaml skips)")
 	f.StringVar(&opts.Bundle.SkipRange, "skip-range", "", "olm.skipRange, like '<0.2.0' (default: opctl.yaml skipRange)")
-	f.StringVar(&opts.Chart.CRDs, "crds", packaging.CRDsTemplated, "CRDs in the chart: templated, separate-chart or crds-dir")
+	f.StringVar(&opts.Chart.CRDs, "crds", "", "CRDs in the chart: templated, separate-chart or crds-dir (default templated, or separate-chart when the release record would not fit Helm's 1 MiB Secret)")
 	f.StringVar(&opts.Chart.RBACScope, "rbac-scope", "namespace", "default rbac.scope of the chart: namespace or cluster")
 	f.BoolVar(&opts.PinDigests, "pin-digests", false, "replace image tags with digests resolved from the registries (uses ~/.docker/config.json credentials)")
 	f.StringSliceVar(&opts.Targets, "targets", nil, "outputs to write: "+strings.Join(packaging.TargetNames(), ", ")+" (default: all)")

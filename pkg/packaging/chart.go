@@ -40,10 +40,85 @@ var (
 
 // Chart renders the Helm chart (and, with CRDsSeparateChart, the CRD
 // chart) under charts/. Warnings say what was left out and why.
+//
+// Without opts.CRDs, CRDs are templated unless the release record would not
+// fit the Secret Helm keeps it in; they then go to their own chart, with a
+// warning.
 func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
-	if opts.CRDs == "" {
-		opts.CRDs = CRDsTemplated
+	if opts.CRDs != "" {
+		files, warnings, err := p.chart(opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, err := p.recordFits(files, opts.CRDs); err != nil {
+			return nil, nil, err
+		}
+		return files, warnings, nil
 	}
+	// Each layout in turn, the first whose release records fit. A CRD
+	// chart would not help: its record holds the CRDs twice as well.
+	var tried []string
+	for _, mode := range []string{CRDsTemplated, CRDsDir} {
+		opts.CRDs = mode
+		files, warnings, err := p.chart(opts)
+		if err != nil {
+			if len(tried) > 0 { // a layout the CRDs cannot take (conversion webhooks)
+				break
+			}
+			return nil, nil, err
+		}
+		n, err := p.recordFits(files, mode)
+		if err == nil {
+			if len(tried) > 0 {
+				warnings = append(warnings, fmt.Sprintf("%s, over the %d bytes a Secret holds, so helm install would fail: the chart uses --crds %s instead%s", strings.Join(tried, "; "), MaxReleaseRecordBytes, mode, layoutNote[mode]))
+			}
+			return files, warnings, nil
+		}
+		if n == 0 {
+			return nil, nil, err
+		}
+		tried = append(tried, fmt.Sprintf("with --crds %s a Helm release record would be %d bytes", mode, n))
+	}
+	return nil, nil, fmt.Errorf("charts/%s: %s, over the %d bytes a Secret holds, so helm install would fail in every layout: trim the CRDs' descriptions (controller-gen crd:maxDescLen=0)", p.Name, strings.Join(tried, "; "), MaxReleaseRecordBytes)
+}
+
+// layoutNote says what a CRD layout chosen for size means to the user.
+var layoutNote = map[string]string{
+	CRDsDir: " (Helm installs the CRDs from crds/ but never upgrades them: apply new CRDs with kubectl before helm upgrade)",
+}
+
+// recordFits measures the release records of the charts in files, when
+// the CRDs are large enough to matter. It returns the size of the first
+// that does not fit and an error; 0 and an error when measuring failed.
+func (p *Project) recordFits(files Files, mode string) (int, error) {
+	a, err := p.analyze()
+	if err != nil {
+		return 0, err
+	}
+	if crdTextBytes(a.crdTexts) < recordCheckBytes {
+		return 0, nil
+	}
+	charts := []string{"charts/" + p.Name + "/"}
+	if mode == CRDsSeparateChart {
+		charts = append(charts, "charts/"+p.Name+"-crds/")
+	}
+	for _, dir := range charts {
+		if recordEstimate(files, dir) <= MaxReleaseRecordBytes*4/5 {
+			continue // well inside: no need to render
+		}
+		n, err := releaseRecordBytes(files, dir)
+		if err != nil {
+			return 0, err
+		}
+		if n > MaxReleaseRecordBytes {
+			return n, fmt.Errorf("%s: its Helm release record would be %d bytes, over the %d a Secret holds, so helm install would fail: use --crds %s, or trim the CRDs' descriptions (controller-gen crd:maxDescLen=0)", strings.TrimSuffix(dir, "/"), n, MaxReleaseRecordBytes, CRDsDir)
+		}
+	}
+	return 0, nil
+}
+
+// chart renders the chart with the CRD layout opts names.
+func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 	if opts.RBACScope == "" {
 		opts.RBACScope = "namespace"
 	}

@@ -1,0 +1,106 @@
+package packaging
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+)
+
+// MaxReleaseRecordBytes is the most a Helm release record holds: Helm
+// stores a release (the chart's files and the rendered manifest, gzipped
+// and base64-encoded) in one Secret, whose data the API server caps at
+// 1 MiB. Templated CRDs count twice, as chart files and in the manifest.
+const MaxReleaseRecordBytes = 1 << 20
+
+// recordCheckBytes is the CRD text under which no measure is needed: twice
+// that, with the rest of a chart, compresses far below the cap.
+const recordCheckBytes = 256 << 10
+
+// recordRelease is the longest release name, which makes the largest
+// manifest.
+var recordRelease = strings.Repeat("r", 53)
+
+// releaseRecordBytes measures the release record that installing the chart
+// under dir in files would make, as Helm's Secret driver encodes it.
+func releaseRecordBytes(files Files, dir string) (int, error) {
+	var bf []*loader.BufferedFile
+	for _, path := range slices.Sorted(func(yield func(string) bool) {
+		for p := range files {
+			if strings.HasPrefix(p, dir) && !yield(p) {
+				return
+			}
+		}
+	}) {
+		bf = append(bf, &loader.BufferedFile{Name: strings.TrimPrefix(path, dir), Data: files[path]})
+	}
+	ch, err := loader.LoadFiles(bf)
+	if err != nil {
+		return 0, err
+	}
+	inst := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
+	inst.ClientOnly, inst.DryRun, inst.ReleaseName, inst.Namespace = true, true, recordRelease, "default"
+	inst.KubeVersion = &chartutil.KubeVersion{Version: "v1.36.0", Major: "1", Minor: "36"}
+	rel, err := inst.Run(ch, map[string]any{})
+	if err != nil {
+		return 0, fmt.Errorf("rendering %s: %w", dir, err)
+	}
+	b, err := json.Marshal(rel)
+	if err != nil {
+		return 0, err
+	}
+	var buf bytes.Buffer
+	w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := w.Write(b); err != nil {
+		return 0, err
+	}
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	return base64.StdEncoding.EncodedLen(buf.Len()), nil
+}
+
+// recordEstimate is a fast, generous estimate of the release record: the
+// chart's files base64-encoded (as the record's JSON holds them) and its
+// templates once more for the manifest, gzipped at the fastest level,
+// which compresses less than Helm's best. Within four fifths of the cap it
+// leaves a wide margin for what rendering adds (names, labels).
+func recordEstimate(files Files, dir string) int {
+	var buf bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	enc := base64.NewEncoder(base64.StdEncoding, w)
+	for _, path := range slices.Sorted(func(yield func(string) bool) {
+		for p := range files {
+			if strings.HasPrefix(p, dir) && !yield(p) {
+				return
+			}
+		}
+	}) {
+		_, _ = enc.Write(files[path])
+		if strings.HasPrefix(path, dir+"templates/") {
+			_, _ = w.Write(files[path])
+		}
+	}
+	_ = enc.Close()
+	_ = w.Close()
+	return base64.StdEncoding.EncodedLen(buf.Len())
+}
+
+// crdTextBytes is the size of the project's rendered CRDs.
+func crdTextBytes(texts map[string][]byte) int {
+	n := 0
+	for _, t := range texts {
+		n += len(t)
+	}
+	return n
+}
