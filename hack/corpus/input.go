@@ -85,7 +85,11 @@ func checkout(dir string, p project, dest string, whole bool) error {
 			paths = []string{"."}
 		}
 	} else {
-		out, err := git(dir, "ls-tree", "--name-only", p.Commit, prefix)
+		args := []string{"ls-tree", "--name-only", p.Commit}
+		if prefix != "" {
+			args = append(args, prefix)
+		}
+		out, err := git(dir, args...)
 		if err != nil {
 			return incomplete("%s is not in %s at %s", p.Subdir, p.Repo, p.Commit[:12])
 		}

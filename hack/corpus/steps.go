@@ -136,7 +136,7 @@ func lint(helm string, charts []string) error {
 func template(helm, release, namespace string, charts []string, set ...string) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	for _, c := range charts {
-		args := []string{"template", release, c, "--namespace", namespace}
+		args := []string{"template", release, c, "--namespace", namespace, "--include-crds"}
 		for _, s := range set {
 			args = append(args, "--set", s)
 		}

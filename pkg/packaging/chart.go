@@ -27,6 +27,9 @@ type ChartOptions struct {
 	CRDs string
 	// RBACScope is the default of rbac.scope: namespace (default) or cluster.
 	RBACScope string
+	// convertedTemplated keeps CRDs converted by a webhook templated in any
+	// layout; set when opctl, not the user, chose the layout for size.
+	convertedTemplated bool
 }
 
 // Files is a generated tree: slash-separated relative path → content.
@@ -59,7 +62,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 	// chart would not help: its record holds the CRDs twice as well.
 	var tried []string
 	for _, mode := range []string{CRDsTemplated, CRDsDir} {
-		opts.CRDs = mode
+		opts.CRDs, opts.convertedTemplated = mode, true
 		files, warnings, err := p.chart(opts)
 		if err != nil {
 			if len(tried) > 0 { // a layout the CRDs cannot take (conversion webhooks)
@@ -178,7 +181,7 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 			files[dir+"templates/"+name] = []byte(text)
 		}
 	}
-	if err := p.crdFiles(files, dir, opts.CRDs, a.crdTexts); err != nil {
+	if err := p.crdFiles(files, dir, opts, a.crdTexts); err != nil {
 		return nil, nil, err
 	}
 	if len(pacs) > 0 {
@@ -322,12 +325,14 @@ func (p *Project) selectsManager(sel map[string]string) bool {
 }
 
 // crdFiles places the CRDs as opts asks, with the platform-as-code
-// annotations.
-func (p *Project) crdFiles(files Files, dir, mode string, texts map[string][]byte) error {
+// annotations. CRDs converted by a webhook are always templated, in
+// templates/webhooks.yaml with the CA; a layout the user names refuses them.
+func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map[string][]byte) error {
+	mode := opts.CRDs
 	converted := p.conversionCRDs()
 	for _, crd := range p.CRDs {
 		if slices.Contains(converted, crd) {
-			if mode != CRDsTemplated {
+			if mode != CRDsTemplated && !opts.convertedTemplated {
 				return fmt.Errorf("CustomResourceDefinition %s is converted by a webhook, which is the release's Service: use --crds %s", crd.Name, CRDsTemplated)
 			}
 			continue // templates/webhooks.yaml renders it with its CA
