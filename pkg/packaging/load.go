@@ -19,6 +19,8 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
+
+	"opctl.dev/opctl/internal/crschema"
 )
 
 // MaxObjectBytes is the largest object opctl accepts: etcd's default
@@ -527,16 +529,28 @@ func (p *Project) loadSamples(dir string) ([]*unstructured.Unstructured, error) 
 			objs = append(objs, docs...)
 		}
 	}
-	kinds := map[string]bool{}
+	kinds := map[string]*apiextensionsv1.CustomResourceDefinition{}
 	for _, c := range p.CRDs {
 		for _, v := range c.Spec.Versions {
-			kinds[c.Spec.Group+"/"+v.Name+"/"+c.Spec.Names.Kind] = true
+			kinds[c.Spec.Group+"/"+v.Name+"/"+c.Spec.Names.Kind] = c
 		}
 	}
 	var crs []*unstructured.Unstructured
 	for _, o := range objs {
-		if !kinds[o.GetAPIVersion()+"/"+o.GetKind()] {
-			p.warnf("%s: sample %s %s is not a custom resource of the project's CRDs, so it is left out of the examples", dir, o.GetAPIVersion()+" "+o.GetKind(), o.GetName())
+		id := o.GetAPIVersion() + " " + o.GetKind() + " " + o.GetName()
+		crd := kinds[o.GetAPIVersion()+"/"+o.GetKind()]
+		if crd == nil {
+			p.warnf("%s: sample %s is not a custom resource of the project's CRDs, so it is left out of the examples", dir, id)
+			continue
+		}
+		// A sample the API server would refuse would be a broken example
+		// in the CSV and the chart's README.
+		errs, err := crschema.Validate(crd, o.GroupVersionKind().Version, o.Object)
+		if err == nil && len(errs) > 0 {
+			err = errs.ToAggregate()
+		}
+		if err != nil {
+			p.warnf("%s: sample %s would be refused by the API server (%v), so it is left out of the examples", dir, id, err)
 			continue
 		}
 		crs = append(crs, o)

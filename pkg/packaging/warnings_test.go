@@ -58,6 +58,14 @@ func TestWarnings(t *testing.T) {
 					t.Errorf("alm-examples should hold the KVStore and not the Ingress:\n%s", csv)
 				}
 			}},
+		{"a sample the API server would refuse is skipped", sampleDir, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/samples/kv_v1alpha1_kvstore.yaml"), "---\napiVersion: kv.opctl.dev/v1alpha1\nkind: KVStore\nmetadata:\n  name: broken\nspec:\n  replicas: many\n")
+		}, []string{"sample kv.opctl.dev/v1alpha1 KVStore broken would be refused by the API server", "spec.replicas", "left out of the examples"},
+			func(t *testing.T, out string, _ *Result) {
+				if csv := csvText(t, out, "sample-operator"); strings.Contains(csv, "broken") {
+					t.Error("alm-examples holds the broken sample")
+				}
+			}},
 		{"a Makefile VERSION that is not SemVer gives 0.0.0", sampleDir, func(t *testing.T, dir string) {
 			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
 			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= main\n")

@@ -16,9 +16,9 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
-	apivalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"opctl.dev/opctl/internal/crschema"
 	"opctl.dev/opctl/pkg/packaging"
 )
 
@@ -217,7 +217,7 @@ func checkOwned(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, file st
 }
 
 // checkExamples validates every alm-examples entry against its CRD's
-// schema with the API server's own validation.
+// schema as the API server checks a create (crschema).
 func checkExamples(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, crds map[string]*apiextensionsv1.CustomResourceDefinition, file string) {
 	raw := csv.Annotations["alm-examples"]
 	if raw == "" {
@@ -238,21 +238,13 @@ func checkExamples(r *Report, csv *operatorsv1alpha1.ClusterServiceVersion, crds
 			r.add(ALMExamples, fmt.Sprintf("alm-examples[%d] is a %s %s, but the bundle has no CRD for it", i, apiVersion, kind), file, obj)
 			continue
 		}
-		for _, v := range crd.Spec.Versions {
-			if v.Name != version || v.Schema == nil {
-				continue
-			}
-			internal := &apiextensions.CustomResourceValidation{}
-			if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(v.Schema, internal, nil); err != nil {
-				continue
-			}
-			validator, _, err := apivalidation.NewSchemaValidator(internal.OpenAPIV3Schema)
-			if err != nil {
-				continue
-			}
-			if errs := apivalidation.ValidateCustomResource(field.NewPath(""), ex, validator); len(errs) > 0 {
-				r.add(ALMExamples, fmt.Sprintf("alm-examples[%d] (%s) is invalid: %v", i, kind, errs.ToAggregate()), file, obj)
-			}
+		errs, err := crschema.Validate(crd, version, ex)
+		if err != nil {
+			r.add(ALMExamples, fmt.Sprintf("alm-examples[%d] (%s): %v", i, kind, err), file, obj)
+			continue
+		}
+		if len(errs) > 0 {
+			r.add(ALMExamples, fmt.Sprintf("alm-examples[%d] (%s) is invalid: %v", i, kind, errs.ToAggregate()), file, obj)
 		}
 	}
 }
