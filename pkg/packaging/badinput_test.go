@@ -49,8 +49,8 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 			mustWrite(t, p, strings.Replace(string(readFile(t, p)), "cpu: 110m", "cpu: lots", 1))
 		}, []string{"operands.kvstores.kv.opctl.dev.resources.requests.cpu", `"lots": not a quantity`}},
 		{"a kind that cannot be per release", Options{}, func(t *testing.T, dir string) {
-			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1.metrics.example.com\nspec:\n  group: metrics.example.com\n  version: v1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n")
-		}, []string{"APIService v1.metrics.example.com", "cannot install a APIService per release", "its name is the API version it serves"}},
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: worker-1\n")
+		}, []string{"Node kvstore-worker-1", "cannot install a Node per release", "nodes are the cluster's"}},
 		{"bad version", Options{Version: "one"}, nil, []string{`version "one" is not SemVer`}},
 		{"bad name", Options{Name: "Bad_Name"}, nil, []string{`"Bad_Name" is not a DNS label`}},
 	}

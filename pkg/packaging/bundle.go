@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"fmt"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"slices"
 	"strings"
 
@@ -100,6 +101,9 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []PlatformAsCode) ([]string, error) {
 	var warnings []string
 	inCSV := map[string]bool{}
+	for _, sa := range p.workloadAccounts() {
+		inCSV["ServiceAccount/"+sa] = true // OLM makes the accounts of the CSV's Deployments
+	}
 	for _, g := range grants {
 		inCSV["ServiceAccount/"+g.ServiceAccount] = true
 		for _, r := range g.Roles {
@@ -109,14 +113,23 @@ func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []
 			inCSV["ClusterRole/"+r] = true
 		}
 	}
+	// OLM makes a declared APIService and its Service from the CSV.
+	defs, apiWarnings := p.apiServiceDefinitions()
+	warnings = append(warnings, apiWarnings...)
+	apiBackends := map[string]bool{}
+	for _, a := range p.apiServices() {
+		if svc, d, _ := p.apiServiceBackend(a); d != nil && slices.ContainsFunc(defs, func(x operatorsv1alpha1.APIServiceDescription) bool { return x.DisplayName == a.GetName() }) {
+			apiBackends["APIService/"+a.GetName()], apiBackends["Service/"+svc.GetName()] = true, true
+		}
+	}
 	for _, o := range p.Objects {
 		kind := o.GetKind()
 		if slices.Contains(chartOnlyKinds, kind) {
 			warnings = append(warnings, fmt.Sprintf("%s %s: OLM cannot install kind %s, so the bundle leaves it out: apply it from the chart or with kubectl", kind, o.GetName(), kind))
 			continue
 		}
-		if kind == "Deployment" {
-			continue // in the CSV's install strategy
+		if kind == "Deployment" || apiBackends[kind+"/"+o.GetName()] {
+			continue // in the CSV: its install strategy, its apiservicedefinitions
 		}
 		if !slices.Contains(bundleKinds, kind) {
 			warnings = append(warnings, fmt.Sprintf("%s %s: OLM cannot install kind %s from a bundle, so the bundle leaves it out: apply it from the chart or with kubectl", kind, o.GetName(), kind))

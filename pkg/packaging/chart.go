@@ -145,7 +145,9 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 	}
 	t.renames[p.Manager.Name] = t.nameFor(p.Manager.Name, false)
 	for _, o := range slices.Concat(p.Objects, p.Optional) {
-		t.renames[o.GetName()] = t.nameOf(o.GetKind(), o.GetName(), p.clusterScoped(o))
+		if o.GetKind() != "APIService" {
+			t.renames[o.GetName()] = t.nameOf(o.GetKind(), o.GetName(), p.clusterScoped(o))
+		}
 	}
 	t.renames[mgr.ServiceAccount] = t.include("serviceAccountName")
 	if p.Webhook != nil && p.Webhook.Secret != "" {
@@ -220,15 +222,21 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 	o = p.selectRelease(t, o).DeepCopy()
 	switch {
 	case kind == "Service" && p.Webhook != nil && o.GetName() == p.Webhook.Service:
-		ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
-		ports[0].(map[string]any)["port"] = t.token("{{ .Values.webhooks.port }}")
-		_ = unstructured.SetNestedSlice(o.Object, ports, "spec", "ports")
+		if i, err := p.webhookPortIndex(o); err == nil {
+			ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
+			ports[i].(map[string]any)["port"] = t.token("{{ .Values.webhooks.port }}")
+			_ = unstructured.SetNestedSlice(o.Object, ports, "spec", "ports")
+		}
 	case kind == "Service" && p.metricsService(o):
 		t.templateServicePorts(o.Object, p.managerArgs())
 	case slices.Contains(workloadKinds, kind):
 		t.templateWorkload(o)
 	}
 	cluster := p.clusterScoped(o)
+	if kind == "APIService" { // its name is the group version it serves
+		text, err := t.object(o, o.GetName(), true)
+		return apiServiceTemplate(text), false, err
+	}
 	text, err := t.object(o, t.nameOf(kind, o.GetName(), cluster), cluster)
 	if err != nil {
 		return "", false, err

@@ -99,6 +99,11 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 			}})
 		}
 	}
+	if len(p.apiServices()) > 0 {
+		vs = append(vs, value{Key: "apiService", Doc: "The aggregated APIs the project serves.", Kids: []value{
+			{Key: "enabled", Doc: "Register the APIServices; their names are the API versions they serve, so set false in every release but the one that owns them.", Val: true},
+		}})
+	}
 	for _, c := range components {
 		if on, ok := p.Components[c.Value]; ok {
 			vs = append(vs, value{Key: c.Value, Doc: "The project's config/" + c.Dir + " component.", Kids: []value{

@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -105,6 +106,18 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 		csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs = append(csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs,
 			operatorsv1alpha1.StrategyDeploymentSpec{Name: d.Name, Label: d.Labels, Spec: d.Spec})
 	}
+	// OLM creates the ServiceAccounts its permissions name; a Deployment's
+	// account with no rules of its own gets an entry without rules.
+	granted := map[string]bool{}
+	for _, g := range grants {
+		granted[g.ServiceAccount] = len(g.Namespaced)+len(g.Cluster) > 0
+	}
+	for _, sa := range p.workloadAccounts() {
+		if !granted[sa] {
+			csv.Spec.InstallStrategy.StrategySpec.Permissions = append(csv.Spec.InstallStrategy.StrategySpec.Permissions,
+				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: sa, Rules: []rbacv1.PolicyRule{}})
+		}
+	}
 	for _, g := range grants {
 		if len(g.Namespaced) > 0 {
 			csv.Spec.InstallStrategy.StrategySpec.Permissions = append(csv.Spec.InstallStrategy.StrategySpec.Permissions,
@@ -120,6 +133,7 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 			return nil, err
 		}
 	}
+	csv.Spec.APIServiceDefinitions.Owned, _ = p.apiServiceDefinitions()
 	for _, img := range p.RelatedImages() {
 		csv.Spec.RelatedImages = append(csv.Spec.RelatedImages, operatorsv1alpha1.RelatedImage{Name: img.Name, Image: img.Image})
 	}

@@ -69,7 +69,6 @@ var workloadKinds = []string{"CronJob", "DaemonSet", "Deployment", "Job", "State
 // perClusterKinds cannot be made per release: their names mean something
 // to Kubernetes, so two releases would fight over one object.
 var perClusterKinds = map[string]string{
-	"APIService": "its name is the API version it serves",
 	"Namespace":  "a release installs into the namespace Helm gives it",
 	"Node":       "nodes are the cluster's",
 }
@@ -97,6 +96,9 @@ func (p *Project) checkKind(o *unstructured.Unstructured) (warning string, err e
 	kind := o.GetKind()
 	if why, ok := perClusterKinds[kind]; ok {
 		return "", fmt.Errorf("%s %s: a chart cannot install a %s per release (%s): remove it from the overlay and ship it separately", kind, o.GetName(), kind, why)
+	}
+	if kind == "APIService" {
+		return fmt.Sprintf("APIService %s: its name is the API version it serves, so a cluster holds one: the chart carries it behind apiService.enabled; install it with one release and set apiService.enabled=false in the others", o.GetName()), nil
 	}
 	if !slices.Contains(knownKinds, kind) && p.clusterScoped(o) {
 		return fmt.Sprintf("%s %s: cluster-scoped kind %s is carried with a name qualified by the release and its namespace; check that nothing refers to it by its old name", kind, o.GetName(), kind), nil

@@ -493,6 +493,9 @@ func toCRD(o *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinit
 func namePrefix(manager string, objs []*unstructured.Unstructured) string {
 	prefix := manager
 	for _, o := range objs {
+		if o.GetKind() == "APIService" {
+			continue // kustomize keeps its name: the group version it serves
+		}
 		for !strings.HasPrefix(o.GetName(), prefix) {
 			prefix = prefix[:len(prefix)-1]
 		}

@@ -75,11 +75,10 @@ func (p *Project) webhookServing() (*WebhookServing, error) {
 	if i < 0 {
 		return nil, fmt.Errorf("the webhooks call Service %s, which the overlay does not define (config/webhook/service.yaml)", w.Service)
 	}
-	ports, _, _ := unstructured.NestedSlice(p.Objects[i].Object, "spec", "ports")
-	if len(ports) != 1 {
-		return nil, fmt.Errorf("webhook Service %s needs exactly one port", w.Service)
+	port, err := p.webhookPort(p.Objects[i])
+	if err != nil {
+		return nil, err
 	}
-	port := ports[0].(map[string]any)
 	w.Port = int32(toInt(port["port"]))
 	w.TargetPort = intstr.FromInt32(w.Port)
 	switch tp := port["targetPort"].(type) {
@@ -118,6 +117,46 @@ func (p *Project) webhookServing() (*WebhookServing, error) {
 			p.Manager.Name, ConfigFile, w.Certificates)
 	}
 	return w, nil
+}
+
+// webhookPort is the port of the webhook Service that the webhooks call:
+// their clientConfig.service.port, 443 when unset. Other ports of the
+// Service (metrics, say) stay as they are.
+func (p *Project) webhookPort(svc *unstructured.Unstructured) (map[string]any, error) {
+	i, err := p.webhookPortIndex(svc)
+	if err != nil {
+		return nil, err
+	}
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	return ports[i].(map[string]any), nil
+}
+
+// webhookPortIndex is the index of webhookPort in the Service's ports.
+func (p *Project) webhookPortIndex(svc *unstructured.Unstructured) (int, error) {
+	want := int64(443)
+	for _, c := range p.conversionCRDs() {
+		if s := c.Spec.Conversion.Webhook.ClientConfig.Service; s != nil && s.Port != nil {
+			want = int64(*s.Port)
+		}
+	}
+	for _, o := range p.Webhooks {
+		hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+		for _, h := range hooks {
+			if v, ok, _ := unstructured.NestedInt64(h.(map[string]any), "clientConfig", "service", "port"); ok {
+				want = v
+			}
+		}
+	}
+	ports, _, _ := unstructured.NestedSlice(svc.Object, "spec", "ports")
+	if len(ports) == 1 {
+		return 0, nil
+	}
+	for i, pt := range ports {
+		if m, _ := pt.(map[string]any); toInt(m["port"]) == want {
+			return i, nil
+		}
+	}
+	return 0, fmt.Errorf("webhook Service %s has no port %d, which the webhooks call (clientConfig.service.port): the API server could not reach them", svc.GetName(), want)
 }
 
 func (p *Project) hasService(name string) bool {

@@ -28,15 +28,21 @@ import (
 var packagingFixtures = []struct {
 	dir, chart  string
 	operatorHub bool
+	// values are set on both installs.
+	values map[string]any
 }{
-	{"legacy", "legacy-operator", false},
-	{"webhook", "hook-operator", false},
-	{"operatorcerts", "ocert-operator", false},
-	{"sdk", "memcache-operator", true},
-	{"conversion", "conv-operator", false},
-	{"workloads", "fleet-operator", false},
-	{"multigroup", "maritime-cargo-routing-planner-operator1", false},
-	{"manycrds", "many-operator", false},
+	{"legacy", "legacy-operator", false, nil},
+	{"webhook", "hook-operator", false, nil},
+	{"operatorcerts", "ocert-operator", false, nil},
+	{"sdk", "memcache-operator", true, nil},
+	{"conversion", "conv-operator", false, nil},
+	{"workloads", "fleet-operator", false, nil},
+	{"multigroup", "maritime-cargo-routing-planner-operator1", false, nil},
+	{"manycrds", "many-operator", false, nil},
+	// An APIService nothing serves would break discovery for the tests
+	// sharing this cluster; TestAPIServiceChartInstallsTwice installs it
+	// on a cluster of its own.
+	{"aggregated", "agg-operator", false, map[string]any{"apiService": map[string]any{"enabled": false}}},
 }
 
 // Every fixture packages deterministically; its chart passes strict lint
@@ -96,7 +102,11 @@ func TestPackagingFixtures(t *testing.T) {
 				install := action.NewInstall(helmConfig(t, ns))
 				install.ReleaseName, install.Namespace = longRelease, ns
 				install.Wait, install.WaitForJobs, install.Timeout = true, true, 2*time.Minute
-				rel, err := install.RunWithContext(context.Background(), ch, map[string]any{"crds": map[string]any{"install": false}})
+				vals := map[string]any{"crds": map[string]any{"install": false}}
+				for k, v := range fx.values {
+					vals[k] = v
+				}
+				rel, err := install.RunWithContext(context.Background(), ch, vals)
 				if err != nil {
 					t.Fatalf("helm install %s into %s: %v", longRelease, ns, err)
 				}
