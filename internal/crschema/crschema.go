@@ -1,8 +1,8 @@
 package crschema
 
 import (
-	"fmt"
 	"encoding/json"
+	"fmt"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"

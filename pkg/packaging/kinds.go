@@ -69,8 +69,8 @@ var workloadKinds = []string{"CronJob", "DaemonSet", "Deployment", "Job", "State
 // perClusterKinds cannot be made per release: their names mean something
 // to Kubernetes, so two releases would fight over one object.
 var perClusterKinds = map[string]string{
-	"Namespace":  "a release installs into the namespace Helm gives it",
-	"Node":       "nodes are the cluster's",
+	"Namespace": "a release installs into the namespace Helm gives it",
+	"Node":      "nodes are the cluster's",
 }
 
 // clusterScoped reports whether o is cluster-scoped: a built-in or
