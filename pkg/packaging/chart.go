@@ -153,6 +153,14 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 	if p.Webhook != nil && p.Webhook.Secret != "" {
 		t.renames[p.Webhook.Secret] = t.nameFor(p.Webhook.Secret, false)
 	}
+	for _, o := range p.Objects {
+		if s, _, _ := unstructured.NestedString(o.Object, "spec", "secretName"); o.GetKind() == "Certificate" && s != "" {
+			t.renames[s] = t.nameFor(s, false) // the Secret it issues
+		}
+	}
+	for _, name := range p.webhookIssuers() {
+		t.renames[name] = t.nameFor(p.NamePrefix+"selfsigned-issuer", false) // the chart's own
+	}
 
 	dir := "charts/" + p.Name + "/"
 	files := Files{}
@@ -231,6 +239,8 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		t.templateServicePorts(o.Object, p.managerArgs())
 	case slices.Contains(workloadKinds, kind):
 		t.templateWorkload(o)
+	case kind == "Certificate" && isCertManager(o):
+		t.templateCertificate(o)
 	}
 	cluster := p.clusterScoped(o)
 	if kind == "APIService" { // its name is the group version it serves
@@ -250,6 +260,8 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		text = "{{- if .Values.webhooks.enabled }}\n" + text + "{{- end }}\n"
 	case kind == "Service" && p.metricsService(o):
 		text = "{{- if .Values.metrics.enabled }}\n" + text + "{{- end }}\n"
+	case isCertManager(o):
+		text = "{{- if .Values.certManager.enabled }}\n" + text + "{{- end }}\n"
 	case slices.Contains(monitoringKinds, kind):
 		// Clusters without the Prometheus operator still install the chart.
 		text = "{{- if .Capabilities.APIVersions.Has \"" + o.GetAPIVersion() + "\" }}\n" + text + "{{- end }}\n"

@@ -99,6 +99,11 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 			}})
 		}
 	}
+	if (p.Webhook == nil || p.Webhook.Certificates == CertsOperator) && p.carriesCertManager() {
+		vs = append(vs, value{Key: "certManager", Doc: "The project's cert-manager objects (config/certmanager).", Kids: []value{
+			{Key: "enabled", Doc: "Render them (cert-manager must be installed).", Val: false},
+		}})
+	}
 	if len(p.apiServices()) > 0 {
 		vs = append(vs, value{Key: "apiService", Doc: "The aggregated APIs the project serves.", Kids: []value{
 			{Key: "enabled", Doc: "Register the APIServices; their names are the API versions they serve, so set false in every release but the one that owns them.", Val: true},

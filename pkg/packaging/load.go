@@ -303,9 +303,8 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 			return err
 		}
 		p.Webhook = w
-	} else if len(p.CertManager) > 0 {
-		return fmt.Errorf("cert-manager objects %s %s but no webhook configuration: remove config/certmanager from the overlay", p.CertManager[0].GetKind(), p.CertManager[0].GetName())
 	}
+	p.splitCertManager()
 	return nil
 }
 
