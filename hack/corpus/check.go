@@ -112,7 +112,7 @@ func check(ctx context.Context, t tools, corpus, dir string, p project, doInstal
 	if _, err := opctlPackage(t.opctl, projDir, p.Overlay, out2); r.set("rerun", err) {
 		r.set("rerun", sameTrees(out, out2))
 	}
-	r.set("dropped", checkDropped(t, ref, charts, bundles, namePrefix(overlay), res.Warnings))
+	r.set("dropped", checkDropped(t, ref, charts, bundles, res, res.Warnings))
 	if doInstall {
 		r.set("install", install(ctx, t.helm3, charts))
 	}
@@ -152,17 +152,18 @@ func reference(corpus string, p project, src, overlay string) ([]*unstructured.U
 // object names keep the overlay's, and with every optional part the chart
 // has switched on (cert-manager, the helper roles), and lists what
 // neither the chart nor the bundle carries.
-func checkDropped(t tools, ref []*unstructured.Unstructured, charts, bundles []string, prefix string, warnings []string) error {
+func checkDropped(t tools, ref []*unstructured.Unstructured, charts, bundles []string, res *packageResult, warnings []string) error {
 	var rendered []*unstructured.Unstructured
 	for _, c := range charts {
-		var set []string
+		// The shortest names, so that none is cut to fit and hashed.
+		set := []string{"fullnameOverride=r"}
 		for _, v := range []string{"certManager.enabled=true", "rbac.helpers.enabled=true"} {
 			if hasValue(c, strings.SplitN(v, "=", 2)[0]) {
 				set = append(set, v)
 			}
 		}
-		for _, vals := range [][]string{nil, set} {
-			objs, err := template(t.helm3, "r", "corpus", []string{c}, vals...)
+		for _, vals := range [][]string{set[:1], set} {
+			objs, err := template(t.helm3, "r", "n", []string{c}, vals...)
 			if err != nil {
 				return err
 			}
@@ -176,7 +177,7 @@ func checkDropped(t tools, ref []*unstructured.Unstructured, charts, bundles []s
 			return err
 		}
 	}
-	chart, bndl := dropped(ref, rendered, b, prefix, warnings)
+	chart, bndl := dropped(ref, rendered, b, res.NamePrefix, managerRBAC(ref, res.Manager), warnings)
 	var errs []error
 	if len(chart) > 0 {
 		errs = append(errs, fmt.Errorf("not in the chart: %s", strings.Join(chart, ", ")))

@@ -83,11 +83,11 @@ func TestCheckNames(t *testing.T) {
 func TestDropped(t *testing.T) {
 	ref := []*unstructured.Unstructured{obj("Service", "op-metrics", nil), obj("ClusterRole", "op-reader", nil), obj("Ingress", "op-web", nil), obj("Namespace", "op-system", nil)}
 	rendered := []*unstructured.Unstructured{obj("Service", "r-op-metrics", nil), obj("Role", "r-reader", nil)}
-	chart, _ := dropped(ref, rendered, nil, "op-", []string{"Ingress op-web: left out"})
+	chart, _ := dropped(ref, rendered, nil, "op-", nil, []string{"Ingress op-web: left out"})
 	if strings.Join(chart, ",") != "" {
 		t.Errorf("dropped from the chart: %v, want none (renamed, Role for ClusterRole, warned, Namespace)", chart)
 	}
-	chart, _ = dropped(ref, rendered[:1], nil, "op-", nil)
+	chart, _ = dropped(ref, rendered[:1], nil, "op-", nil, nil)
 	if strings.Join(chart, ",") != "ClusterRole op-reader,Ingress op-web" {
 		t.Errorf("dropped from the chart: %v", chart)
 	}

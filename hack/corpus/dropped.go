@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/yaml"
 )
 
 // sameKinds are kinds a chart may carry another's object as: rules asked
@@ -139,33 +138,59 @@ func (b *bundle) has(o *unstructured.Unstructured) bool {
 	return false
 }
 
-// namePrefix reads the overlay's namePrefix, which the chart replaces with
-// the release's name.
-func namePrefix(overlay string) string {
-	for _, f := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
-		raw, err := os.ReadFile(filepath.Join(overlay, f))
-		if err != nil {
-			continue
-		}
-		var k struct {
-			NamePrefix string `json:"namePrefix"`
-		}
-		if yaml.Unmarshal(raw, &k) == nil {
-			return k.NamePrefix
+// managerRBAC are the roles and bindings of the kustomize build that grant
+// the manager's ServiceAccount: the chart merges their rules into its own
+// manager RBAC (rbac-manager.yaml), under other names.
+func managerRBAC(ref []*unstructured.Unstructured, manager string) map[string]bool {
+	sa := "default"
+	for _, o := range ref {
+		if o.GetKind() == "Deployment" && o.GetName() == manager {
+			if n, _, _ := unstructured.NestedString(o.Object, "spec", "template", "spec", "serviceAccountName"); n != "" {
+				sa = n
+			}
 		}
 	}
-	return ""
+	out := map[string]bool{}
+	for _, o := range ref {
+		if o.GetKind() != "RoleBinding" && o.GetKind() != "ClusterRoleBinding" {
+			continue
+		}
+		subjects, _, _ := unstructured.NestedSlice(o.Object, "subjects")
+		for _, s := range subjects {
+			if m, _ := s.(map[string]any); m["kind"] == "ServiceAccount" && m["name"] == sa {
+				kind, _, _ := unstructured.NestedString(o.Object, "roleRef", "kind")
+				name, _, _ := unstructured.NestedString(o.Object, "roleRef", "name")
+				out[o.GetKind()+" "+o.GetName()], out[kind+" "+name] = true, true
+			}
+		}
+	}
+	return out
+}
+
+// inManagerRBAC reports a role or binding merged into the chart's manager
+// RBAC, when the chart has that RBAC.
+func inManagerRBAC(o *unstructured.Unstructured, merged map[string]bool, rendered []*unstructured.Unstructured) bool {
+	if !merged[o.GetKind()+" "+o.GetName()] {
+		return false
+	}
+	for _, r := range rendered {
+		n := r.GetName()
+		if (r.GetKind() == "Role" || r.GetKind() == "ClusterRole") && (strings.HasSuffix(n, "-manager") || strings.HasSuffix(n, "-manager-cluster")) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropped lists the objects of the kustomize build that the chart or the
 // bundle leaves out without a warning naming them.
-func dropped(ref, rendered []*unstructured.Unstructured, b *bundle, prefix string, warnings []string) (chart, bndl []string) {
+func dropped(ref, rendered []*unstructured.Unstructured, b *bundle, prefix string, merged map[string]bool, warnings []string) (chart, bndl []string) {
 	for _, o := range ref {
 		id := o.GetKind() + " " + o.GetName()
 		if named(o, warnings) {
 			continue
 		}
-		if o.GetKind() != "Namespace" && !inChart(o, prefix, rendered) {
+		if o.GetKind() != "Namespace" && !inChart(o, prefix, rendered) && !inManagerRBAC(o, merged, rendered) {
 			chart = append(chart, id)
 		}
 		if b != nil && !b.carries(o, prefix) {

@@ -83,9 +83,11 @@ func tail(s string, n int) string {
 
 // packageResult is what `opctl package -o json` prints.
 type packageResult struct {
-	Name     string   `json:"name"`
-	Roots    []string `json:"roots"`
-	Warnings []string `json:"warnings"`
+	Name       string   `json:"name"`
+	Manager    string   `json:"manager"`
+	NamePrefix string   `json:"namePrefix"`
+	Roots      []string `json:"roots"`
+	Warnings   []string `json:"warnings"`
 }
 
 func opctlPackage(opctl, dir, overlay, out string) (*packageResult, error) {

@@ -159,6 +159,33 @@ func Load(dir string, opts Options) (*Project, error) {
 	return p, nil
 }
 
+// managerAccount gives a manager that runs as its namespace's default
+// ServiceAccount (no serviceAccountName, as fluxcd's controllers) an
+// account object, so the chart creates one per release and the bindings
+// of "default" follow it.
+func (p *Project) managerAccount() {
+	spec := &p.Manager.Spec.Template.Spec
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = spec.DeprecatedServiceAccount
+	}
+	if spec.ServiceAccountName == "" {
+		spec.ServiceAccountName = "default"
+		_ = unstructured.SetNestedField(p.managerRaw.Object, "default", "spec", "template", "spec", "serviceAccountName")
+	}
+	if slices.ContainsFunc(p.Objects, func(o *unstructured.Unstructured) bool {
+		return o.GetKind() == "ServiceAccount" && o.GetName() == spec.ServiceAccountName
+	}) {
+		return
+	}
+	sa := &unstructured.Unstructured{}
+	sa.SetAPIVersion("v1")
+	sa.SetKind("ServiceAccount")
+	sa.SetName(spec.ServiceAccountName)
+	sa.SetNamespace(p.Namespace)
+	p.Objects = append(p.Objects, sa)
+	p.warnf("manager Deployment %s runs as ServiceAccount %s, which the overlay does not define: the chart creates it per release (serviceAccount.create), and OLM from the CSV", p.Manager.Name, spec.ServiceAccountName)
+}
+
 // warnf records a warning: what opctl left out or assumed, and why.
 func (p *Project) warnf(format string, args ...any) {
 	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
@@ -297,6 +324,7 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 	slices.SortFunc(p.Webhooks, compareObjects)
 	slices.SortFunc(p.CertManager, compareObjects)
 	p.NamePrefix = namePrefix(p.Manager.Name, p.Objects)
+	p.managerAccount()
 	if len(p.Webhooks) > 0 || len(p.conversionCRDs()) > 0 {
 		w, err := p.webhookServing()
 		if err != nil {

@@ -34,7 +34,12 @@ type Result struct {
 	Version string   `json:"version"`
 	Out     string   `json:"out"`
 	Roots   []string `json:"roots"`
-	Files   []string `json:"files"`
+	// Manager is the Deployment opctl took as the operator's manager.
+	Manager string `json:"manager"`
+	// NamePrefix is the overlay's name prefix, which the chart replaces
+	// with the release's names.
+	NamePrefix string   `json:"namePrefix,omitempty"`
+	Files      []string `json:"files"`
 	// Warnings say what was left out and why.
 	Warnings      []string       `json:"warnings,omitempty"`
 	RelatedImages []RelatedImage `json:"relatedImages"`
@@ -95,7 +100,7 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 	if err := WriteFiles(out, files); err != nil {
 		return nil, fmt.Errorf("writing to %s: %w", out, err)
 	}
-	res := &Result{Name: p.Name, Version: p.Version, Out: out, Files: files.sortedPaths(), RelatedImages: p.RelatedImages()}
+	res := &Result{Name: p.Name, Version: p.Version, Out: out, Manager: p.Manager.Name, NamePrefix: p.NamePrefix, Files: files.sortedPaths(), RelatedImages: p.RelatedImages()}
 	for _, f := range res.Files {
 		parts := strings.SplitN(f, "/", 3)
 		if root := parts[0] + "/" + parts[1]; !slices.Contains(res.Roots, root) {

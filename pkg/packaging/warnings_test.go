@@ -66,6 +66,15 @@ func TestWarnings(t *testing.T) {
 					t.Error("alm-examples holds the broken sample")
 				}
 			}},
+		{"a manager without serviceAccountName gets an account per release", sampleDir, func(t *testing.T, dir string) {
+			replace("config/manager/manager.yaml", "serviceAccountName: controller-manager", "automountServiceAccountToken: true")(t, dir)
+		}, []string{"manager Deployment kvstore-controller-manager runs as ServiceAccount default, which the overlay does not define", "creates it per release"},
+			func(t *testing.T, out string, _ *Result) {
+				sa := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/serviceaccount-default.yaml")))
+				if !strings.Contains(sa, "{{- if .Values.serviceAccount.create }}") || !strings.Contains(sa, `include "sample-operator.serviceAccountName"`) {
+					t.Errorf("the account's template:\n%s", sa)
+				}
+			}},
 		{"a Makefile VERSION that is not SemVer gives 0.0.0", sampleDir, func(t *testing.T, dir string) {
 			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
 			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= main\n")

@@ -120,8 +120,8 @@ func TestRenderBundle(t *testing.T) {
 	if len(r.analysis.CRDs) != 2 || r.analysis.CRDs[0].Name != "kvbackups.kv.opctl.dev" || r.analysis.CRDs[1].Name != "kvstores.kv.opctl.dev" {
 		t.Errorf("analysis CRDs %v", r.analysis.CRDs)
 	}
-	if len(r.analysis.Workloads) != 1 || len(r.analysis.Operands) != 1 {
-		t.Errorf("quota input: %d workloads, %d operands; want the manager and the KVStore figures", len(r.analysis.Workloads), len(r.analysis.Operands))
+	if len(r.analysis.Workloads) != 1 || len(r.analysis.Operands) != 2 {
+		t.Errorf("quota input: %d workloads, %d operands; want the manager and the KVBackup and KVStore figures", len(r.analysis.Workloads), len(r.analysis.Operands))
 	}
 
 	// Another tenant's render names its cluster-scoped objects apart.

@@ -24,8 +24,9 @@ import (
 // controller reads them for a tenant of 2 instances, and every quota
 // figure matches a hand computation. The operator is 10m/64Mi requests
 // and 500m/256Mi limits; one operand pod 110m/144Mi and 600m/320Mi (the
-// server and its exporter sidecar);
-// headroom 20% on CPU and memory (memory rounded up to Mi).
+// server and its exporter sidecar); one KVBackup Job pod per instance
+// 10m/32Mi and 200m/128Mi; headroom 20% on CPU and memory (memory
+// rounded up to Mi).
 func TestPlatformAsCodeQuotaRoundTrip(t *testing.T) {
 	testcluster.Require(t, cluster)
 	startController(t, tenancy.Options{})
@@ -34,12 +35,12 @@ func TestPlatformAsCodeQuotaRoundTrip(t *testing.T) {
 		want     map[corev1.ResourceName]string
 	}{
 		{1, map[corev1.ResourceName]string{
-			"requests.cpu": "276m", "requests.memory": "423Mi", "limits.cpu": "2040m", "limits.memory": "1076Mi",
-			"pods": "3", "persistentvolumeclaims": "4", "requests.storage": "8Gi",
+			"requests.cpu": "300m", "requests.memory": "500Mi", "limits.cpu": "2520m", "limits.memory": "1383Mi",
+			"pods": "5", "persistentvolumeclaims": "4", "requests.storage": "8Gi",
 		}},
 		{3, map[corev1.ResourceName]string{
-			"requests.cpu": "804m", "requests.memory": "1114Mi", "limits.cpu": "4920m", "limits.memory": "2612Mi",
-			"pods": "7", "persistentvolumeclaims": "12", "requests.storage": "24Gi",
+			"requests.cpu": "828m", "requests.memory": "1191Mi", "limits.cpu": "5400m", "limits.memory": "2919Mi",
+			"pods": "9", "persistentvolumeclaims": "12", "requests.storage": "24Gi",
 		}},
 	}
 	for _, tc := range cases {
@@ -61,7 +62,7 @@ func TestPlatformAsCodeQuotaRoundTrip(t *testing.T) {
 			name := "pac-" + id
 			createTenant(t, newTenant(name, []string{name}, sampleChart(t, dir, "0.1.0"), 2))
 			waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
-			want := map[corev1.ResourceName]string{"count/kvstores." + corev1.ResourceName(group): "2", "services.nodeports": "0", "services.loadbalancers": "0"}
+			want := map[corev1.ResourceName]string{"count/kvstores." + corev1.ResourceName(group): "2", "count/kvbackups." + corev1.ResourceName(group): "2", "services.nodeports": "0", "services.loadbalancers": "0"}
 			for k, v := range tc.want {
 				want[k] = v
 			}

@@ -46,9 +46,9 @@ func TestProfileAndQuotaUpdates(t *testing.T) {
 		}
 		return q.Spec.Hard
 	}
-	// No headroom: 10m for the operator + 1 × 110m.
-	if got := quota()[corev1.ResourceRequestsCPU]; got.Cmp(resource.MustParse("120m")) != 0 {
-		t.Errorf("requests.cpu %s with 0%% headroom, want 120m", got.String())
+	// No headroom: 10m for the operator + 1 × (110m KVStore + 10m KVBackup).
+	if got := quota()[corev1.ResourceRequestsCPU]; got.Cmp(resource.MustParse("130m")) != 0 {
+		t.Errorf("requests.cpu %s with 0%% headroom, want 130m", got.String())
 	}
 	ns := &corev1.Namespace{}
 	if err := cl.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil || ns.Labels["pod-security.kubernetes.io/enforce"] != "baseline" {
@@ -63,9 +63,9 @@ func TestProfileAndQuotaUpdates(t *testing.T) {
 		if c := hard["count/kvstores.kv.opctl.dev"]; c.Value() != 4 {
 			return fmt.Errorf("count/kvstores %s", c.String())
 		}
-		// 10m for the operator + 4 × 110m.
-		if cpu := hard[corev1.ResourceRequestsCPU]; cpu.Cmp(resource.MustParse("450m")) != 0 {
-			return fmt.Errorf("requests.cpu %s, want 450m", cpu.String())
+		// 10m for the operator + 4 × (110m + 10m).
+		if cpu := hard[corev1.ResourceRequestsCPU]; cpu.Cmp(resource.MustParse("490m")) != 0 {
+			return fmt.Errorf("requests.cpu %s, want 490m", cpu.String())
 		}
 		return nil
 	})

@@ -63,12 +63,13 @@ func TestThreeTenants(t *testing.T) {
 	})
 
 	for i, ns := range nss {
-		// Quota: (10m operator + 3 instances × 110m) + 20% headroom.
+		// Quota: (10m operator + 3 instances × (110m KVStore + 10m KVBackup))
+		// + 20% headroom; pods 1 + 3 + 3.
 		q := &corev1.ResourceQuota{}
 		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.QuotaName}, q); err != nil {
 			t.Fatal(err)
 		}
-		want := map[corev1.ResourceName]string{"requests.cpu": "408m", "limits.cpu": "2760m", "pods": "4", "count/kvstores.kv.opctl.dev": "3", "requests.memory": "596Mi"}
+		want := map[corev1.ResourceName]string{"requests.cpu": "444m", "limits.cpu": "3480m", "pods": "7", "count/kvstores.kv.opctl.dev": "3", "requests.memory": "711Mi"}
 		for name, w := range want {
 			if got := q.Spec.Hard[name]; got.Cmp(resource.MustParse(w)) != 0 {
 				t.Errorf("%s quota %s = %s, want %s", ns, name, got.String(), w)
@@ -141,7 +142,7 @@ func TestThreeTenants(t *testing.T) {
 			t.Fatal(err)
 		}
 		ns := tn.Status.Namespaces[0]
-		if !strings.Contains(strings.Join(ns.Derivation, "\n"), "requests.cpu = Deployment/kv-sample-operator-controller-manager 1×10m + kvstores.kv.opctl.dev 3×110m = 340m, +20% headroom = 408m") {
+		if !strings.Contains(strings.Join(ns.Derivation, "\n"), "requests.cpu = Deployment/kv-sample-operator-controller-manager 1×10m + kvbackups.kv.opctl.dev 3×10m + kvstores.kv.opctl.dev 3×110m = 370m, +20% headroom = 444m") {
 			t.Errorf("derivation:\n%s", strings.Join(ns.Derivation, "\n"))
 		}
 		if used := ns.Used[corev1.ResourcePods]; used.Value() < 1 {
