@@ -105,7 +105,7 @@ func (p *Project) analyze() (*analysis, error) {
 	if err != nil {
 		return nil, err
 	}
-	warnings := slices.Concat(p.inputs.warningList(), p.warnings, grantWarnings, pacWarnings)
+	warnings := slices.Concat(p.inputs.warningList(), p.warnings, grantWarnings, pacWarnings, p.imageWarnings())
 	texts, err := p.crdTexts(pacs)
 	if err != nil {
 		return nil, err
@@ -366,14 +366,22 @@ func (p *Project) pickManager(ds []*unstructured.Unstructured, name string) (*un
 		for _, d := range ds {
 			names = append(names, d.GetName())
 		}
-		best, tie := -1, false
+		best, bestScore, tie := -1, -1, false
 		var why []string
 		for i, d := range ds {
 			ev := p.managerEvidence(d)
+			score := 0
+			for _, e := range ev {
+				score += e.weight
+			}
 			switch {
-			case best < 0 || len(ev) > len(why):
-				best, why, tie = i, ev, false
-			case len(ev) == len(why):
+			case score > bestScore:
+				best, bestScore, tie = i, score, false
+				why = why[:0]
+				for _, e := range ev {
+					why = append(why, e.what)
+				}
+			case score == bestScore:
 				tie = true
 			}
 		}
@@ -389,30 +397,46 @@ func (p *Project) pickManager(ds []*unstructured.Unstructured, name string) (*un
 	return ds[pick], rest, nil
 }
 
+// evidence is one reason to take a Deployment for the manager; weight 2
+// is strong, 1 a hint that breaks ties.
+type evidence struct {
+	what   string
+	weight int
+}
+
 // managerEvidence says why d looks like the operator's manager: the
 // kubebuilder label, a --leader-elect flag, a ServiceAccount bound to a
-// role over the project's custom resources, the pods the webhooks call.
-func (p *Project) managerEvidence(d *unstructured.Unstructured) []string {
-	var why []string
+// role over the project's custom resources, operand images in its env
+// (RELATED_IMAGE_*), and as hints its name and being the pods the webhooks
+// call (a separate webhook server is called too).
+func (p *Project) managerEvidence(d *unstructured.Unstructured) []evidence {
+	var why []evidence
 	if d.GetLabels()["control-plane"] == "controller-manager" {
-		why = append(why, "label control-plane=controller-manager")
+		why = append(why, evidence{"label control-plane=controller-manager", 2})
 	}
-	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
+	var typed appsv1.Deployment
+	_ = runtime.DefaultUnstructuredConverter.FromUnstructured(d.Object, &typed)
+	containers := slices.Concat(typed.Spec.Template.Spec.InitContainers, typed.Spec.Template.Spec.Containers)
 	for _, c := range containers {
-		cm, _ := c.(map[string]any)
-		args, _, _ := unstructured.NestedStringSlice(cm, "args")
-		cmd, _, _ := unstructured.NestedStringSlice(cm, "command")
-		if slices.ContainsFunc(slices.Concat(args, cmd), func(a string) bool { return a == "--leader-elect" || strings.HasPrefix(a, "--leader-elect=true") }) {
-			why = append(why, "container "+fmt.Sprint(cm["name"])+" has --leader-elect")
+		if slices.ContainsFunc(slices.Concat(c.Args, c.Command), func(a string) bool { return a == "--leader-elect" || a == "--leader-elect=true" }) {
+			why = append(why, evidence{"container " + c.Name + " has --leader-elect", 2})
 			break
 		}
 	}
-	sa, _, _ := unstructured.NestedString(d.Object, "spec", "template", "spec", "serviceAccountName")
-	if role := p.crRoleOf(sa); sa != "" && role != "" {
-		why = append(why, "its ServiceAccount "+sa+" is bound to "+role+", which manages the project's custom resources")
+	for _, c := range containers {
+		if imgs := OperandImages(c); len(imgs) > 0 {
+			why = append(why, evidence{"container " + c.Name + " names operand images (" + imgs[0].Key + ")", 2})
+			break
+		}
+	}
+	if role := p.crRoleOf(typed.Spec.Template.Spec.ServiceAccountName); role != "" {
+		why = append(why, evidence{"its ServiceAccount " + typed.Spec.Template.Spec.ServiceAccountName + " is bound to " + role + ", which manages the project's custom resources", 2})
+	}
+	if n := strings.ToLower(d.GetName()); strings.Contains(n, "manager") || strings.Contains(n, "controller") {
+		why = append(why, evidence{"its name", 1})
 	}
 	if p.webhookSelects(d) {
-		why = append(why, "the webhooks' Service selects its pods")
+		why = append(why, evidence{"the webhooks' Service selects its pods", 1})
 	}
 	return why
 }
@@ -545,7 +569,10 @@ func (p *Project) loadSamples(dir string) ([]*unstructured.Unstructured, error) 
 	if _, err := os.Stat(filepath.Join(dir, "kustomization.yaml")); err == nil {
 		built, err := buildOverlay(dir)
 		if err != nil {
-			return nil, err
+			// The samples are not the overlay: a package without examples
+			// is still right.
+			p.warnf("%s: the samples' kustomization does not build, so the package has no examples: %v", dir, err)
+			return nil, nil
 		}
 		objs = built
 	} else {

@@ -1,6 +1,8 @@
 package packaging
 
 import (
+	"fmt"
+	"github.com/distribution/reference"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,13 +25,22 @@ type RelatedImage struct {
 func (p *Project) RelatedImages() []RelatedImage {
 	var out []RelatedImage
 	seen := map[string]bool{}
-	add := func(name, image string) {
-		if image == "" || seen[image] {
-			return
+	for _, img := range p.imageCandidates() {
+		if img.Image == "" || seen[img.Image] || !validImage(img.Image) {
+			continue
 		}
-		seen[image] = true
-		out = append(out, RelatedImage{Name: imageName(name), Image: image})
+		seen[img.Image] = true
+		out = append(out, img)
 	}
+	slices.SortFunc(out, func(a, b RelatedImage) int { return strings.Compare(a.Name, b.Name) })
+	return dedupeNames(out)
+}
+
+// imageCandidates are every image the package names, in the order
+// RelatedImages prefers them, before deduplication and validation.
+func (p *Project) imageCandidates() []RelatedImage {
+	var out []RelatedImage
+	add := func(name, image string) { out = append(out, RelatedImage{Name: imageName(name), Image: image}) }
 	spec := p.Manager.Spec.Template.Spec
 	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
 		add(c.Name, c.Image)
@@ -45,8 +56,26 @@ func (p *Project) RelatedImages() []RelatedImage {
 	for _, s := range p.Samples {
 		walkImages(s.Object, func(field, image string) { add(strings.ToLower(s.GetKind()+"-"+s.GetName()+"-"+field), image) })
 	}
-	slices.SortFunc(out, func(a, b RelatedImage) int { return strings.Compare(a.Name, b.Name) })
-	return dedupeNames(out)
+	return out
+}
+
+// validImage reports an image reference as OLM and container runtimes
+// parse it; a placeholder such as "<your image>" is not one.
+func validImage(image string) bool {
+	_, err := reference.ParseNormalizedNamed(image)
+	return err == nil
+}
+
+// imageWarnings name the images left out of relatedImages for not being
+// image references.
+func (p *Project) imageWarnings() []string {
+	var out []string
+	for _, img := range p.imageCandidates() {
+		if img.Image != "" && !validImage(img.Image) {
+			out = append(out, fmt.Sprintf("image %q (%s) is not an image reference, so relatedImages leaves it out: it is a placeholder, or the project sets it at build time", img.Image, img.Name))
+		}
+	}
+	return slices.Compact(out)
 }
 
 // walkImages calls f for every string field named "image" in v, with the

@@ -75,6 +75,22 @@ func TestWarnings(t *testing.T) {
 					t.Errorf("the account's template:\n%s", sa)
 				}
 			}},
+		{"a placeholder image is left out of relatedImages", sampleDir, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: build\n  namespace: system\ndata:\n  image: <your image URL>\n")
+		}, []string{`image "<your image URL>" (configmap-kvstore-build-image) is not an image reference`, "relatedImages leaves it out"},
+			func(t *testing.T, out string, _ *Result) {
+				if csv := csvText(t, out, "sample-operator"); strings.Contains(csv, "image: <your image URL>") {
+					t.Error("relatedImages holds the placeholder")
+				}
+			}},
+		{"samples whose kustomization does not build are skipped", sampleDir, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/samples/kustomization.yaml"), "- missing_sample.yaml\n")
+		}, []string{"config/samples: the samples' kustomization does not build, so the package has no examples", "missing_sample.yaml"},
+			func(t *testing.T, out string, _ *Result) {
+				if csv := csvText(t, out, "sample-operator"); strings.Contains(csv, `"kind": "KVStore"`) {
+					t.Error("alm-examples holds samples")
+				}
+			}},
 		{"a Makefile VERSION that is not SemVer gives 0.0.0", sampleDir, func(t *testing.T, dir string) {
 			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
 			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= main\n")
@@ -109,8 +125,8 @@ func TestWarnings(t *testing.T) {
 				}
 			}},
 		{"Deployments with equal evidence: the first by name, said", sampleDir, func(t *testing.T, dir string) {
-			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: zz-adapter\n  namespace: system\n  labels:\n    control-plane: controller-manager\nspec:\n  selector:\n    matchLabels: {app: adapter}\n  template:\n    metadata:\n      labels: {app: adapter}\n    spec:\n      serviceAccountName: controller-manager\n      containers:\n      - name: adapter\n        image: example.com/adapter:1.0.0\n        args: [--leader-elect]\n")
-		}, []string{"could be the manager and none stands out, so opctl took kvstore-controller-manager and carries [kvstore-zz-adapter]"}, nil},
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: zz-manager-two\n  namespace: system\n  labels:\n    control-plane: controller-manager\nspec:\n  selector:\n    matchLabels: {app: adapter}\n  template:\n    metadata:\n      labels: {app: adapter}\n    spec:\n      serviceAccountName: controller-manager\n      containers:\n      - name: adapter\n        image: example.com/adapter:1.0.0\n        args: [--leader-elect]\n        env: [{name: RELATED_IMAGE_X, value: example.com/x:1.0.0}]\n")
+		}, []string{"could be the manager and none stands out, so opctl took kvstore-controller-manager and carries [kvstore-zz-manager-two]"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
