@@ -33,6 +33,11 @@ func inChart(o *unstructured.Unstructured, prefix string, rendered []*unstructur
 		if n == o.GetName() || n == base || strings.HasSuffix(n, "-"+base) || strings.HasSuffix(n, "."+base) {
 			return true
 		}
+		// The webhooks' own Issuer and Certificate: the chart makes its
+		// own under certManager.enabled, with its own names.
+		if r.GroupVersionKind().Group == "cert-manager.io" && (strings.HasSuffix(n, "-serving-cert") || strings.HasSuffix(n, "-selfsigned-issuer")) {
+			return true
+		}
 	}
 	return false
 }
