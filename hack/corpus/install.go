@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -25,7 +27,7 @@ func install(ctx context.Context, helm string, charts []string) error {
 	// CRD charts (--crds separate-chart) go first, once.
 	var crdCharts, main []string
 	for _, ch := range charts {
-		if strings.HasSuffix(ch, "-crds") {
+		if crdChartName.MatchString(filepath.Base(ch)) {
 			crdCharts = append(crdCharts, ch)
 		} else {
 			main = append(main, ch)
@@ -52,6 +54,10 @@ func install(ctx context.Context, helm string, charts []string) error {
 	}
 	return errors.Join(errs...)
 }
+
+// crdChartName matches the CRD charts opctl writes: <name>-crds and, when
+// it packs the CRDs into several, <name>-crds-2 and on.
+var crdChartName = regexp.MustCompile(`-crds(-[0-9]+)?$`)
 
 // hasValue reports whether the chart's values.yaml has the dotted key, so
 // that a value is set only where the chart has it (a chart's schema

@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -30,6 +31,9 @@ type ChartOptions struct {
 	// convertedTemplated keeps CRDs converted by a webhook templated in any
 	// layout; set when opctl, not the user, chose the layout for size.
 	convertedTemplated bool
+	// crdCharts puts each CRD in a CRD chart by index (0 is <name>-crds),
+	// when opctl packed them for size; empty means all in <name>-crds.
+	crdCharts map[string]int
 }
 
 // Files is a generated tree: slash-separated relative path → content.
@@ -58,11 +62,23 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 		}
 		return files, warnings, nil
 	}
-	// Each layout in turn, the first whose release records fit. A CRD
-	// chart would not help: its record holds the CRDs twice as well.
+	// Each layout in turn, the first whose release records fit: templated,
+	// then crds/ (the CRDs once in the record), then the CRDs packed into
+	// as many charts of their own as their records need.
 	var tried []string
-	for _, mode := range []string{CRDsTemplated, CRDsDir} {
+	for _, mode := range []string{CRDsTemplated, CRDsDir, crdsPacked} {
 		opts.CRDs, opts.convertedTemplated = mode, true
+		if mode == crdsPacked {
+			a, err := p.analyze()
+			if err != nil {
+				return nil, nil, err
+			}
+			if opts.crdCharts, err = p.packCRDs(a.crdTexts); err != nil {
+				tried = append(tried, err.Error())
+				break
+			}
+			opts.CRDs = CRDsSeparateChart
+		}
 		files, warnings, err := p.chart(opts)
 		if err != nil {
 			if len(tried) > 0 { // a layout the CRDs cannot take (conversion webhooks)
@@ -70,10 +86,14 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 			}
 			return nil, nil, err
 		}
-		n, err := p.recordFits(files, mode)
+		n, err := p.recordFits(files, opts.CRDs)
 		if err == nil {
 			if len(tried) > 0 {
-				warnings = append(warnings, fmt.Sprintf("%s, over the %d bytes a Secret holds, so helm install would fail: the chart uses --crds %s instead%s", strings.Join(tried, "; "), MaxReleaseRecordBytes, mode, layoutNote[mode]))
+				how := "uses --crds " + mode + " instead" + layoutNote[mode]
+				if mode == crdsPacked {
+					how = fmt.Sprintf("puts the CRDs in %d charts of their own (%s), to install first, each as its own release", len(crdChartDirs(files, p.Name)), strings.Join(crdChartDirs(files, p.Name), ", "))
+				}
+				warnings = append(warnings, fmt.Sprintf("%s, over the %d bytes a Secret holds, so helm install would fail: the chart %s", strings.Join(tried, "; "), MaxReleaseRecordBytes, how))
 			}
 			return files, warnings, nil
 		}
@@ -103,7 +123,9 @@ func (p *Project) recordFits(files Files, mode string) (int, error) {
 	}
 	charts := []string{"charts/" + p.Name + "/"}
 	if mode == CRDsSeparateChart {
-		charts = append(charts, "charts/"+p.Name+"-crds/")
+		for _, d := range crdChartDirs(files, p.Name) {
+			charts = append(charts, d+"/")
+		}
 	}
 	for _, dir := range charts {
 		if recordEstimate(files, dir) <= MaxReleaseRecordBytes*4/5 {
@@ -364,7 +386,7 @@ func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map
 		case CRDsTemplated, CRDsSeparateChart:
 			target := dir
 			if mode == CRDsSeparateChart {
-				target = "charts/" + p.Name + "-crds/"
+				target = crdChartDir(p.Name, opts.crdCharts[crd.Name]) + "/"
 			}
 			text, err := crdTemplateText(b)
 			if err != nil {
@@ -374,7 +396,15 @@ func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map
 		}
 	}
 	if mode == CRDsSeparateChart {
-		return crdChart(files, p)
+		used := map[int]bool{0: true}
+		for _, i := range opts.crdCharts {
+			used[i] = true
+		}
+		for _, i := range slices.Sorted(maps.Keys(used)) {
+			if err := crdChart(files, p, crdChartDir(p.Name, i)); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -161,10 +162,11 @@ It watches: {{ default "all namespaces" (include "CHART.watchNamespaces" .) }}.
 `
 
 // crdChart writes Chart.yaml, values.yaml and README.md of <name>-crds.
-func crdChart(files Files, p *Project) error {
-	dir := "charts/" + p.Name + "-crds/"
+func crdChart(files Files, p *Project, chartDir string) error {
+	dir := chartDir + "/"
+	name := path.Base(chartDir)
 	b, err := yaml.Marshal(map[string]any{
-		"apiVersion": "v2", "name": p.Name + "-crds", "version": p.Version, "appVersion": p.Version,
+		"apiVersion": "v2", "name": name, "version": p.Version, "appVersion": p.Version,
 		"type": "application", "description": "CustomResourceDefinitions of " + p.Name + ", installed once per cluster.",
 	})
 	if err != nil {
@@ -178,7 +180,7 @@ func crdChart(files Files, p *Project) error {
 	if files[dir+"values.yaml"], err = emitValues(vals); err != nil {
 		return err
 	}
-	files[dir+"README.md"] = []byte(fmt.Sprintf("# %s-crds\n\nThe CustomResourceDefinitions of %s as a chart of their own: install it once per cluster, then install %s with `crds.install=false` in as many namespaces as needed. `helm upgrade` of this chart upgrades the CRDs.\n", p.Name, p.Name, p.Name))
+	files[dir+"README.md"] = []byte(fmt.Sprintf("# %s\n\nThe CustomResourceDefinitions of %s as a chart of their own: install it once per cluster, then install %s with `crds.install=false` in as many namespaces as needed. `helm upgrade` of this chart upgrades the CRDs.\n", name, p.Name, p.Name))
 	return nil
 }
 

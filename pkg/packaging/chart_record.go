@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"encoding/base64"
 	"encoding/json"
@@ -103,4 +104,69 @@ func crdTextBytes(texts map[string][]byte) int {
 		n += len(t)
 	}
 	return n
+}
+
+// crdsPacked is the layout opctl chooses when the CRDs fit in no single
+// record: separate-chart, with the CRDs packed into several CRD charts.
+const crdsPacked = "separate-charts"
+
+// crdChartDir is the directory of CRD chart i: <name>-crds, then
+// <name>-crds-2 and on.
+func crdChartDir(name string, i int) string {
+	if i == 0 {
+		return "charts/" + name + "-crds"
+	}
+	return fmt.Sprintf("charts/%s-crds-%d", name, i+1)
+}
+
+// crdChartDirs are the CRD charts in files, in order.
+func crdChartDirs(files Files, name string) []string {
+	var out []string
+	for i := 0; ; i++ {
+		d := crdChartDir(name, i)
+		if _, ok := files[d+"/Chart.yaml"]; !ok {
+			return out
+		}
+		out = append(out, d)
+	}
+}
+
+// packCRDs puts each CRD that a webhook does not convert into one of as
+// few CRD charts as keep every record within four fifths of the cap, by
+// the generous estimate of each CRD's templated text alone, largest first
+// (first fit). A CRD too large for a chart of its own is an error.
+func (p *Project) packCRDs(texts map[string][]byte) (map[string]int, error) {
+	type item struct {
+		name string
+		cost int
+	}
+	budget := MaxReleaseRecordBytes * 4 / 5
+	converted := p.conversionCRDs()
+	var items []item
+	for _, c := range p.CRDs {
+		if slices.Contains(converted, c) {
+			continue
+		}
+		text, err := crdTemplateText(texts[c.Name])
+		if err != nil {
+			return nil, fmt.Errorf("CustomResourceDefinition %s: %w", c.Name, err)
+		}
+		cost := recordEstimate(Files{"c/templates/crds/x.yaml": []byte(text)}, "c/")
+		if cost > budget {
+			return nil, fmt.Errorf("CustomResourceDefinition %s alone would make a Helm release record of about %d bytes", c.Name, cost)
+		}
+		items = append(items, item{c.Name, cost})
+	}
+	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.cost, a.cost) })
+	var bins []int
+	out := map[string]int{}
+	for _, it := range items {
+		i := slices.IndexFunc(bins, func(used int) bool { return used+it.cost <= budget })
+		if i < 0 {
+			bins, i = append(bins, 0), len(bins)
+		}
+		bins[i] += it.cost
+		out[it.name] = i
+	}
+	return out, nil
 }

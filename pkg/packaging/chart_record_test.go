@@ -1,44 +1,20 @@
 package packaging
 
 import (
-	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-)
 
-// bigCRD is a CRD of about size bytes whose descriptions are random words,
-// which compress about as well as real API documentation.
-func bigCRD(plural string, size int) string {
-	words := strings.Fields("the of a to replica volume storage field value name set when is not used by for this that pod node key secret spec status condition time count default limit request version resource object namespace label selector port image container policy backup restore schedule retention")
-	r := rand.New(rand.NewPCG(1, uint64(len(plural))))
-	var b strings.Builder
-	fmt.Fprintf(&b, "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: %s.big.example.com\nspec:\n  group: big.example.com\n  names:\n    kind: Big%s\n    listKind: Big%sList\n    plural: %s\n    singular: big%s\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        properties:\n          spec:\n            type: object\n            properties:\n", plural, plural, plural, plural, plural)
-	for i := 0; b.Len() < size; i++ {
-		fmt.Fprintf(&b, "              field%d:\n                type: string\n                description: \"", i)
-		for range 40 {
-			b.WriteString(words[r.IntN(len(words))])
-			b.WriteByte(' ')
-		}
-		b.WriteString("\"\n")
-	}
-	return b.String()
-}
+	"opctl.dev/opctl/internal/testproject"
+)
 
 // withBigCRDs is the sample with n extra CRDs of size bytes each.
 func withBigCRDs(t *testing.T, n, size int) string {
 	t.Helper()
 	dir := copyProject(t, sampleDir)
-	kust := filepath.Join(dir, "config/crd/kustomization.yaml")
-	for i := range n {
-		plural := fmt.Sprintf("bigs%c", 'a'+i)
-		mustWrite(t, filepath.Join(dir, "config/crd/bases", plural+".yaml"), bigCRD(plural, size))
-		b := strings.Replace(string(readFile(t, kust)), "resources:\n", "resources:\n- bases/"+plural+".yaml\n", 1)
-		mustWrite(t, kust, b)
-	}
+	testproject.WithBigCRDs(t, dir, "big.example.com", n, size)
 	return dir
 }
 
@@ -53,6 +29,7 @@ func TestReleaseRecordChoosesALayout(t *testing.T) {
 	}{
 		{"small CRDs stay templated", 1, 100 << 10, CRDsTemplated},
 		{"CRDs that fit only once go to crds/", 2, 1000 << 10, CRDsDir},
+		{"CRDs that fit in no one record go to several CRD charts", 5, 800 << 10, crdsPacked},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,9 +37,12 @@ func TestReleaseRecordChoosesALayout(t *testing.T) {
 			out, res := packageTo(t, dir, PackageOptions{})
 			chartDir := filepath.Join(out, "charts", "sample-operator")
 			_, crdChart := os.Stat(filepath.Join(out, "charts", "sample-operator-crds"))
+			_, crdChart2 := os.Stat(filepath.Join(out, "charts", "sample-operator-crds-2"))
 			_, crdsDir := os.Stat(filepath.Join(chartDir, "crds"))
 			got := CRDsTemplated
 			switch {
+			case crdChart == nil && crdChart2 == nil:
+				got = crdsPacked
 			case crdChart == nil:
 				got = CRDsSeparateChart
 			case crdsDir == nil:
@@ -72,7 +52,7 @@ func TestReleaseRecordChoosesALayout(t *testing.T) {
 				t.Fatalf("layout %s, want %s (warnings %q)", got, tt.want, res.Warnings)
 			}
 			said := slices.ContainsFunc(res.Warnings, func(w string) bool {
-				return strings.Contains(w, "--crds "+tt.want+" instead") && strings.Contains(w, "would fail")
+				return (strings.Contains(w, "--crds "+tt.want+" instead") || tt.want == crdsPacked && strings.Contains(w, "charts of their own (charts/sample-operator-crds, charts/sample-operator-crds-2")) && strings.Contains(w, "would fail")
 			})
 			if said != (tt.want != CRDsTemplated) {
 				t.Errorf("warnings %q: the layout change must be said exactly when it happens", res.Warnings)
@@ -110,7 +90,7 @@ func TestReleaseRecordChoosesALayout(t *testing.T) {
 func TestReleaseRecordTooLargeForEveryLayout(t *testing.T) {
 	dir := withBigCRDs(t, 4, 1400<<10)
 	_, err := Package(t.Context(), dir, PackageOptions{Out: t.TempDir()})
-	if err == nil || !containsAll(err.Error(), []string{"charts/sample-operator", "--crds templated a Helm release record would be", "--crds crds-dir", "in every layout", "maxDescLen"}) {
+	if err == nil || !containsAll(err.Error(), []string{"charts/sample-operator", "--crds templated a Helm release record would be", "--crds crds-dir", "alone would make a Helm release record", "in every layout", "maxDescLen"}) {
 		t.Fatalf("error %v", err)
 	}
 }
