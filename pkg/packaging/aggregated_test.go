@@ -15,16 +15,7 @@ import (
 // marker resource without a name. It packages, with one warning each.
 func TestAggregatedFixture(t *testing.T) {
 	out, res := packageTo(t, filepath.Join("testdata", "aggregated"), PackageOptions{})
-	golden := filepath.Join("testdata", "golden", "aggregated")
-	if *update {
-		if err := os.RemoveAll(golden); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.CopyFS(golden, os.DirFS(out)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	diffTrees(t, tree(t, out), tree(t, golden))
+	checkGolden(t, out, "aggregated")
 
 	for _, want := range [][]string{
 		{"opctl took agg-controller-manager as the manager", "carries [agg-metrics-adapter] as extra workloads"},

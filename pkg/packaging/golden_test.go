@@ -86,16 +86,7 @@ func TestGoldenProjects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
 			out, res := packageTo(t, filepath.Join("testdata", tt.fixture), tt.opts)
-			golden := filepath.Join("testdata", "golden", tt.fixture)
-			if *update {
-				if err := os.RemoveAll(golden); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.CopyFS(golden, os.DirFS(out)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			diffTrees(t, tree(t, out), tree(t, golden))
+			checkGolden(t, out, tt.fixture)
 			if len(res.Warnings) != tt.warnings || !strings.Contains(res.Warnings[0], "no platform-as-code annotations") {
 				t.Errorf("warnings %v, want %d naming CRDs without operands", res.Warnings, tt.warnings)
 			}
@@ -111,6 +102,22 @@ func TestGoldenProjects(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkGolden compares a package's output with testdata/golden/<fixture>,
+// refreshing it first with -update.
+func checkGolden(t *testing.T, out, fixture string) {
+	t.Helper()
+	golden := filepath.Join("testdata", "golden", fixture)
+	if *update {
+		if err := os.RemoveAll(golden); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.CopyFS(golden, os.DirFS(out)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	diffTrees(t, tree(t, out), tree(t, golden))
 }
 
 func TestPackagingIsDeterministic(t *testing.T) {
