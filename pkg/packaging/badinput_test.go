@@ -51,6 +51,12 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		{"a kind that cannot be per release", Options{}, func(t *testing.T, dir string) {
 			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: worker-1\n")
 		}, []string{"Node kvstore-worker-1", "cannot install a Node per release", "nodes are the cluster's"}},
+		{"a remote base that cannot be fetched", Options{}, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/default/kustomization.yaml"), "- https://example.invalid/op//config/extra?ref=v1.0.0\n")
+		}, []string{"the remote base https://example.invalid/op//config/extra?ref=v1.0.0 could not be fetched", "vendor the base"}},
+		{"helmCharts", Options{}, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/default/kustomization.yaml"), "helmCharts:\n- name: redis\n  repo: https://charts.example.invalid\n  version: 1.0.0\n")
+		}, []string{"uses helmCharts", "--enable-helm", "helm template"}},
 		{"bad version", Options{Version: "one"}, nil, []string{`version "one" is not SemVer`}},
 		{"bad name", Options{Name: "Bad_Name"}, nil, []string{`"Bad_Name" is not a DNS label`}},
 	}

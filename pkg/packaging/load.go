@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -248,7 +249,7 @@ func buildOverlay(dir string) ([]*unstructured.Unstructured, error) {
 	opts := krusty.MakeDefaultOptions()
 	rm, err := krusty.MakeKustomizer(opts).Run(filesys.MakeFsOnDisk(), dir)
 	if err != nil {
-		return nil, fmt.Errorf("building kustomize overlay %s: %w", dir, err)
+		return nil, explainBuild(dir, err)
 	}
 	res := rm.Resources()
 	out := make([]*unstructured.Unstructured, len(res))
@@ -334,6 +335,23 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 	}
 	p.splitCertManager()
 	return nil
+}
+
+// remoteResource finds the remote base krusty could not fetch.
+var remoteResource = regexp.MustCompile(`accumulating resources from '((?:https?://|git::|ssh://|github\.com/|gitlab\.com/)[^']+)'`)
+
+// explainBuild says what to do about the two build failures that come
+// from outside the project: a remote base that cannot be fetched, and
+// helmCharts, which kustomize renders only with --enable-helm.
+func explainBuild(dir string, err error) error {
+	msg := err.Error()
+	switch m := remoteResource.FindStringSubmatch(msg); {
+	case strings.Contains(msg, "--enable-helm"):
+		return fmt.Errorf("building kustomize overlay %s: a kustomization uses helmCharts, which kustomize renders only with --enable-helm and a helm binary, and opctl does not run one: render the chart (helm template) into a file the overlay lists under resources", dir)
+	case m != nil:
+		return fmt.Errorf("building kustomize overlay %s: the remote base %s could not be fetched (it needs the network, as kustomize build does): check the URL and the network, or vendor the base into the project: %w", dir, m[1], err)
+	}
+	return fmt.Errorf("building kustomize overlay %s: %w", dir, err)
 }
 
 func compareObjects(a, b *unstructured.Unstructured) int {
