@@ -102,7 +102,7 @@ func (b *bundle) list(path ...string) []any {
 }
 
 // csvKinds are carried by the CSV itself or made by OLM from it, the kinds
-// a bundle cannot hold as files (see docs/package.md).
+// a bundle cannot hold as files (see docs/corpus.md).
 func (b *bundle) carries(o *unstructured.Unstructured, prefix string) bool {
 	base := strings.TrimPrefix(o.GetName(), prefix)
 	switch o.GetKind() {
