@@ -318,7 +318,9 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 		p.Namespace = p.Manager.Namespace
 	}
 	if len(p.CRDs) == 0 {
-		return errors.New("no CustomResourceDefinition in the overlay: an operator package needs the CRDs it serves (config/crd)")
+		// An operator of built-in kinds (or of an aggregated API) owns no
+		// CRD; its chart and bundle are still right.
+		p.warnf("no CustomResourceDefinition in the overlay, so the package owns none: if the operator serves custom resources, add config/crd to the overlay")
 	}
 	slices.SortFunc(p.CRDs, func(a, b *apiextensionsv1.CustomResourceDefinition) int { return strings.Compare(a.Name, b.Name) })
 	slices.SortFunc(p.Objects, compareObjects)

@@ -91,6 +91,18 @@ func TestWarnings(t *testing.T) {
 					t.Error("alm-examples holds samples")
 				}
 			}},
+		{"an operator with no CRD of its own", sampleDir, func(t *testing.T, dir string) {
+			replace("config/default/kustomization.yaml", "- ../crd\n", "")(t, dir)
+			mustWrite(t, filepath.Join(dir, "config/samples/kustomization.yaml"), "resources: []\n")
+		}, []string{"no CustomResourceDefinition in the overlay, so the package owns none"},
+			func(t *testing.T, out string, _ *Result) {
+				if _, err := os.Stat(filepath.Join(out, "charts/sample-operator/templates/crds")); !os.IsNotExist(err) {
+					t.Errorf("templates/crds: %v", err)
+				}
+				if csv := csvText(t, out, "sample-operator"); !strings.Contains(csv, "kind: ClusterServiceVersion") {
+					t.Error("no CSV")
+				}
+			}},
 		{"a Makefile VERSION that is not SemVer gives 0.0.0", sampleDir, func(t *testing.T, dir string) {
 			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
 			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= main\n")
