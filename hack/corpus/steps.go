@@ -74,7 +74,12 @@ func run(name string, args ...string) ([]byte, error) {
 }
 
 func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(s), "\n") {
+		if !strings.HasPrefix(l, "# Warning: ") { // kustomize's deprecation notes
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) > n {
 		lines = lines[len(lines)-n:]
 	}

@@ -21,7 +21,7 @@ func TestAggregatedFixture(t *testing.T) {
 		{"opctl took agg-controller-manager as the manager", "carries [agg-metrics-adapter] as extra workloads"},
 		{"APIService v1alpha1.metrics.agg.example.com", "apiService.enabled=false in the others"},
 		{"ClusterRoleBinding agg-metrics-adapter-auth-delegator binds ClusterRole system:auth-delegator", "kept as it is"},
-		{"VERSION \"main\" is not SemVer", "0.0.0"},
+		{"VERSION \"main\" is a placeholder", "0.0.0-dev"},
 		{"sample networking.k8s.io/v1 Ingress adapter is not a custom resource"},
 	} {
 		if !slices.ContainsFunc(res.Warnings, func(w string) bool { return containsAll(w, want) }) {

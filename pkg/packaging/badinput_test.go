@@ -58,6 +58,8 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 			appendTo(t, filepath.Join(dir, "config/default/kustomization.yaml"), "helmCharts:\n- name: redis\n  repo: https://charts.example.invalid\n  version: 1.0.0\n")
 		}, []string{"uses helmCharts", "--enable-helm", "helm template"}},
 		{"bad version", Options{Version: "one"}, nil, []string{`version "one" is not SemVer`}},
+		// The CSV validator refuses version 0.0.0 (csv.Spec.Version must be set).
+		{"version 0.0.0", Options{Version: "0.0.0"}, nil, []string{"version 0.0.0: OLM reads a CSV of version 0.0.0 as having none"}},
 		{"bad name", Options{Name: "Bad_Name"}, nil, []string{`"Bad_Name" is not a DNS label`}},
 	}
 	for _, tt := range tests {

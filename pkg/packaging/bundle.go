@@ -27,7 +27,8 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 		opts.DefaultChannel = firstNonEmpty(opts.DefaultChannel, p.Config.DefaultChannel)
 	}
 	if len(opts.Channels) == 0 {
-		opts.Channels = []string{"stable"}
+		// operator-sdk's bundle flow: a default channel alone is the channel.
+		opts.Channels = []string{firstNonEmpty(opts.DefaultChannel, "stable")}
 	}
 	if opts.DefaultChannel == "" {
 		opts.DefaultChannel = opts.Channels[0]
@@ -126,6 +127,10 @@ func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []
 		kind := o.GetKind()
 		if slices.Contains(chartOnlyKinds, kind) {
 			warnings = append(warnings, fmt.Sprintf("%s %s: OLM cannot install kind %s, so the bundle leaves it out: apply it from the chart or with kubectl", kind, o.GetName(), kind))
+			continue
+		}
+		if p.sharedNamespace(o.GetNamespace()) {
+			warnings = append(warnings, fmt.Sprintf("%s %s: OLM installs a bundle's objects in the operator's namespace, not in %s, so the bundle leaves it out: apply it from the chart or with kubectl", kind, o.GetName(), o.GetNamespace()))
 			continue
 		}
 		if kind == "Deployment" || apiBackends[kind+"/"+o.GetName()] {

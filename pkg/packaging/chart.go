@@ -167,7 +167,7 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 	}
 	t.renames[p.Manager.Name] = t.nameFor(p.Manager.Name, false)
 	for _, o := range slices.Concat(p.Objects, p.Optional) {
-		if o.GetKind() != "APIService" {
+		if o.GetKind() != "APIService" && o.GetKind() != "Namespace" {
 			t.renames[o.GetName()] = t.nameOf(o.GetKind(), o.GetName(), p.clusterScoped(o))
 		}
 	}
@@ -268,6 +268,14 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 	if kind == "APIService" { // its name is the group version it serves
 		text, err := t.object(o, o.GetName(), true)
 		return apiServiceTemplate(text), false, err
+	}
+	if kind == "Namespace" { // a shared namespace, by its name
+		text, err := t.object(o, o.GetName(), true)
+		return "{{- if .Values.sharedNamespaces.create }}\n" + text + "{{- end }}\n", false, err
+	}
+	if ns := o.GetNamespace(); p.sharedNamespace(ns) { // stays in its namespace
+		text, err := t.objectIn(o, t.nameOf(kind, o.GetName(), false), ns)
+		return text, false, err
 	}
 	text, err := t.object(o, t.nameOf(kind, o.GetName(), cluster), cluster)
 	if err != nil {

@@ -104,6 +104,11 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 			{Key: "enabled", Doc: "Render them (cert-manager must be installed).", Val: false},
 		}})
 	}
+	if slices.ContainsFunc(p.Objects, func(o *unstructured.Unstructured) bool { return o.GetKind() == "Namespace" }) {
+		vs = append(vs, value{Key: "sharedNamespaces", Doc: "The namespaces the operator uses beside the release's.", Kids: []value{
+			{Key: "create", Doc: "Create them; a cluster holds one of each, so set false in every release but one.", Val: true},
+		}})
+	}
 	if len(p.apiServices()) > 0 {
 		vs = append(vs, value{Key: "apiService", Doc: "The aggregated APIs the project serves.", Kids: []value{
 			{Key: "enabled", Doc: "Register the APIServices; their names are the API versions they serve, so set false in every release but the one that owns them.", Val: true},

@@ -75,8 +75,8 @@ func loadMakeDefaults(dir string) (MakeDefaults, error) {
 		return strings.Trim(v, `"'`)
 	}
 	d := MakeDefaults{Version: get("VERSION"), Image: get("IMG"), DefaultChannel: get("DEFAULT_CHANNEL")}
-	if _, err := semver.Parse(d.Version); d.Version != "" && err != nil {
-		// A release flow often sets it later (VERSION ?= main); the
+	if v, err := semver.Parse(d.Version); d.Version != "" && (err != nil || v.Equals(semver.Version{})) {
+		// A release flow often sets it later (VERSION ?= main, 0.0.0); the
 		// package then says which version it used.
 		d.badVersion, d.Version = d.Version, ""
 	}

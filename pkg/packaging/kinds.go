@@ -94,6 +94,9 @@ func (p *Project) clusterScoped(o *unstructured.Unstructured) bool {
 // an unknown cluster-scoped kind.
 func (p *Project) checkKind(o *unstructured.Unstructured) (warning string, err error) {
 	kind := o.GetKind()
+	if kind == "Namespace" && p.sharedNamespace(o.GetName()) {
+		return "", nil // carried by name (sortNamespaces said so)
+	}
 	if why, ok := perClusterKinds[kind]; ok {
 		return "", fmt.Errorf("%s %s: a chart cannot install a %s per release (%s): remove it from the overlay and ship it separately", kind, o.GetName(), kind, why)
 	}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/blang/semver/v4"
@@ -135,8 +137,8 @@ func Load(dir string, opts Options) (*Project, error) {
 		return nil, err
 	}
 	if opts.Version == "" && in.config.Version == "" && in.make.badVersion != "" {
-		p.Version = "0.0.0"
-		p.warnf("%s: VERSION %q is not SemVer, so the package has version 0.0.0: pass --version in the release flow, or set version in %s", filepath.Join(dir, "Makefile"), in.make.badVersion, ConfigFile)
+		p.Version = placeholderVersion
+		p.warnf("%s: VERSION %q is a placeholder (not SemVer, or 0.0.0, which OLM reads as no version), so the package has version %s: pass --version in the release flow, or set version in %s", filepath.Join(dir, "Makefile"), in.make.badVersion, placeholderVersion, ConfigFile)
 	}
 	objs, err := buildOverlay(filepath.Join(dir, opts.Overlay))
 	if err != nil {
@@ -187,6 +189,63 @@ func (p *Project) managerAccount() {
 	p.warnf("manager Deployment %s runs as ServiceAccount %s, which the overlay does not define: the chart creates it per release (serviceAccount.create), and OLM from the CSV", p.Manager.Name, spec.ServiceAccountName)
 }
 
+// sortNamespaces keeps the operator's Namespace as the release namespace
+// and carries the others (where the operator keeps leases or daemon
+// configuration) as shared objects.
+func (p *Project) sortNamespaces(namespaces []*unstructured.Unstructured) {
+	for _, ns := range namespaces {
+		if ns.GetName() == p.Namespace {
+			continue
+		}
+		p.Objects = append(p.Objects, ns)
+		p.warnf("the overlay creates Namespace %s beside the operator's %s: the chart creates it under its own name behind sharedNamespaces.create (a cluster holds one, so set false in every release but one), and the objects in it stay there", ns.GetName(), p.Namespace)
+	}
+}
+
+// sharedNamespace reports a namespace of the overlay other than the
+// operator's, which the chart keeps by name.
+func (p *Project) sharedNamespace(ns string) bool {
+	return ns != "" && ns != p.Namespace && slices.ContainsFunc(p.Objects, func(o *unstructured.Unstructured) bool {
+		return o.GetKind() == "Namespace" && o.GetName() == ns
+	})
+}
+
+// stringMapPaths hold maps whose values Kubernetes types as strings.
+var stringMapPaths = [][]string{
+	{"metadata", "labels"}, {"metadata", "annotations"},
+	{"spec", "selector", "matchLabels"}, {"spec", "selector"},
+	{"spec", "template", "metadata", "labels"}, {"spec", "template", "metadata", "annotations"},
+	{"spec", "jobTemplate", "spec", "template", "metadata", "labels"},
+}
+
+// stringLabels makes the numbers and booleans of o's label and annotation
+// maps strings, as their YAML author meant (rht.comp_ver: 2.16), and
+// names the keys it changed.
+func stringLabels(o *unstructured.Unstructured) []string {
+	var fixed []string
+	for _, path := range stringMapPaths {
+		m, ok, _ := unstructured.NestedFieldNoCopy(o.Object, path...)
+		mm, isMap := m.(map[string]any)
+		if !ok || !isMap {
+			continue
+		}
+		for _, k := range slices.Sorted(maps.Keys(mm)) {
+			switch v := mm[k].(type) {
+			case int64:
+				mm[k] = strconv.FormatInt(v, 10)
+			case float64:
+				mm[k] = strconv.FormatFloat(v, 'f', -1, 64)
+			case bool:
+				mm[k] = strconv.FormatBool(v)
+			default:
+				continue
+			}
+			fixed = append(fixed, strings.Join(path, ".")+"."+k)
+		}
+	}
+	return fixed
+}
+
 // warnf records a warning: what opctl left out or assumed, and why.
 func (p *Project) warnf(format string, args ...any) {
 	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
@@ -233,10 +292,18 @@ func dnsLabel(s string) bool {
 	return true
 }
 
+// placeholderVersion is the version of a package whose project sets no
+// real one: the lowest that OLM still reads as a version (0.0.0 is none).
+const placeholderVersion = "0.0.0-dev"
+
 func projectVersion(flag, cfg string) (string, error) {
 	v := firstNonEmpty(flag, cfg, "0.1.0")
-	if _, err := semver.Parse(v); err != nil {
+	sv, err := semver.Parse(v)
+	if err != nil {
 		return "", fmt.Errorf("version %q is not SemVer (like 1.2.3): set --version or version in %s", v, ConfigFile)
+	}
+	if sv.Equals(semver.Version{}) {
+		return "", fmt.Errorf("version 0.0.0: OLM reads a CSV of version 0.0.0 as having none and refuses it: set --version or version in %s", ConfigFile)
 	}
 	return v, nil
 }
@@ -272,17 +339,17 @@ func buildOverlay(dir string) ([]*unstructured.Unstructured, error) {
 
 // sort files the overlay's objects into the project.
 func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error {
-	var deployments []*unstructured.Unstructured
+	var deployments, namespaces []*unstructured.Unstructured
 	for _, o := range objs {
 		if err := checkSize(o); err != nil {
 			return err
 		}
+		if fixed := stringLabels(o); len(fixed) > 0 {
+			p.warnf("%s %s: %s are not strings in the YAML (unquoted numbers or booleans), which Kubernetes refuses: opctl quoted them; quote them in the project", o.GetKind(), o.GetName(), strings.Join(fixed, ", "))
+		}
 		switch o.GetKind() {
 		case "Namespace":
-			if p.Namespace != "" && p.Namespace != o.GetName() {
-				return fmt.Errorf("the overlay creates Namespaces %s and %s: a release installs into one namespace, so keep one (the operator's)", p.Namespace, o.GetName())
-			}
-			p.Namespace = o.GetName()
+			namespaces = append(namespaces, o)
 		case "CustomResourceDefinition":
 			crd, err := toCRD(o)
 			if err != nil {
@@ -314,9 +381,11 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 	if len(p.Manager.Spec.Template.Spec.Containers) == 0 {
 		return fmt.Errorf("manager Deployment %s: spec.template.spec.containers is empty", d.GetName())
 	}
-	if p.Namespace == "" {
-		p.Namespace = p.Manager.Namespace
+	p.Namespace = p.Manager.Namespace
+	if p.Namespace == "" && len(namespaces) > 0 {
+		p.Namespace = namespaces[0].GetName()
 	}
+	p.sortNamespaces(namespaces)
 	if len(p.CRDs) == 0 {
 		// An operator of built-in kinds (or of an aggregated API) owns no
 		// CRD; its chart and bundle are still right.

@@ -202,14 +202,24 @@ func (t *templater) rewriteRefs(v any) {
 // object renders an overlay object named nameExpr: the release namespace,
 // the chart's labels and rewritten references.
 func (t *templater) object(o *unstructured.Unstructured, nameExpr string, clusterScoped bool) (string, error) {
+	ns := "{{ .Release.Namespace }}"
+	if clusterScoped {
+		ns = ""
+	}
+	return t.objectIn(o, nameExpr, ns)
+}
+
+// objectIn is object in the namespace expression ns ("" for a
+// cluster-scoped object).
+func (t *templater) objectIn(o *unstructured.Unstructured, nameExpr, ns string) (string, error) {
 	c := o.DeepCopy()
 	t.rewriteRefs(c.Object)
 	meta := c.Object["metadata"].(map[string]any)
 	meta["name"] = t.token(nameExpr)
-	if clusterScoped {
+	if ns == "" {
 		delete(meta, "namespace")
 	} else {
-		meta["namespace"] = t.token("{{ .Release.Namespace }}")
+		meta["namespace"] = t.token(ns)
 	}
 	t.labels(meta)
 	return t.finish(c.Object)

@@ -103,15 +103,35 @@ func TestWarnings(t *testing.T) {
 					t.Error("no CSV")
 				}
 			}},
-		{"a Makefile VERSION that is not SemVer gives 0.0.0", sampleDir, func(t *testing.T, dir string) {
-			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
-			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= main\n")
-		}, []string{"Makefile: VERSION \"main\" is not SemVer", "version 0.0.0", "--version"},
-			func(t *testing.T, out string, res *Result) {
-				if res.Version != "0.0.0" || !strings.Contains(string(readFile(t, filepath.Join(out, "charts/sample-operator/Chart.yaml"))), "version: 0.0.0") {
-					t.Errorf("version %s, want 0.0.0 in the result and Chart.yaml", res.Version)
+		{"a Makefile DEFAULT_CHANNEL without CHANNELS is the channel", sampleDir, func(t *testing.T, dir string) {
+			mustWrite(t, filepath.Join(dir, "Makefile"), "DEFAULT_CHANNEL = \"alpha\"\n")
+		}, nil, func(t *testing.T, out string, _ *Result) {
+			ann := string(readFile(t, filepath.Join(out, "bundle/sample-operator/metadata/annotations.yaml")))
+			if !strings.Contains(ann, "channels.v1: alpha") || !strings.Contains(ann, "channel.default.v1: alpha") {
+				t.Errorf("annotations.yaml:\n%s", ann)
+			}
+		}},
+		{"unquoted numbers in labels are quoted", sampleDir, func(t *testing.T, dir string) {
+			replace("config/manager/manager.yaml", "      labels:\n", "      labels:\n        rht.comp_ver: 2.16\n")(t, dir)
+		}, []string{"Deployment kvstore-controller-manager: spec.template.metadata.labels.rht.comp_ver are not strings", "opctl quoted them"},
+			func(t *testing.T, out string, _ *Result) {
+				if d := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/deployment.yaml"))); !strings.Contains(d, `rht.comp_ver: "2.16"`) {
+					t.Errorf("the Deployment's label is not the string 2.16")
 				}
 			}},
+		{"a Makefile VERSION that is not SemVer gives 0.0.0-dev", sampleDir, func(t *testing.T, dir string) {
+			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
+			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= main\n")
+		}, []string{"Makefile: VERSION \"main\" is a placeholder", "version 0.0.0-dev", "--version"},
+			func(t *testing.T, out string, res *Result) {
+				if res.Version != "0.0.0-dev" || !strings.Contains(string(readFile(t, filepath.Join(out, "charts/sample-operator/Chart.yaml"))), "version: 0.0.0-dev") {
+					t.Errorf("version %s, want 0.0.0-dev in the result and Chart.yaml", res.Version)
+				}
+			}},
+		{"a Makefile VERSION of 0.0.0 is a placeholder too", sampleDir, func(t *testing.T, dir string) {
+			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
+			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= 0.0.0\n")
+		}, []string{"Makefile: VERSION \"0.0.0\" is a placeholder", "OLM reads as no version"}, nil},
 		{"a binding of a role defined elsewhere is kept as it is", sampleDir, func(t *testing.T, dir string) {
 			mustWrite(t, filepath.Join(dir, "config/rbac/auth_delegator.yaml"), "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: auth-delegator\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: system:auth-delegator\nsubjects:\n- kind: ServiceAccount\n  name: controller-manager\n  namespace: system\n")
 			appendTo(t, filepath.Join(dir, "config/rbac/kustomization.yaml"), "- auth_delegator.yaml\n")
@@ -197,5 +217,30 @@ func csvText(t *testing.T, out, name string) string {
 func TestSampleHasNoWarnings(t *testing.T) {
 	if _, res := packageTo(t, sampleDir, PackageOptions{}); len(res.Warnings) > 0 {
 		t.Errorf("opctl package %s warns:\n%s", sampleDir, strings.Join(res.Warnings, "\n"))
+	}
+}
+
+// An overlay that creates a second Namespace (where the operator keeps its
+// leases, as ironcore does) is not refused: the chart creates it by name
+// behind sharedNamespaces.create, and what is in it stays there.
+func TestSharedNamespace(t *testing.T) {
+	dir := copyProject(t, sampleDir)
+	mustWrite(t, filepath.Join(dir, "config/leases/kustomization.yaml"), "resources:\n- leases.yaml\n")
+	mustWrite(t, filepath.Join(dir, "config/leases/leases.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kv-leases\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: lease-writer\n  namespace: kv-leases\nrules:\n- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  verbs: [get, create, update]\n")
+	mustWrite(t, filepath.Join(dir, "config/all/kustomization.yaml"), "resources:\n- ../default\n- ../leases\n")
+	out, res := packageTo(t, dir, PackageOptions{Load: Options{Overlay: "config/all"}})
+	want := []string{"the overlay creates Namespace kv-leases beside the operator's kvstore-system", "sharedNamespaces.create"}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return containsAll(w, want) }) {
+		t.Errorf("warnings %q, want one holding %q", res.Warnings, want)
+	}
+	tmpl := filepath.Join(out, "charts/sample-operator/templates")
+	if ns := string(readFile(t, filepath.Join(tmpl, "namespace-kv-leases.yaml"))); !strings.HasPrefix(ns, "{{- if .Values.sharedNamespaces.create }}") || !strings.Contains(ns, "name: kv-leases") {
+		t.Errorf("the Namespace's template:\n%s", ns)
+	}
+	if role := string(readFile(t, filepath.Join(tmpl, "role-lease-writer.yaml"))); !strings.Contains(role, "namespace: kv-leases") {
+		t.Errorf("the Role left its namespace:\n%s", role)
+	}
+	if !strings.Contains(string(readFile(t, filepath.Join(out, "charts/sample-operator/values.yaml"))), "sharedNamespaces:\n") {
+		t.Error("values.yaml has no sharedNamespaces")
 	}
 }
