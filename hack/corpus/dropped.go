@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -15,6 +16,9 @@ var sameKinds = map[string][]string{
 	"ClusterRole":        {"ClusterRole", "Role"},
 	"ClusterRoleBinding": {"ClusterRoleBinding", "RoleBinding"},
 }
+
+// hashedName is a name the chart cut to fit: its head, '-', 8 hex digits.
+var hashedName = regexp.MustCompile(`^(.+)-[0-9a-f]{8}$`)
 
 // inChart reports whether the chart's rendering carries o: the same kind
 // and name, or the name with the overlay's prefix replaced by the
@@ -32,6 +36,15 @@ func inChart(o *unstructured.Unstructured, prefix string, rendered []*unstructur
 		n := r.GetName()
 		if n == o.GetName() || n == base || strings.HasSuffix(n, "-"+base) || strings.HasSuffix(n, "."+base) {
 			return true
+		}
+		// A name over 63 characters is cut to 54 and ends in 8 hex digits
+		// of its sha256 (fullnameOverride=r, namespace n).
+		if m := hashedName.FindStringSubmatch(n); m != nil {
+			for _, full := range []string{"r-" + base, "r-n-" + base} {
+				if len(full) > 63 && len(m[1]) >= 50 && strings.HasPrefix(full, m[1]) {
+					return true
+				}
+			}
 		}
 		// The webhooks' own Issuer and Certificate: the chart makes its
 		// own under certManager.enabled, with its own names.
