@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -221,18 +223,23 @@ func (s summary) String(installed bool) string {
 	return fmt.Sprintf("corpus: %d projects: %d passed %s, %d failed, %d input incomplete (%.0f%% of the %d checked passed)", s.total, s.passed, what, s.failed, s.incomplete, pct, checked)
 }
 
-// buildTimeImages are container images of the kustomize build that a
-// release build resolves: ko:// references and ${VAR} placeholders.
+// buildTimeImages are what a release build of the project resolves in the
+// kustomize output: ko:// image references and ${VAR} placeholders
+// (envsubst, clusterctl) anywhere outside the CRDs.
 func buildTimeImages(objs []*unstructured.Unstructured) []string {
 	var out []string
 	for _, o := range objs {
-		containers, _, _ := unstructured.NestedSlice(o.Object, "spec", "template", "spec", "containers")
-		for _, c := range containers {
-			img, _ := c.(map[string]any)["image"].(string)
-			if (strings.HasPrefix(img, "ko://") || strings.Contains(img, "${")) && !contains(out, img) {
-				out = append(out, img)
+		if o.GetKind() == "CustomResourceDefinition" {
+			continue
+		}
+		b, _ := json.Marshal(o.Object)
+		for _, m := range buildTimeRef.FindAllString(string(b), -1) {
+			if !contains(out, m) {
+				out = append(out, m)
 			}
 		}
 	}
 	return out
 }
+
+var buildTimeRef = regexp.MustCompile(`ko://[^"]+|\$\{[A-Za-z_][A-Za-z0-9_]*[^}"]*\}`)

@@ -17,7 +17,7 @@ import (
 // install installs the package's charts into two namespaces of a fresh
 // test control plane: the first release owns the CRDs and any APIService,
 // the second installs with crds.install=false and leaves the APIService to
-// the first. Webhooks are off: kwok runs no pods to serve them.
+// the first, as it does the shared namespaces. Webhooks are off: kwok runs no pods to serve them.
 func install(ctx context.Context, helm string, charts []string) error {
 	c, err := testcluster.Start(ctx, testcluster.Options{})
 	if err != nil {
@@ -50,7 +50,7 @@ func install(ctx context.Context, helm string, charts []string) error {
 	}
 	for _, ch := range main {
 		helmIn("first", "corpus-a", ch, "webhooks.enabled=false")
-		helmIn("second", "corpus-b", ch, "webhooks.enabled=false", "crds.install=false", "apiService.enabled=false")
+		helmIn("second", "corpus-b", ch, "webhooks.enabled=false", "crds.install=false", "apiService.enabled=false", "sharedNamespaces.create=false")
 	}
 	return errors.Join(errs...)
 }

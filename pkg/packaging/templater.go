@@ -176,14 +176,30 @@ func (t *templater) selector(m map[string]any) {
 // referenceKeys are fields that name other objects of the overlay.
 var referenceKeys = []string{"name", "serviceAccountName", "secretName", "claimName", "policyName", "serviceName", "priorityClassName"}
 
+// localNames mark maps whose name is local to the pod (a container, a port,
+// a volume and its mounts), not a reference to another object, however it
+// is spelled: moco's container is named like its Deployment.
+var localNames = []string{"image", "containerPort", "mountPath", "secret", "configMap", "emptyDir", "persistentVolumeClaim",
+	"projected", "hostPath", "csi", "downwardAPI", "ephemeral"}
+
+func localNamed(m map[string]any) bool {
+	for _, k := range localNames {
+		if _, ok := m[k]; ok {
+			return true
+		}
+	}
+	return false
+}
+
 // rewriteRefs replaces names of overlay objects and the overlay namespace
 // wherever v refers to them.
 func (t *templater) rewriteRefs(v any) {
 	switch m := v.(type) {
 	case map[string]any:
+		local := localNamed(m)
 		for k, e := range m {
 			if s, ok := e.(string); ok {
-				if expr, ok := t.renames[s]; ok && slices.Contains(referenceKeys, k) {
+				if expr, ok := t.renames[s]; ok && slices.Contains(referenceKeys, k) && !(local && k == "name") {
 					m[k] = t.token(expr)
 				} else if k == "namespace" && s == t.namespace {
 					m[k] = t.token("{{ .Release.Namespace }}")

@@ -244,3 +244,17 @@ func TestSharedNamespace(t *testing.T) {
 		t.Error("values.yaml has no sharedNamespaces")
 	}
 }
+
+// A container named like an object of the overlay (moco's manager
+// container is named like its Deployment) keeps its name, and the chart
+// still templates its image: a container's name refers to nothing.
+func TestContainerNamedLikeAnObject(t *testing.T) {
+	dir := copyProject(t, sampleDir)
+	p := filepath.Join(dir, "config/manager/manager.yaml")
+	mustWrite(t, p, strings.Replace(string(readFile(t, p)), "      - name: manager\n", "      - name: kvstore-controller-manager\n", 1))
+	out, _ := packageTo(t, dir, PackageOptions{})
+	d := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/deployment.yaml")))
+	if !strings.Contains(d, "name: kvstore-controller-manager\n") || !strings.Contains(d, `image: "{{ include "sample-operator.image" . }}"`) {
+		t.Errorf("the manager container lost its name or its templated image:\n%s", d)
+	}
+}
