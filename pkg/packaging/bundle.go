@@ -125,6 +125,9 @@ func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []
 	}
 	for _, o := range p.Objects {
 		kind := o.GetKind()
+		if kind == "ValidatingWebhookConfiguration" || kind == "MutatingWebhookConfiguration" {
+			continue // calls URLs: load said the bundle leaves it out
+		}
 		if slices.Contains(chartOnlyKinds, kind) {
 			warnings = append(warnings, fmt.Sprintf("%s %s: OLM cannot install kind %s, so the bundle leaves it out: apply it from the chart or with kubectl", kind, o.GetName(), kind))
 			continue

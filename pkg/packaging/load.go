@@ -246,6 +246,18 @@ func stringLabels(o *unstructured.Unstructured) []string {
 	return fixed
 }
 
+// callsURLs reports a webhook configuration all of whose webhooks call a
+// URL rather than a Service.
+func callsURLs(o *unstructured.Unstructured) bool {
+	hooks, _, _ := unstructured.NestedSlice(o.Object, "webhooks")
+	for _, h := range hooks {
+		if _, ok, _ := unstructured.NestedString(h.(map[string]any), "clientConfig", "url"); !ok {
+			return false
+		}
+	}
+	return len(hooks) > 0
+}
+
 // warnf records a warning: what opctl left out or assumed, and why.
 func (p *Project) warnf(format string, args ...any) {
 	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
@@ -359,6 +371,13 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 		case "Deployment":
 			deployments = append(deployments, o)
 		case "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration":
+			if callsURLs(o) {
+				// A webhook outside the cluster: nothing of the release
+				// serves it, so it is carried as it is.
+				p.Objects = append(p.Objects, o)
+				p.warnf("%s %s calls URLs, not a Service of the overlay: the chart carries it as it is, and the bundle leaves it out (OLM serves only webhooks of the CSV's Deployments)", o.GetKind(), o.GetName())
+				continue
+			}
 			p.Webhooks = append(p.Webhooks, o)
 		default:
 			if o.GroupVersionKind().Group == "cert-manager.io" {

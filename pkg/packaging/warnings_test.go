@@ -119,6 +119,18 @@ func TestWarnings(t *testing.T) {
 					t.Errorf("the Deployment's label is not the string 2.16")
 				}
 			}},
+		{"a webhook that calls a URL is carried as it is", sampleDir, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: policy\nwebhooks:\n- name: policy.example.com\n  admissionReviewVersions: [v1]\n  sideEffects: None\n  clientConfig:\n    url: https://policy.example.com/validate\n  rules:\n  - apiGroups: [kv.opctl.dev]\n    apiVersions: [v1alpha1]\n    operations: [CREATE]\n    resources: [kvstores]\n")
+		}, []string{"ValidatingWebhookConfiguration kvstore-policy calls URLs", "carries it as it is", "bundle leaves it out"},
+			func(t *testing.T, out string, _ *Result) {
+				tmpl := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/validatingwebhookconfiguration-policy.yaml")))
+				if !strings.Contains(tmpl, "url: https://policy.example.com/validate") {
+					t.Errorf("the webhook's template:\n%s", tmpl)
+				}
+				if strings.Contains(csvText(t, out, "sample-operator"), "webhookdefinitions") {
+					t.Error("the CSV declares the URL webhook")
+				}
+			}},
 		{"a Makefile VERSION that is not SemVer gives 0.0.0-dev", sampleDir, func(t *testing.T, dir string) {
 			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
 			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= main\n")
@@ -256,5 +268,19 @@ func TestContainerNamedLikeAnObject(t *testing.T) {
 	d := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/deployment.yaml")))
 	if !strings.Contains(d, "name: kvstore-controller-manager\n") || !strings.Contains(d, `image: "{{ include "sample-operator.image" . }}"`) {
 		t.Errorf("the manager container lost its name or its templated image:\n%s", d)
+	}
+}
+
+// A CRD converted by a webhook at a URL, not a Service of the overlay,
+// packages with its conversion as it is (it was refused: "no
+// clientConfig.service").
+func TestConversionAtAURL(t *testing.T) {
+	dir := copyProject(t, sampleDir)
+	p := filepath.Join(dir, "config/crd/bases/kv.opctl.dev_kvbackups.yaml")
+	mustWrite(t, p, strings.Replace(string(readFile(t, p)), "spec:\n", "spec:\n  conversion:\n    strategy: Webhook\n    webhook:\n      conversionReviewVersions: [v1]\n      clientConfig:\n        url: https://convert.example.com/convert\n", 1))
+	out, _ := packageTo(t, dir, PackageOptions{})
+	crd := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/crds/kvbackups.kv.opctl.dev.yaml")))
+	if !strings.Contains(crd, "url: https://convert.example.com/convert") {
+		t.Errorf("the CRD's conversion:\n%s", crd)
 	}
 }

@@ -163,11 +163,12 @@ func (p *Project) hasService(name string) bool {
 	return slices.ContainsFunc(p.Objects, func(o *unstructured.Unstructured) bool { return o.GetKind() == "Service" && o.GetName() == name })
 }
 
-// conversionCRDs are the CRDs converted by a webhook.
+// conversionCRDs are the CRDs converted by a webhook of the release (a
+// Service); one that calls a URL is carried as it is.
 func (p *Project) conversionCRDs() []*apiextensionsv1.CustomResourceDefinition {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, c := range p.CRDs {
-		if conv := c.Spec.Conversion; conv != nil && conv.Strategy == apiextensionsv1.WebhookConverter && conv.Webhook != nil && conv.Webhook.ClientConfig != nil {
+		if conv := c.Spec.Conversion; conv != nil && conv.Strategy == apiextensionsv1.WebhookConverter && conv.Webhook != nil && conv.Webhook.ClientConfig != nil && conv.Webhook.ClientConfig.URL == nil {
 			out = append(out, c)
 		}
 	}
