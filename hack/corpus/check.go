@@ -90,7 +90,7 @@ func check(ctx context.Context, t tools, corpus, dir string, p project, doInstal
 	if imgs := buildTimeImages(ref); len(imgs) > 0 {
 		// The project's release build fills these in (ko, envsubst): the
 		// checks run, but the row is not counted for or against opctl.
-		r.incomplete = "images resolved by the project's build, not in the overlay: " + strings.Join(imgs, ", ")
+		r.incomplete = "placeholders the project's release build fills in (ko, envsubst, clusterctl): " + strings.Join(imgs, ", ")
 	}
 
 	out := filepath.Join(dir, "out")
