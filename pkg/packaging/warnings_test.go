@@ -257,30 +257,35 @@ func TestSharedNamespace(t *testing.T) {
 	}
 }
 
-// A container named like an object of the overlay (moco's manager
-// container is named like its Deployment) keeps its name, and the chart
-// still templates its image: a container's name refers to nothing.
-func TestContainerNamedLikeAnObject(t *testing.T) {
-	dir := copyProject(t, sampleDir)
-	p := filepath.Join(dir, "config/manager/manager.yaml")
-	mustWrite(t, p, strings.Replace(string(readFile(t, p)), "      - name: manager\n", "      - name: kvstore-controller-manager\n", 1))
-	out, _ := packageTo(t, dir, PackageOptions{})
-	d := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/deployment.yaml")))
-	if !strings.Contains(d, "name: kvstore-controller-manager\n") || !strings.Contains(d, `image: "{{ include "sample-operator.image" . }}"`) {
-		t.Errorf("the manager container lost its name or its templated image:\n%s", d)
+// Shapes that package with no warning, each an edit of the sample and
+// what the chart must then hold:
+//   - a container named like an object of the overlay (moco's manager
+//     container is named like its Deployment) keeps its name, and its image
+//     is still templated: a container's name refers to nothing;
+//   - a CRD converted by a webhook at a URL, not a Service of the overlay,
+//     keeps its conversion as it is (it was refused: "no
+//     clientConfig.service").
+func TestSampleEdits(t *testing.T) {
+	tests := []struct {
+		name, file, from, to, template string
+		want                           []string
+	}{
+		{"a container named like an object", "config/manager/manager.yaml", "      - name: manager\n", "      - name: kvstore-controller-manager\n",
+			"deployment.yaml", []string{"name: kvstore-controller-manager\n", `image: "{{ include "sample-operator.image" . }}"`}},
+		{"a conversion webhook at a URL", "config/crd/bases/kv.opctl.dev_kvbackups.yaml", "spec:\n",
+			"spec:\n  conversion:\n    strategy: Webhook\n    webhook:\n      conversionReviewVersions: [v1]\n      clientConfig:\n        url: https://convert.example.com/convert\n",
+			"crds/kvbackups.kv.opctl.dev.yaml", []string{"url: https://convert.example.com/convert"}},
 	}
-}
-
-// A CRD converted by a webhook at a URL, not a Service of the overlay,
-// packages with its conversion as it is (it was refused: "no
-// clientConfig.service").
-func TestConversionAtAURL(t *testing.T) {
-	dir := copyProject(t, sampleDir)
-	p := filepath.Join(dir, "config/crd/bases/kv.opctl.dev_kvbackups.yaml")
-	mustWrite(t, p, strings.Replace(string(readFile(t, p)), "spec:\n", "spec:\n  conversion:\n    strategy: Webhook\n    webhook:\n      conversionReviewVersions: [v1]\n      clientConfig:\n        url: https://convert.example.com/convert\n", 1))
-	out, _ := packageTo(t, dir, PackageOptions{})
-	crd := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/crds/kvbackups.kv.opctl.dev.yaml")))
-	if !strings.Contains(crd, "url: https://convert.example.com/convert") {
-		t.Errorf("the CRD's conversion:\n%s", crd)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := copyProject(t, sampleDir)
+			p := filepath.Join(dir, tt.file)
+			mustWrite(t, p, strings.Replace(string(readFile(t, p)), tt.from, tt.to, 1))
+			out, _ := packageTo(t, dir, PackageOptions{})
+			text := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates", tt.template)))
+			if !containsAll(text, tt.want) {
+				t.Errorf("%s lacks %q:\n%s", tt.template, tt.want, text)
+			}
+		})
 	}
 }
