@@ -218,12 +218,19 @@ var stringMapPaths = [][]string{
 	{"spec", "jobTemplate", "spec", "template", "metadata", "labels"},
 }
 
+// builtinGroups are the API groups whose spec selectors and pod templates
+// stringMapPaths describe.
+var builtinGroups = map[string]bool{"": true, "apps": true, "batch": true, "policy": true, "networking.k8s.io": true}
+
 // stringLabels makes the numbers and booleans of o's label and annotation
 // maps strings, as their YAML author meant (rht.comp_ver: 2.16), and
 // names the keys it changed.
 func stringLabels(o *unstructured.Unstructured) []string {
 	var fixed []string
 	for _, path := range stringMapPaths {
+		if path[0] == "spec" && !builtinGroups[o.GroupVersionKind().Group] {
+			continue // a custom resource's spec means what its CRD says
+		}
 		m, ok, _ := unstructured.NestedFieldNoCopy(o.Object, path...)
 		mm, isMap := m.(map[string]any)
 		if !ok || !isMap {

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // What kustomize, kubectl and operator-sdk accept, opctl packages: each
@@ -287,5 +289,19 @@ func TestSampleEdits(t *testing.T) {
 				t.Errorf("%s lacks %q:\n%s", tt.template, tt.want, text)
 			}
 		})
+	}
+}
+
+// Numbers in labels are quoted; a custom resource's spec is left as its
+// CRD defines it, even under a field called selector.
+func TestStringLabelsLeavesCustomResources(t *testing.T) {
+	cr := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "example.com/v1", "kind": "Pool",
+		"metadata": map[string]any{"name": "p", "labels": map[string]any{"tier": int64(2)}},
+		"spec":     map[string]any{"selector": map[string]any{"replicas": int64(3)}}}}
+	if fixed := stringLabels(cr); !slices.Equal(fixed, []string{"metadata.labels.tier"}) {
+		t.Errorf("quoted %v, want only metadata.labels.tier", fixed)
+	}
+	if v := cr.Object["spec"].(map[string]any)["selector"].(map[string]any)["replicas"]; v != int64(3) {
+		t.Errorf("spec.selector.replicas = %#v, want 3", v)
 	}
 }
