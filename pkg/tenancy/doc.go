@@ -29,7 +29,8 @@
 // correction are the same for both.
 //
 // Tenants are untrusted: Helm release records live in the controller's
-// storage namespace (storage.go, record_driver.go, migrate.go), read
+// storage namespace (storage.go, record_driver.go), never read from a
+// tenant namespace (legacy.go: records there are deleted unread), read
 // through a metadata index of the records (with this process's writes it
 // does not show yet in their place) and GETs of the ones needed, and written with resourceVersion preconditions, gzipped with the chart
 // in a member of its own that is compressed once per chart

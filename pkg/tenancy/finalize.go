@@ -100,8 +100,9 @@ func (c *Controller) handBackAll(t *tenancyv1.Tenant, names []string) error {
 	return nil
 }
 
-// uninstall removes a release, once its records are in the controller's
-// storage and its last revision names only the tenant's objects.
+// uninstall removes a release whose last revision, in the controller's
+// storage, names only the tenant's objects; its legacy records in the
+// namespace are deleted unread.
 func (c *Controller) uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, name string) error {
 	unlock := c.helm.lock(ns, name)
 	defer unlock()
@@ -109,7 +110,7 @@ func (c *Controller) uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, nam
 	if err != nil {
 		return err
 	}
-	if _, err := c.helm.migrate(t.Name, ns, name); err != nil {
+	if err := c.dropLegacy(ctx, t, ns, name); err != nil {
 		return err
 	}
 	rel, err := last(cfg, name)

@@ -36,15 +36,17 @@ type helmClient struct {
 	mapper     meta.RESTMapper
 	maxHistory int
 	log        func(format string, args ...any)
-	// secrets reads and writes the legacy records in release namespaces;
-	// records keeps the controller's, in the storage namespace, out of
-	// the tenants' reach.
+	// secrets writes the records handed back to release namespaces and
+	// meta lists and deletes the legacy ones there (legacy.go), never
+	// reading them; records keeps the controller's, in the storage
+	// namespace, out of the tenants' reach.
 	secrets kubernetes.Interface
+	meta    metadata.Interface
 	records *recordStore
 
 	mu       sync.Mutex
 	locks    map[string]*sync.Mutex
-	migrated map[string]bool // releases whose records were looked for in the tenant namespace
+	migrated map[string]bool // releases whose legacy records were dropped from the tenant namespace
 
 	caps capabilities
 	// created, when set, is told of every object Helm creates.
@@ -76,7 +78,7 @@ func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, lo
 	return &helmClient{
 		config: cfg, discovery: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		maxHistory: maxHistory, log: log, locks: map[string]*sync.Mutex{}, migrated: map[string]bool{},
-		secrets: cs, records: records,
+		secrets: cs, meta: mc, records: records,
 	}, nil
 }
 
@@ -117,7 +119,8 @@ func (h *helmClient) storage(tenant, namespace string) driver.Driver {
 }
 
 // legacy is the driver of the records Helm keeps by default: in the
-// release namespace, where the tenant can write.
+// release namespace, where the tenant can write. It is only written
+// (handBack), never read.
 func (h *helmClient) legacy(namespace string) driver.Driver {
 	d := driver.NewSecrets(h.secrets.CoreV1().Secrets(namespace))
 	d.Log = h.log
@@ -127,48 +130,6 @@ func (h *helmClient) legacy(namespace string) driver.Driver {
 // releaseRef names a release of a tenant in the client's maps.
 func releaseRef(tenant, namespace, name string) string {
 	return tenant + "/" + namespace + "/" + name
-}
-
-// migrate moves a release's records from the release namespace into the
-// storage namespace, once per release and process. The objects of the
-// release are not touched, so nothing is reinstalled or restarted.
-func (h *helmClient) migrate(tenant, namespace, name string) ([]int, error) {
-	key := releaseRef(tenant, namespace, name)
-	h.mu.Lock()
-	done := h.migrated[key]
-	h.mu.Unlock()
-	if done {
-		return nil, nil
-	}
-	moved, err := moveRecords(h.legacy(namespace), h.storage(tenant, namespace), name, intoStorage)
-	if err != nil {
-		return moved, fmt.Errorf("moving the records of release %s out of namespace %s: %w", name, namespace, err)
-	}
-	h.noLegacy(tenant, namespace, name)
-	return moved, nil
-}
-
-// noLegacy notes that a release has no records in its namespace for
-// migrate to look for: they were moved, or this process installed the
-// release with its records in the storage namespace from the start.
-func (h *helmClient) noLegacy(tenant, namespace, name string) {
-	h.mu.Lock()
-	h.migrated[releaseRef(tenant, namespace, name)] = true
-	h.mu.Unlock()
-}
-
-// handBack moves a release's records back into the release namespace,
-// for a Tenant that is orphaned: its owners may manage the release with
-// Helm from then on.
-func (h *helmClient) handBack(tenant, namespace, name string) ([]int, error) {
-	moved, err := moveRecords(h.storage(tenant, namespace), h.legacy(namespace), name, everything)
-	if err != nil {
-		return moved, fmt.Errorf("handing the records of release %s back to namespace %s: %w", name, namespace, err)
-	}
-	h.mu.Lock()
-	delete(h.migrated, releaseRef(tenant, namespace, name))
-	h.mu.Unlock()
-	return moved, nil
 }
 
 // last returns the latest revision of a release, or nil.

@@ -64,18 +64,26 @@ func legacyInstall(t *testing.T, tn *tenancyv1.Tenant, charts ...string) {
 	}
 }
 
-// An older controller's records in the tenant namespace move to the
-// controller's namespace once: history kept, nothing reinstalled, the
-// operator not restarted, and the owner cannot read them any more.
-func TestReleaseRecordsMigrate(t *testing.T) {
+// An older controller's records in the tenant namespace, forged since,
+// are deleted unread: the controller installs its own revision 1 over the
+// release's objects (Helm takes over what carries the release's marks),
+// the operator is not replaced, the forged manifest and hook touch
+// nothing, and the owner cannot read the controller's records.
+func TestLegacyRecordsAreNotImported(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
 	startController(t, tenancy.Options{})
 	chart := sampleChart(t, "", "0.1.0")
-	name := "migrate-" + suffix()
+	name := "legacy-" + suffix()
 	tn := newTenant(name, []string{name}, chart, 1, "owner-"+name)
 	tn.Spec.AdoptNamespaces = true
 	legacyInstall(t, tn, chart, chart)
+	extra, intact := victims(t)
+	forge(t, name, "sh.helm.release.v1.kv.v2", extra)
+	editRecord(t, name, "sh.helm.release.v1.kv.v2", func(rel *release.Release) {
+		rel.Hooks = append(rel.Hooks, &release.Hook{Name: "forged", Kind: "ConfigMap", Path: "forged", Manifest: extra,
+			Events: []release.HookEvent{release.HookPreUpgrade, release.HookPreDelete, release.HookPreRollback, release.HookPostInstall}})
+	})
 	before, err := c.Client.AppsV1().Deployments(name).List(ctx, metav1.ListOptions{})
 	if err != nil || len(before.Items) != 1 {
 		t.Fatalf("operator Deployment before the move: %v", err)
@@ -85,31 +93,32 @@ func TestReleaseRecordsMigrate(t *testing.T) {
 		if err := ready(tn); err != nil {
 			return err
 		}
-		if op := tn.Status.Operators[0]; op.Revision != 2 {
-			return fmt.Errorf("revision %d, want the migrated 2", op.Revision)
+		if op := tn.Status.Operators[0]; op.Revision != 1 {
+			return fmt.Errorf("revision %d, want the controller's own 1", op.Revision)
 		}
 		return nil
 	})
+	intact(t)
 	if n, err := releaseSecrets(ctx, name); err != nil || n != 0 {
 		t.Errorf("records left in the tenant namespace: %d, %v", n, err)
 	}
-	if first, second := storedRelease(t, name, name, "kv", 1), storedRelease(t, name, name, "kv", 2); first.Info.Status != release.StatusSuperseded || second.Info.Status != release.StatusDeployed {
-		t.Errorf("history after the move: revision 1 %s, revision 2 %s", first.Info.Status, second.Info.Status)
+	if rel := storedRelease(t, name, name, "kv", 1); rel.Info.Status != release.StatusDeployed || strings.Contains(rel.Manifest, "victim-") || len(rel.Hooks) != 0 {
+		t.Errorf("stored revision 1: %s, hooks %d, manifest names a victim: %v", rel.Info.Status, len(rel.Hooks), strings.Contains(rel.Manifest, "victim-"))
 	}
 	after, err := c.Client.AppsV1().Deployments(name).List(ctx, metav1.ListOptions{})
 	if err != nil || len(after.Items) != 1 {
 		t.Fatalf("operator Deployment after the move: %v", err)
 	}
-	if b, a := before.Items[0], after.Items[0]; a.UID != b.UID || a.Generation != b.Generation {
-		t.Errorf("operator Deployment replaced or changed: uid %s→%s, generation %d→%d", b.UID, a.UID, b.Generation, a.Generation)
+	if b, a := before.Items[0], after.Items[0]; a.UID != b.UID {
+		t.Errorf("operator Deployment replaced: uid %s→%s", b.UID, a.UID)
 	}
 	owner := c.As("owner-" + name)
 	if _, err := kubernetes.NewForConfigOrDie(owner).CoreV1().Secrets(tenancy.DefaultStorageNamespace).List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
 		t.Errorf("tenant owner listing the storage namespace: %v, want Forbidden", err)
 	}
-	events, err := c.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=ReleaseRecordsMoved"})
+	events, err := c.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name + ",reason=ReleaseRecordsDropped"})
 	if err != nil || len(events.Items) == 0 {
-		t.Errorf("no ReleaseRecordsMoved event: %v", err)
+		t.Errorf("no ReleaseRecordsDropped event: %v", err)
 	}
 }
 
@@ -194,8 +203,7 @@ func tampered(tn *tenancyv1.Tenant) error {
 	return testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancy.ReasonReleaseTampered)
 }
 
-// A forged release record, in the tenant namespace (before it moves) or
-// in the controller's storage, cannot make the controller touch anything
+// A forged release record in the controller's storage cannot make the controller touch anything
 // outside the tenant on uninstall, upgrade or rollback: it does nothing,
 // reports ReleaseTampered and names the foreign objects.
 func TestForgedReleaseRecords(t *testing.T) {
@@ -208,22 +216,13 @@ func TestForgedReleaseRecords(t *testing.T) {
 	stored := func(name string, version int) (string, string) {
 		return tenancy.DefaultStorageNamespace, fmt.Sprintf("sh.helm.release.v1.%s.%s.kv.v%d", name, name, version)
 	}
-	// start makes a Ready tenant whose revision 1 is forged: in the tenant
-	// namespace before the controller moves it, or in storage after.
-	start := func(t *testing.T, legacy bool, extra string) (name string, restore func()) {
+	// start makes a Ready tenant whose stored revision 1 is forged.
+	start := func(t *testing.T, extra string) (name string, restore func()) {
 		name = "forged-" + suffix()
-		tn := newTenant(name, []string{name}, v1, 1)
-		ns, key := stored(name, 1)
-		if legacy {
-			tn.Spec.AdoptNamespaces = true
-			legacyInstall(t, tn, v1)
-			forge(t, name, "sh.helm.release.v1.kv.v1", extra)
-		}
-		createTenant(t, tn)
+		createTenant(t, newTenant(name, []string{name}, v1, 1))
 		waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
-		if !legacy {
-			forge(t, ns, key, extra)
-		}
+		ns, key := stored(name, 1)
+		forge(t, ns, key, extra)
 		return name, func() { unforge(t, ns, key, extra) }
 	}
 	waitTampered := func(t *testing.T, name string) *tenancyv1.Tenant {
@@ -249,40 +248,37 @@ func TestForgedReleaseRecords(t *testing.T) {
 		}
 	}
 
-	for _, legacy := range []bool{true, false} {
-		where := map[bool]string{true: "tenant namespace", false: "storage"}[legacy]
-		t.Run("uninstall/"+where, func(t *testing.T) {
-			t.Parallel()
-			extra, intact := victims(t)
-			name, restore := start(t, legacy, extra)
-			if err := cl.Delete(ctx, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-				t.Fatal(err)
-			}
-			tn := waitTampered(t, name)
-			mentions(t, tn)
-			intact(t)
-			if _, err := c.Client.AppsV1().Deployments(name).Get(ctx, "kv-sample-operator-controller-manager", metav1.GetOptions{}); err != nil {
-				t.Errorf("the operator was uninstalled despite the refusal: %v", err)
-			}
-			// Once the record is repaired, the deletion goes through.
-			restore()
-			tenantGone(t, name)
-			intact(t)
-		})
-		t.Run("upgrade/"+where, func(t *testing.T) {
-			t.Parallel()
-			extra, intact := victims(t)
-			name, restore := start(t, legacy, extra)
-			t.Cleanup(restore)
-			setChart(t, name, v2)
-			tn := waitTampered(t, name)
-			mentions(t, tn)
-			intact(t)
-			if op := tn.Status.Operators[0]; op.Revision != 1 || op.ChartVersion != "0.1.0" {
-				t.Errorf("operator after a refused upgrade: %s", dump(op))
-			}
-		})
-	}
+	t.Run("uninstall/storage", func(t *testing.T) {
+		t.Parallel()
+		extra, intact := victims(t)
+		name, restore := start(t, extra)
+		if err := cl.Delete(ctx, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+			t.Fatal(err)
+		}
+		tn := waitTampered(t, name)
+		mentions(t, tn)
+		intact(t)
+		if _, err := c.Client.AppsV1().Deployments(name).Get(ctx, "kv-sample-operator-controller-manager", metav1.GetOptions{}); err != nil {
+			t.Errorf("the operator was uninstalled despite the refusal: %v", err)
+		}
+		// Once the record is repaired, the deletion goes through.
+		restore()
+		tenantGone(t, name)
+		intact(t)
+	})
+	t.Run("upgrade/storage", func(t *testing.T) {
+		t.Parallel()
+		extra, intact := victims(t)
+		name, restore := start(t, extra)
+		t.Cleanup(restore)
+		setChart(t, name, v2)
+		tn := waitTampered(t, name)
+		mentions(t, tn)
+		intact(t)
+		if op := tn.Status.Operators[0]; op.Revision != 1 || op.ChartVersion != "0.1.0" {
+			t.Errorf("operator after a refused upgrade: %s", dump(op))
+		}
+	})
 	// noRollback checks that the rollback to a forged revision was
 	// refused: ReleaseTampered, victims intact, no revision 3.
 	noRollback := func(t *testing.T, name, extra string, intact func(*testing.T)) {
@@ -298,23 +294,6 @@ func TestForgedReleaseRecords(t *testing.T) {
 			t.Errorf("revision 3 (a rollback) exists: %v", err)
 		}
 	}
-	t.Run("rollback/tenant namespace", func(t *testing.T) {
-		t.Parallel()
-		extra, intact := victims(t)
-		name := "forged-" + suffix()
-		// An older controller left revision 1 (0.1.0, forged since) and
-		// revision 2 (0.3.0, never ready) in the tenant namespace; the
-		// controller moves them, waits for 0.3.0, then must not roll
-		// back to the forged revision.
-		tn := newTenant(name, []string{name}, v3, 1)
-		tn.Spec.AdoptNamespaces = true
-		legacyInstall(t, tn, v1, v3)
-		forge(t, name, "sh.helm.release.v1.kv.v1", extra)
-		createTenant(t, tn)
-		ns, key := stored(name, 1)
-		t.Cleanup(func() { unforge(t, ns, key, extra) })
-		noRollback(t, name, extra, intact)
-	})
 	t.Run("rollback/storage", func(t *testing.T) {
 		t.Parallel()
 		extra, intact := victims(t)

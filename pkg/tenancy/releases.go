@@ -141,12 +141,11 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 	// Records of an older controller can be in the release namespace only
 	// when it installed there (a revision in the status) or the namespace
 	// was adopted; a namespace this controller made needs no look, nor
-	// does a release this process installed (helmClient.noLegacy).
+	// does a release this process installed (helmClient.noLegacy). They
+	// are deleted unread (legacy.go).
 	if st.Revision > 0 || t.Spec.AdoptNamespaces {
-		if moved, err := c.helm.migrate(t.Name, spec.Namespace, spec.Name); err != nil {
+		if err := c.dropLegacy(ctx, t, spec.Namespace, spec.Name); err != nil {
 			return err
-		} else if len(moved) > 0 {
-			c.event(t, "Normal", "ReleaseRecordsMoved", "moved the records of release %s (revisions %v) from namespace %s to the controller's storage", spec.Name, moved, spec.Namespace)
 		}
 	}
 	r := &releaseRun{ctx: ctx, t: t, cfg: cfg, spec: spec, st: st, p: p, scope: c.scope(t, spec.Namespace, spec.Name)}
@@ -189,6 +188,16 @@ var releaseActions = map[releasePhase]func(*Controller, *releaseRun) error{
 	releaseProgressing: (*Controller).awaitRelease,
 	releaseTimedOut:    (*Controller).timedOutRelease,
 	releaseReady:       (*Controller).readyRelease,
+}
+
+// dropLegacy deletes, unread, the Helm records of a release in its
+// namespace, and says so in an Event.
+func (c *Controller) dropLegacy(ctx context.Context, t *tenancyv1.Tenant, ns, name string) error {
+	dropped, err := c.helm.dropLegacy(ctx, t.Name, ns, name)
+	if len(dropped) > 0 {
+		c.event(t, "Normal", "ReleaseRecordsDropped", "deleted, unread, the Helm records %s of release %s in namespace %s: the controller keeps its own and installs over the release's objects", strings.Join(dropped, ", "), name, ns)
+	}
+	return err
 }
 
 // scope is what the release name of t in ns may touch.

@@ -2,17 +2,18 @@ package tenancy
 
 import (
 	"context"
-	"errors"
 	"slices"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 )
 
 func testRelease(name, ns string, version int, status release.Status, manifest string) *release.Release {
@@ -86,65 +87,70 @@ func TestStorageIsPerTenant(t *testing.T) {
 	}
 }
 
-// Records move from the release namespace into the storage namespace
-// once, verified and then deleted; a revision a tenant adds later above the
-// newest kept one is never taken.
-func TestMigrate(t *testing.T) {
-	h, cs := testHelm(t)
+// Records in a release namespace are the tenant's: dropLegacy deletes
+// those named and labelled as the release's Helm records without reading
+// them (a metadata list, no get), once per release and process, and
+// leaves every other Secret. handBack writes the stored records back over
+// whatever the namespace holds, never reading it.
+func TestLegacyRecordsDroppedUnread(t *testing.T) {
+	h, _ := testHelm(t)
 	ctx := context.Background()
-	legacy := storage.Init(h.legacy("ns-a"))
-	for v, st := range []release.Status{release.StatusSuperseded, release.StatusSuperseded, release.StatusDeployed} {
-		if err := legacy.Create(testRelease("kv", "ns-a", v+1, st, "rev")); err != nil {
+	record := func(name, rel string) *metav1.PartialObjectMetadata {
+		return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "ns-a", UID: types.UID(name), Labels: map[string]string{"owner": "helm", "name": rel}}}
+	}
+	scheme := runtime.NewScheme()
+	_ = metav1.AddMetaToScheme(scheme)
+	meta := metadatafake.NewSimpleMetadataClient(scheme,
+		record("sh.helm.release.v1.kv.v1", "kv"), record("sh.helm.release.v1.kv.v12", "kv"),
+		record("sh.helm.release.v1.kv.v2-mine", "kv"), record("sh.helm.release.v1.other.v1", "other"))
+	h.meta = meta
+	dropped, err := h.dropLegacy(ctx, "a", "ns-a", "kv")
+	if err != nil || !slices.Equal(dropped, []string{"sh.helm.release.v1.kv.v1", "sh.helm.release.v1.kv.v12"}) {
+		t.Fatalf("dropLegacy: %v, %v", dropped, err)
+	}
+	left, err := meta.Resource(secretsResource).Namespace("ns-a").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range left.Items {
+		names = append(names, s.Name)
+	}
+	slices.Sort(names)
+	if want := []string{"sh.helm.release.v1.kv.v2-mine", "sh.helm.release.v1.other.v1"}; !slices.Equal(names, want) {
+		t.Errorf("Secrets left %v, want %v", names, want)
+	}
+	for _, a := range meta.Actions() {
+		if a.GetVerb() == "get" {
+			t.Errorf("dropLegacy read a record: %v", a)
+		}
+	}
+	// Once per process.
+	meta.ClearActions()
+	if dropped, err := h.dropLegacy(ctx, "a", "ns-a", "kv"); err != nil || len(dropped) != 0 || len(meta.Actions()) != 0 {
+		t.Errorf("second dropLegacy: %v, %v, actions %v", dropped, err, meta.Actions())
+	}
+
+	// Handing back: the stored revisions overwrite a Secret of the same
+	// key in the release namespace, and leave storage.
+	stored := storage.Init(h.storage("a", "ns-a"))
+	for v, st := range []release.Status{release.StatusSuperseded, release.StatusDeployed} {
+		if err := stored.Create(testRelease("kv", "ns-a", v+1, st, "rev")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	moved, err := h.migrate("a", "ns-a", "kv")
-	if err != nil || !slices.Equal(moved, []int{1, 2, 3}) {
-		t.Fatalf("migrate: moved %v, %v; want [1 2 3]", moved, err)
-	}
-	left, _ := cs.CoreV1().Secrets("ns-a").List(ctx, metav1.ListOptions{})
-	if len(left.Items) != 0 {
-		t.Errorf("%d records left in the release namespace", len(left.Items))
-	}
-	stored := storage.Init(h.storage("a", "ns-a"))
-	rel, err := stored.Last("kv")
-	if err != nil || rel.Version != 3 || rel.Info.Status != release.StatusDeployed || rel.Manifest != "rev" {
-		t.Fatalf("last stored revision %+v, %v", rel, err)
-	}
-	// Once per process.
-	if moved, err := h.migrate("a", "ns-a", "kv"); err != nil || len(moved) != 0 {
-		t.Errorf("second migrate moved %v, %v", moved, err)
-	}
-
-	// A later process: a forged revision 9 above the kept ones stays where
-	// it is; a gap below the newest (a copy cut short) is filled.
-	h.migrated = map[string]bool{}
-	if err := legacy.Create(testRelease("kv", "ns-a", 9, release.StatusDeployed, "forged")); err != nil {
+	if err := storage.Init(h.legacy("ns-a")).Create(testRelease("kv", "ns-a", 2, release.StatusDeployed, "forged")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := stored.Delete("kv", 2); err != nil {
-		t.Fatal(err)
-	}
-	if err := legacy.Create(testRelease("kv", "ns-a", 2, release.StatusSuperseded, "rev")); err != nil {
-		t.Fatal(err)
-	}
-	moved, err = h.migrate("a", "ns-a", "kv")
-	if err != nil || !slices.Equal(moved, []int{2}) {
-		t.Fatalf("resumed migrate moved %v, %v; want [2]", moved, err)
-	}
-	if _, err := stored.Get("kv", 9); !errors.Is(err, driver.ErrReleaseNotFound) {
-		t.Errorf("forged revision 9 taken into storage: %v", err)
-	}
-	if _, err := legacy.Get("kv", 9); err != nil {
-		t.Errorf("the tenant's own record was deleted: %v", err)
-	}
-
-	// Handing back moves everything to the release namespace.
 	back, err := h.handBack("a", "ns-a", "kv")
-	if err != nil || !slices.Equal(back, []int{1, 2, 3}) {
+	if err != nil || !slices.Equal(back, []int{1, 2}) {
 		t.Fatalf("handBack moved %v, %v", back, err)
 	}
 	if h, _ := stored.History("kv"); len(h) != 0 {
 		t.Errorf("%d records left in storage after handing back", len(h))
+	}
+	if rel, err := storage.Init(h.legacy("ns-a")).Get("kv", 2); err != nil || rel.Manifest != "rev" {
+		t.Errorf("revision 2 handed back: %v, %v", rel, err)
 	}
 }

@@ -1,0 +1,138 @@
+package tenancy_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	authzv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/pkg/tenancy"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// clusterAdmin reports whether user may do everything everywhere
+// (`kubectl auth can-i '*' '*' -A`), asked as the user.
+func clusterAdmin(t *testing.T, c *testcluster.Cluster, user string) bool {
+	t.Helper()
+	r, err := kubernetes.NewForConfigOrDie(c.As(user)).AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(),
+		&authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"}}},
+		metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("can-i as %s: %v", user, err)
+	}
+	return r.Status.Allowed
+}
+
+// plantRecord creates, as owner, a Secret in ns shaped like Helm's record
+// of revision 1 of release kv: deployed, with a ClusterRoleBinding of
+// cluster-admin to the owner in its manifest and in a pre-delete hook.
+func plantRecord(t *testing.T, owner, ns string) (binding string) {
+	t.Helper()
+	binding = "kv-owner-" + ns
+	crb := fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: %s
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: cluster-admin
+subjects:
+- apiGroup: rbac.authorization.k8s.io
+  kind: User
+  name: %s
+`, binding, owner)
+	rel := &release.Release{Name: "kv", Namespace: ns, Version: 1, Manifest: "---\n" + crb,
+		Info:  &release.Info{Status: release.StatusDeployed},
+		Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "sample-operator", Version: "0.1.0", APIVersion: "v2"}},
+		Hooks: []*release.Hook{{Name: binding, Kind: "ClusterRoleBinding", Path: "hook.yaml", Manifest: crb,
+			Events: []release.HookEvent{release.HookPreDelete, release.HookPreUpgrade, release.HookPreRollback}}},
+	}
+	data, err := tenancy.EncodeRelease(rel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.kv.v1", Namespace: ns,
+		Labels: map[string]string{"owner": "helm", "name": "kv", "status": "deployed", "version": "1"}},
+		Type: "helm.sh/release.v1", Data: map[string][]byte{"release": []byte(data)}}
+	if _, err := kubernetes.NewForConfigOrDie(cluster.As(owner)).CoreV1().Secrets(ns).Create(context.Background(), sec, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("planting the record as %s: %v", owner, err)
+	}
+	return binding
+}
+
+// The two routes to cluster-admin through forged Helm records (issue
+// "A tenant is its namespaces"): the owner plants a record whose manifest
+// and pre-delete hook bind cluster-admin to itself, and pre-creates the
+// chart's ServiceAccount so that the install fails before the controller
+// writes a record of its own. Then the platform adds the operator, and
+// deletes the Tenant. The owner is never cluster-admin, the binding never
+// exists, and the planted record is deleted unread.
+func TestForgedRecordsGrantNothing(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	chart := sampleChart(t, "", "0.1.0")
+	for _, adopt := range []bool{true, false} {
+		t.Run(fmt.Sprintf("adopted=%v", adopt), func(t *testing.T) {
+			t.Parallel()
+			name := "plant-" + suffix()
+			owner := "owner-" + name
+			tn := newTenant(name, []string{name}, "", 0, owner)
+			if adopt {
+				tn.Spec.AdoptNamespaces = true
+				if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			createTenant(t, tn)
+			waitTenant(t, name, time.Minute, "Tenant Ready", ready)
+			as := kubernetes.NewForConfigOrDie(c.As(owner))
+			if _, err := as.CoreV1().ServiceAccounts(name).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "kv-sample-operator-controller-manager"}}, metav1.CreateOptions{}); err != nil {
+				t.Fatalf("pre-creating the chart's ServiceAccount as the owner: %v", err)
+			}
+			binding := plantRecord(t, owner, name)
+			if clusterAdmin(t, c, owner) {
+				t.Fatal("the owner is cluster-admin before the attack")
+			}
+			testcluster.UpdateObject(t, cl, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}, func(tn *tenancyv1.Tenant) {
+				tn.Spec.Operators = []tenancyv1.OperatorSpec{{Name: "kv", Chart: &tenancyv1.ChartSource{Path: chart}, Instances: 1}}
+			})
+			waitTenant(t, name, 2*time.Minute, "the install refused over the owner's ServiceAccount", func(tn *tenancyv1.Tenant) error {
+				if len(tn.Status.Operators) == 0 || tn.Status.Operators[0].LastError == "" {
+					return fmt.Errorf("operators %s", dump(tn.Status.Operators))
+				}
+				return nil
+			})
+			check := func(when string) {
+				t.Helper()
+				if clusterAdmin(t, c, owner) {
+					t.Errorf("%s: the owner is cluster-admin", when)
+				}
+				if _, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, binding, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					t.Errorf("%s: ClusterRoleBinding %s: %v, want NotFound", when, binding, err)
+				}
+			}
+			check("after the failed install")
+			if adopt {
+				if _, err := c.Client.CoreV1().Secrets(name).Get(ctx, "sh.helm.release.v1.kv.v1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+					t.Errorf("the planted record: %v, want deleted", err)
+				}
+			}
+			if err := cl.Delete(ctx, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
+				t.Fatal(err)
+			}
+			tenantGone(t, name)
+			check("after the Tenant's deletion")
+		})
+	}
+}

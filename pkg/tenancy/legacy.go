@@ -1,0 +1,114 @@
+package tenancy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage/driver"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+)
+
+// Helm's default storage keeps a release's records in the release
+// namespace, as Secrets named sh.helm.release.v1.<name>.v<revision>. In a
+// tenant namespace such a Secret is the tenant's: anyone there can write
+// one, with any manifest and hooks. The controller therefore never reads
+// one. An older controller's records, or records in an adopted namespace,
+// are deleted unread (dropLegacy), and the release is installed over its
+// objects: Helm takes over the objects that carry this release's marks and
+// reports the others.
+
+// releaseKey is the key Helm's storage gives a revision.
+func releaseKey(name string, version int) string {
+	return fmt.Sprintf("%s%s.v%d", helmKeyPrefix, name, version)
+}
+
+// legacyName matches the key of any revision of one release.
+func legacyName(name string) *regexp.Regexp {
+	return regexp.MustCompile("^" + regexp.QuoteMeta(helmKeyPrefix+name) + `\.v[0-9]+$`)
+}
+
+// dropLegacy deletes the records of release name that Helm's default
+// storage would hold in namespace, reading only their names and labels
+// (a metadata list), once per release and process. It returns the names
+// of the Secrets deleted.
+func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name string) ([]string, error) {
+	key := releaseRef(tenant, namespace, name)
+	h.mu.Lock()
+	done := h.migrated[key]
+	h.mu.Unlock()
+	if done {
+		return nil, nil
+	}
+	sel := labels.SelectorFromSet(labels.Set{"owner": "helm", "name": name}).String()
+	list, err := h.meta.Resource(secretsResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, fmt.Errorf("listing the Helm records of release %s in namespace %s: %w", name, namespace, err)
+	}
+	match := legacyName(name)
+	var dropped []string
+	for _, s := range list.Items {
+		if !match.MatchString(s.Name) {
+			continue // labelled like a record, named otherwise: not Helm's, not ours to delete
+		}
+		uid := s.UID
+		err := h.meta.Resource(secretsResource).Namespace(namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return dropped, fmt.Errorf("deleting the Helm record %s/%s: %w", namespace, s.Name, err)
+		}
+		dropped = append(dropped, s.Name)
+	}
+	slices.Sort(dropped)
+	h.noLegacy(tenant, namespace, name)
+	return dropped, nil
+}
+
+// noLegacy notes that a release has no records in its namespace for
+// dropLegacy to look for: they were deleted, or this process installed
+// the release with its records in the storage namespace from the start.
+func (h *helmClient) noLegacy(tenant, namespace, name string) {
+	h.mu.Lock()
+	h.migrated[releaseRef(tenant, namespace, name)] = true
+	h.mu.Unlock()
+}
+
+// handBack moves a release's records from the storage namespace into the
+// release namespace, for a Tenant that is orphaned: its owners may manage
+// the release with Helm from then on. Only the controller's own records
+// are read; a Secret of the same key in the release namespace is
+// overwritten, never read. It returns the revisions moved.
+func (h *helmClient) handBack(tenant, namespace, name string) ([]int, error) {
+	from, to := h.storage(tenant, namespace), h.legacy(namespace)
+	src, err := from.Query(map[string]string{"name": name, "owner": "helm"})
+	if errors.Is(err, driver.ErrReleaseNotFound) || len(src) == 0 {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the records of release %s: %w", name, err)
+	}
+	slices.SortFunc(src, func(a, b *release.Release) int { return a.Version - b.Version })
+	var moved []int
+	for _, rel := range src {
+		key := releaseKey(name, rel.Version)
+		err := to.Create(key, rel)
+		if errors.Is(err, driver.ErrReleaseExists) {
+			err = to.Update(key, rel)
+		}
+		if err != nil {
+			return moved, fmt.Errorf("handing the records of release %s back to namespace %s: writing %s: %w", name, namespace, key, err)
+		}
+		if _, err := from.Delete(key); err != nil && !errors.Is(err, driver.ErrReleaseNotFound) {
+			return moved, fmt.Errorf("handing the records of release %s back to namespace %s: deleting the stored %s: %w", name, namespace, key, err)
+		}
+		moved = append(moved, rel.Version)
+	}
+	h.mu.Lock()
+	delete(h.migrated, releaseRef(tenant, namespace, name))
+	h.mu.Unlock()
+	return moved, nil
+}
