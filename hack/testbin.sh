@@ -163,6 +163,10 @@ build_olm() {
   rm -rf "${DEST}/olm-crds" && mkdir -p "${DEST}/olm-crds"
   cp "${src}"/*.yaml "${DEST}/olm-crds/"
   chmod -R u+w "${DEST}/olm-crds"
+  # OLM's aggregated ClusterRoles: what a cluster with OLM grants admin.
+  rm -rf "${DEST}/olm-rbac" && mkdir -p "${DEST}/olm-rbac"
+  cp "${src}/../templates/0000_50_olm_09-aggregated.clusterrole.yaml" "${DEST}/olm-rbac/aggregated.clusterrole.yaml"
+  chmod -R u+w "${DEST}/olm-rbac"
 }
 
 # component NAME VERSION FILE... builds NAME unless its stamp matches and
@@ -189,7 +193,7 @@ component kwok "${KWOK_VERSION}" kwok kwok-data/crd-stages.yaml
 component helm "${HELM_VERSION} $(helm_ldflags | sha256sum | cut -c1-12)" helm
 component helm4 "${HELM4_VERSION}" helm4
 component opm "${OPM_VERSION}" opm
-component olm "${OLM_VERSION}" olm catalog olm-crds
+component olm "${OLM_VERSION}" olm catalog olm-crds olm-rbac/aggregated.clusterrole.yaml
 component monitoring "${PROMETHEUS_OPERATOR_VERSION}" monitoring-crds/monitoring.coreos.com_servicemonitors.yaml
 rm -f "${DEST}/.stamp"
 if [[ ${#built[@]} -eq 0 ]]; then

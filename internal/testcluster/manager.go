@@ -25,10 +25,17 @@ var logOnce sync.Once
 // writes apart. register adds the controllers before the start. The
 // returned stop function stops the manager and waits for it.
 func (c *Cluster) StartManager(opts ctrl.Options, userAgent string, register func(ctrl.Manager) error) (stop func(), err error) {
+	return c.StartManagerAs(c.Config, opts, userAgent, register)
+}
+
+// StartManagerAs is StartManager with the identity of base (for example
+// a ServiceAccount's token, so that the controller runs with the RBAC it
+// is installed with, not as an admin).
+func (c *Cluster) StartManagerAs(base *rest.Config, opts ctrl.Options, userAgent string, register func(ctrl.Manager) error) (stop func(), err error) {
 	logOnce.Do(func() {
 		ctrl.SetLogger(logr.FromSlogHandler(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError})))
 	})
-	cfg := rest.CopyConfig(c.Config)
+	cfg := rest.CopyConfig(base)
 	cfg.UserAgent = userAgent
 	opts.Metrics = metricsserver.Options{BindAddress: "0"}
 	opts.HealthProbeBindAddress = "0"

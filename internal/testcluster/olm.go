@@ -2,14 +2,19 @@ package testcluster
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // OLMNamespace is where the OLM operators run their global catalogs.
@@ -32,8 +37,8 @@ func (c *Cluster) StartOLM(t testing.TB) {
 		l.Close()
 	}
 	ctx := context.Background()
-	if err := c.InstallCRDs(ctx, filepath.Join(bin, "olm-crds")); err != nil {
-		t.Fatalf("installing OLM's CRDs (run `make testbin`): %v", err)
+	if err := c.InstallOLMAPI(ctx); err != nil {
+		t.Fatal(err)
 	}
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: OLMNamespace}}
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -53,4 +58,35 @@ func (c *Cluster) StartOLM(t testing.TB) {
 		t.Fatalf("catalog exited: %v", err)
 	case <-time.After(3 * time.Second):
 	}
+}
+
+// InstallOLMAPI installs what a cluster with OLM v0 serves without its
+// processes: OLM's CRDs and its aggregated ClusterRoles, which add
+// create on Subscriptions and delete on CSVs, CatalogSources and
+// InstallPlans to admin and edit.
+func (c *Cluster) InstallOLMAPI(ctx context.Context) error {
+	bin, err := BinDir()
+	if err != nil {
+		return err
+	}
+	if err := c.InstallCRDs(ctx, filepath.Join(bin, "olm-crds")); err != nil {
+		return fmt.Errorf("installing OLM's CRDs (run `make testbin`): %w", err)
+	}
+	b, err := os.ReadFile(filepath.Join(bin, "olm-rbac", "aggregated.clusterrole.yaml"))
+	if err != nil {
+		return fmt.Errorf("OLM's aggregated ClusterRoles (run `make testbin`): %w", err)
+	}
+	for _, doc := range strings.Split(string(b), "\n---") {
+		role := &rbacv1.ClusterRole{}
+		if err := yaml.Unmarshal([]byte(doc), role); err != nil {
+			return fmt.Errorf("OLM's aggregated ClusterRoles: %w", err)
+		}
+		if role.Name == "" {
+			continue
+		}
+		if _, err := c.Client.RbacV1().ClusterRoles().Create(ctx, role, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("creating ClusterRole %s: %w", role.Name, err)
+		}
+	}
+	return nil
 }

@@ -66,7 +66,7 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 		return operatorPlan{detail: &bundlePlan{res: res, err: err}}, nil
 	}
 	rendered, err := renderBundle(bundleRender{tenant: t.Name, release: op.Name, namespaces: t.Spec.Namespaces,
-		objects: content.objects, clusterScoped: b.clusterScoped,
+		objects: content.objects, clusterScoped: b.clusterScoped, clusterResource: b.clusterResource,
 		certs: func(deployments []string) (*webhookCerts, error) {
 			return b.webhookCertsFor(ctx, t, op.Name, deployments)
 		}})
@@ -88,6 +88,17 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 func (b *bundleBackend) clusterScoped(gvk schema.GroupVersionKind) bool {
 	scoped, _ := scopeOf(b.helm.mapper, gvk)
 	return scoped
+}
+
+// clusterResource reports whether the cluster serves group/resource
+// cluster-scoped, or not at all.
+func (b *bundleBackend) clusterResource(group, resource string) bool {
+	gvk, err := b.helm.mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
+	if err != nil {
+		return true
+	}
+	scoped, known := scopeOf(b.helm.mapper, gvk)
+	return scoped || !known
 }
 
 // bundleChart is the chart Helm installs for a rendered bundle: the

@@ -9,7 +9,6 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -27,6 +26,9 @@ type bundleRender struct {
 	objects         []*unstructured.Unstructured
 	// clusterScoped reports a kind's scope; unknown kinds are namespaced.
 	clusterScoped func(schema.GroupVersionKind) bool
+	// clusterResource reports whether group/resource is cluster-scoped
+	// or unknown (nil: every resource but the bundle's CRDs is).
+	clusterResource func(group, resource string) bool
 	// certs returns the webhook certificates of the named Deployments.
 	certs func(deployments []string) (*webhookCerts, error)
 }
@@ -50,8 +52,9 @@ type renderedBundle struct {
 //   - a ServiceAccount per account the CSV names (unless the bundle
 //     ships it);
 //   - permissions as a Role and RoleBinding in each tenant namespace;
-//   - clusterPermissions as a ClusterRole and ClusterRoleBinding named
-//     for the tenant and the release;
+//   - clusterPermissions likewise for their namespaced rules, and as a
+//     ClusterRole and ClusterRoleBinding named for the tenant and the
+//     release for the rest (bundle_rbac.go);
 //   - the bundle's other objects, namespaced ones in the operator's
 //     namespace and cluster-scoped ones named for the tenant and release.
 //
@@ -94,26 +97,7 @@ func renderBundle(in bundleRender) (*renderedBundle, error) {
 		objs = append(objs, r.deployment(d, hooks))
 	}
 	objs = append(objs, hooks.objects...)
-	for i, p := range install.Permissions {
-		name := fmt.Sprintf("%s-%s-%d", in.release, p.ServiceAccountName, i)
-		for _, ns := range in.namespaces {
-			objs = append(objs, r.typed(&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: p.Rules}))
-			objs = append(objs, r.typed(&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-				RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: name},
-				Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: p.ServiceAccountName, Namespace: r.ns}}}))
-		}
-	}
-	for i, p := range install.ClusterPermissions {
-		name := r.clusterName(fmt.Sprintf("%s-%d", p.ServiceAccountName, i))
-		objs = append(objs, r.typed(&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-			ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: p.Rules}))
-		objs = append(objs, r.typed(&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-			ObjectMeta: metav1.ObjectMeta{Name: name},
-			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: name},
-			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: p.ServiceAccountName, Namespace: r.ns}}}))
-	}
+	objs = append(objs, r.rbacObjects(install, crds)...)
 	if r.err != nil {
 		return nil, r.err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -317,4 +318,52 @@ func BenchmarkRenderBundle(b *testing.B) {
 			render(b, c.objects)
 		}
 	})
+}
+
+// TestClusterPermissionsSplit: the namespaced rules of a CSV's
+// clusterPermissions become Roles in the tenant's namespaces only; the
+// ClusterRole keeps the cluster-scoped and unknown ones.
+func TestClusterPermissionsSplit(t *testing.T) {
+	objs := sampleBundle(t)
+	for _, u := range objs {
+		if u.GetKind() != "ClusterServiceVersion" {
+			continue
+		}
+		perms, _, _ := unstructured.NestedSlice(u.Object, "spec", "install", "spec", "clusterPermissions")
+		p := perms[0].(map[string]any)
+		p["rules"] = append(p["rules"].([]any),
+			map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets", "nodes"}, "verbs": []any{"get", "list"}},
+			map[string]any{"apiGroups": []any{"apps"}, "resources": []any{"deployments/scale"}, "verbs": []any{"get", "list"}},
+			map[string]any{"apiGroups": []any{"kv.opctl.dev"}, "resources": []any{"kvstores", "kvstores/status"}, "verbs": []any{"update"}},
+			map[string]any{"apiGroups": []any{"*"}, "resources": []any{"*"}, "verbs": []any{"get"}},
+		)
+		_ = unstructured.SetNestedSlice(u.Object, perms, "spec", "install", "spec", "clusterPermissions")
+	}
+	namespaced := map[string]bool{"/secrets": true, "apps/deployments": true}
+	r, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: objs, clusterScoped: clusterKinds,
+		clusterResource: func(group, resource string) bool { return !namespaced[group+"/"+resource] }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]string{}
+	for _, d := range manifestDocs(string(r.manifest)) {
+		if k := d.obj.GetKind(); k == "Role" || k == "ClusterRole" {
+			b, _ := json.Marshal(d.obj.Object["rules"])
+			rules[k+" "+d.obj.GetNamespace()+"/"+d.obj.GetName()] = string(b)
+		}
+	}
+	role, cluster := rules["Role team-a/kv-kvstore-controller-manager-cluster-0"], rules["ClusterRole /opctl.team-a.kv.kvstore-controller-manager-0"]
+	for _, want := range []string{`"secrets"`, `"deployments/scale"`, `"kvstores"`, `"kvstores/status"`} {
+		if !strings.Contains(role, want) {
+			t.Errorf("the tenant Role lacks %s: %s (all: %v)", want, role, rules)
+		}
+		if strings.Contains(cluster, want) {
+			t.Errorf("the ClusterRole grants %s cluster-wide: %s", want, cluster)
+		}
+	}
+	for _, want := range []string{`"nodes"`, `"storageclasses"`, `"*"`} {
+		if !strings.Contains(cluster, want) {
+			t.Errorf("the ClusterRole lacks %s: %s", want, cluster)
+		}
+	}
 }

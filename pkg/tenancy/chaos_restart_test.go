@@ -59,7 +59,11 @@ func restartWhileProvisioning(t *testing.T, component string) {
 		}
 	}
 	chart := sampleChart(t, "", "0.1.0")
-	proc := runControllerAt(t, pc.Kubeconfig, filepath.Join(t.TempDir(), "controller.log"), nil, "--metrics-bind-address", "0")
+	_, kubeconfig, err := controllerIdentity(ctx, pc, pcl, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	proc := runControllerAt(t, kubeconfig, filepath.Join(t.TempDir(), "controller.log"), nil, "--metrics-bind-address", "0")
 
 	names := make([]string, 50)
 	for i := range names {

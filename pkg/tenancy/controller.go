@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -42,6 +43,10 @@ type Options struct {
 	// StorageNamespace holds the Helm release records of every tenant,
 	// where no tenant can read or write (default opctl-system).
 	StorageNamespace string
+	// ClusterRoles names ClusterRoles whose rules every Tenant's operators
+	// may hold cluster-wide (a TenantProfile adds its own): the allow-list
+	// of grants.go.
+	ClusterRoles []string
 	// Shard, when set, makes this replica one shard of a ring: it
 	// reconciles only the Tenants the ring assigns it (package sharding).
 	Shard *sharding.Options
@@ -112,6 +117,7 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 		}
 	}
 	p := &plan{tenant: t, settings: effectiveSettings(t, profile), quotas: map[string]Quota{}}
+	p.settings.ClusterRoles = append(slices.Clone(c.opts.ClusterRoles), p.settings.ClusterRoles...)
 	if c.opts.Shard != nil {
 		p.settings.ShardLabel = sharding.ShardLabel(c.opts.Shard.Ring)
 		p.settings.Shard = t.Labels[p.settings.ShardLabel]

@@ -27,7 +27,7 @@ import (
 // process logging to logPath, with env added, until the test ends.
 func runController(t testing.TB, logPath string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
-	return runControllerAt(t, cluster.Kubeconfig, logPath, env, args...)
+	return runControllerAt(t, controllerKubeconfig, logPath, env, args...)
 }
 
 // runControllerAt is runController on the cluster of kubeconfig.
@@ -37,7 +37,7 @@ func runControllerAt(t testing.TB, kubeconfig, logPath string, env []string, arg
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(opctlBin, append([]string{"tenancy", "run", "--kubeconfig", kubeconfig, "--health-probe-bind-address", "0"}, args...)...)
+	cmd := exec.Command(opctlBin, append([]string{"tenancy", "run", "--kubeconfig", kubeconfig, "--health-probe-bind-address", "0", "--tenant-cluster-roles", storageReader}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

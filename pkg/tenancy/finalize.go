@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -117,9 +118,13 @@ func (c *Controller) uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, nam
 	if err != nil || rel == nil {
 		return err
 	}
-	if err := c.scope(t, ns, name).verify(ctx, rel); err != nil {
-		c.event(t, "Warning", ReasonReleaseTampered, "%v", err)
-		return operatorkit.WithReason(ReasonReleaseTampered, err)
+	if err := c.scope(t, ns, name, nil).verify(ctx, rel); err != nil {
+		reason := ReasonReleaseTampered
+		if ge := (*GrantError)(nil); errors.As(err, &ge) {
+			reason = ReasonClusterRightsRefused
+		}
+		c.event(t, "Warning", reason, "%v", err)
+		return operatorkit.WithReason(reason, err)
 	}
 	if _, err := c.timed("uninstall", func() (*release.Release, error) { return nil, c.helm.uninstall(cfg, name) }); err != nil {
 		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)

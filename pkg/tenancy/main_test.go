@@ -18,6 +18,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
@@ -34,9 +35,19 @@ var (
 	cl client.Client
 	// managerBin is the sample operator, opctlBin the CLI.
 	managerBin, opctlBin string
+	// controllerConfig and controllerKubeconfig authenticate as the
+	// ServiceAccount of charts/opctl, with the chart's RBAC: every
+	// controller of the tests runs so.
+	controllerConfig     *rest.Config
+	controllerKubeconfig string
 )
 
 const sampleProject = "../../operators/sample"
+
+// storageReader is the ClusterRole the tests' platform names for every
+// Tenant (--tenant-cluster-roles): the sample operator reads
+// StorageClasses, a cluster-scoped rule only the platform can allow.
+const storageReader = "opctl-test-storage-reader"
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster, setup)) }
 
@@ -46,6 +57,11 @@ func setup(c *testcluster.Cluster) (func(), error) {
 		return nil, err
 	}
 	if err := c.InstallCRDs(context.Background(), "../../config/crd/bases"); err != nil {
+		return nil, err
+	}
+	// OLM's API and aggregated roles, as on a cluster with OLM: admin may
+	// then create Subscriptions, which the guardrails must stop.
+	if err := c.InstallOLMAPI(context.Background()); err != nil {
 		return nil, err
 	}
 	// The controller's namespace, which holds every release record.
@@ -64,6 +80,10 @@ func setup(c *testcluster.Cluster) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
+	if controllerConfig, controllerKubeconfig, err = controllerIdentity(context.Background(), c, cl, dir); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
 	managerBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/operators/sample/cmd", "")
 	if err == nil {
 		opctlBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/cmd/opctl", "")
@@ -76,16 +96,20 @@ func setup(c *testcluster.Cluster) (func(), error) {
 }
 
 // startController runs the controller in this process until the test
-// ends, or until the stop it returns is called.
+// ends, or until the stop it returns is called. Unless opts names
+// ClusterRoles (an empty list: none), the platform allows storageReader.
 func startController(t *testing.T, opts tenancy.Options) (stop func()) {
 	t.Helper()
+	if opts.ClusterRoles == nil {
+		opts.ClusterRoles = []string{storageReader}
+	}
 	// Tests start one controller after another in this process.
 	skip := true
-	cacheOpts, err := tenancy.CacheOptions(cluster.Config, opts)
+	cacheOpts, err := tenancy.CacheOptions(controllerConfig, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	stop, err = cluster.StartManager(ctrl.Options{Scheme: tenancy.Scheme(), Cache: cacheOpts,
+	stop, err = cluster.StartManagerAs(controllerConfig, ctrl.Options{Scheme: tenancy.Scheme(), Cache: cacheOpts,
 		Controller: config.Controller{SkipNameValidation: &skip}}, "opctl-tenancy",
 		func(mgr ctrl.Manager) error { return tenancy.Setup(mgr, opts) })
 	if err != nil {

@@ -39,6 +39,9 @@ type settings struct {
 	Services            tenancyv1.ServiceExposure
 	// APIServer are the addresses tenant pods may reach the API server at.
 	APIServer []apiEndpoint
+	// ClusterRoles are the ClusterRoles whose rules the tenant's operators
+	// may hold cluster-wide: the controller's and the profile's (grants.go).
+	ClusterRoles []string
 	// ShardLabel and Shard, when sharded, label every object of the
 	// tenant for its shard's cache.
 	ShardLabel, Shard string
@@ -84,6 +87,7 @@ func effectiveSettings(t *tenancyv1.Tenant, p *tenancyv1.TenantProfile) settings
 		if p.Spec.Services != nil {
 			s.Services = *p.Spec.Services
 		}
+		s.ClusterRoles = p.Spec.ClusterRoles
 		if iso == nil {
 			iso = p.Spec.Isolation
 		}

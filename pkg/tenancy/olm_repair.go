@@ -78,7 +78,7 @@ func (c *olmBackend) reconcile(ctx context.Context, s *plan, op operatorPlan, st
 			return nil
 		}
 	}
-	plans, err := c.approve(ctx, t, op, st)
+	plans, err := c.approve(ctx, t, op, sub, st)
 	if err != nil {
 		return err
 	}
@@ -100,10 +100,12 @@ func sameSubscription(live, want *operatorsv1alpha1.Subscription) bool {
 		l.Channel == w.Channel && l.StartingCSV == w.StartingCSV && l.InstallPlanApproval == w.InstallPlanApproval
 }
 
-// approve approves the InstallPlans of the tenant's first namespace that
-// the approval policy allows and whose CRDs pass the skew guard. It
-// returns the namespace's InstallPlans.
-func (c *olmBackend) approve(ctx context.Context, t *tenancyv1.Tenant, op operatorPlan, st *tenancyv1.OperatorStatus) ([]operatorsv1alpha1.InstallPlan, error) {
+// approve approves the InstallPlan OLM made for the controller's
+// Subscription, if the approval policy allows it and its CRDs pass the
+// skew guard. Any other InstallPlan of the namespace is the tenant's (the
+// owner may create them): never approved. It returns the namespace's
+// InstallPlans.
+func (c *olmBackend) approve(ctx context.Context, t *tenancyv1.Tenant, op operatorPlan, sub *operatorsv1alpha1.Subscription, st *tenancyv1.OperatorStatus) ([]operatorsv1alpha1.InstallPlan, error) {
 	var plans operatorsv1alpha1.InstallPlanList
 	if err := c.client.List(ctx, &plans, client.InNamespace(t.Spec.Namespaces[0])); err != nil {
 		return nil, err
@@ -112,7 +114,7 @@ func (c *olmBackend) approve(ctx context.Context, t *tenancyv1.Tenant, op operat
 	src, pinned := op.spec.OLM, op.detail.(*olmPlan).pinned
 	for i := range plans.Items {
 		plan := &plans.Items[i]
-		if plan.Spec.Approved || plan.Status.Phase != operatorsv1alpha1.InstallPlanPhaseRequiresApproval {
+		if plan.Spec.Approved || plan.Status.Phase != operatorsv1alpha1.InstallPlanPhaseRequiresApproval || !planOf(sub, plan) {
 			continue
 		}
 		csvs := plan.Spec.ClusterServiceVersionNames
@@ -138,6 +140,24 @@ func (c *olmBackend) approve(ctx context.Context, t *tenancyv1.Tenant, op operat
 		c.event(t, "Normal", "Approved", "operator %s: approved InstallPlan %s (%s)", op.spec.Name, plan.Name, strings.Join(csvs, ", "))
 	}
 	return plans.Items, nil
+}
+
+// planOf reports whether plan is the one OLM made for sub: named by the
+// Subscription's status, which OLM writes, and owned by it.
+func planOf(sub *operatorsv1alpha1.Subscription, plan *operatorsv1alpha1.InstallPlan) bool {
+	if sub == nil || sub.Status.InstallPlanRef == nil {
+		return false
+	}
+	ref := sub.Status.InstallPlanRef
+	if ref.Name != plan.Name || ref.UID != plan.UID {
+		return false
+	}
+	for _, o := range plan.OwnerReferences {
+		if o.Kind == operatorsv1alpha1.SubscriptionKind && o.UID == sub.UID {
+			return true
+		}
+	}
+	return false
 }
 
 // guardPlan runs the CRD skew guard over the CRDs of the plan's bundles.

@@ -7,8 +7,11 @@ import (
 	"testing"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
@@ -80,5 +83,35 @@ func TestOLMConflicts(t *testing.T) {
 				t.Fatalf("conflict %v, want reason %s", err, tt.reason)
 			}
 		})
+	}
+}
+
+// TestPlanOf: only the InstallPlan that OLM names in the controller's
+// Subscription's status, and that the Subscription owns, is approved; a
+// plan the tenant made, even one claiming the Subscription as its owner
+// or named like OLM's, is not.
+func TestPlanOf(t *testing.T) {
+	sub := &operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: "kv", UID: "sub-uid"},
+		Status: operatorsv1alpha1.SubscriptionStatus{InstallPlanRef: &corev1.ObjectReference{Name: "install-abc", UID: "plan-uid"}}}
+	owned := []metav1.OwnerReference{{Kind: operatorsv1alpha1.SubscriptionKind, Name: "kv", UID: "sub-uid"}}
+	plan := func(name, uid string, owners []metav1.OwnerReference) *operatorsv1alpha1.InstallPlan {
+		return &operatorsv1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Name: name, UID: types.UID(uid), OwnerReferences: owners}}
+	}
+	for _, tc := range []struct {
+		name string
+		sub  *operatorsv1alpha1.Subscription
+		plan *operatorsv1alpha1.InstallPlan
+		want bool
+	}{
+		{"OLM's plan", sub, plan("install-abc", "plan-uid", owned), true},
+		{"the tenant's plan claiming the Subscription", sub, plan("install-xyz", "other-uid", owned), false},
+		{"recreated under OLM's name", sub, plan("install-abc", "other-uid", owned), false},
+		{"not owned", sub, plan("install-abc", "plan-uid", nil), false},
+		{"no plan named yet", &operatorsv1alpha1.Subscription{ObjectMeta: sub.ObjectMeta}, plan("install-abc", "plan-uid", owned), false},
+		{"no Subscription", nil, plan("install-abc", "plan-uid", owned), false},
+	} {
+		if got := planOf(tc.sub, tc.plan); got != tc.want {
+			t.Errorf("%s: planOf %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -31,6 +31,10 @@ package tenancy
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles;clusterrolebindings,verbs=get;list;watch;create;patch;update;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles,verbs=bind;escalate
 //
+// The monitoring objects operator charts ship (opctl's charts render
+// them when the cluster serves monitoring.coreos.com).
+// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors;podmonitors;prometheusrules,verbs=get;list;watch;create;patch;update;delete
+//
 // The webhook configurations of bundle operators, named for the tenant
 // and the release and narrowed to the tenant's namespaces.
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;list;watch;create;patch;update;delete

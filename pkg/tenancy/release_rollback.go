@@ -45,7 +45,10 @@ func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *act
 	if err != nil {
 		return err
 	}
-	if stop, err := c.refused(ctx, t, st, scope, cur, target); stop || err != nil {
+	if stop, err := c.refused(ctx, t, st, scope, cur); stop || err != nil {
+		return err
+	}
+	if stop, err := c.refusedApply(ctx, t, st, scope, target); stop || err != nil {
 		return err
 	}
 	if _, err := c.timed("rollback", func() (*release.Release, error) { return nil, c.helm.rollback(cfg, name, revision) }); err != nil {

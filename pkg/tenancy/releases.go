@@ -148,7 +148,7 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 			return err
 		}
 	}
-	r := &releaseRun{ctx: ctx, t: t, cfg: cfg, spec: spec, st: st, p: p, scope: c.scope(t, spec.Namespace, spec.Name)}
+	r := &releaseRun{ctx: ctx, t: t, cfg: cfg, spec: spec, st: st, p: p, scope: c.scope(t, spec.Namespace, spec.Name, p)}
 	for recovered := false; ; recovered = true {
 		if err := r.observe(c.opts.UpgradeTimeout); err != nil {
 			return err
@@ -200,33 +200,59 @@ func (c *Controller) dropLegacy(ctx context.Context, t *tenancyv1.Tenant, ns, na
 	return err
 }
 
-// scope is what the release name of t in ns may touch.
-func (c *Controller) scope(t *tenancyv1.Tenant, ns, name string) releaseScope {
-	return releaseScope{release: name, namespace: ns, namespaces: t.Spec.Namespaces, mapper: c.helm.mapper, reader: c.reader}
+// scope is what the release name of t in ns may touch, and grant outside
+// its namespaces: the ClusterRoles p allows (nil: the controller's only)
+// and get on the operator's own CRDs.
+func (c *Controller) scope(t *tenancyv1.Tenant, ns, name string, p *plan) releaseScope {
+	g := grantPolicy{roles: c.opts.ClusterRoles, namespaces: t.Spec.Namespaces, reader: c.reader, mapper: c.helm.mapper}
+	if p != nil {
+		g.roles = p.settings.ClusterRoles
+		for _, op := range p.operators {
+			if op.spec.Name == name && op.analysis != nil {
+				g.crds = crdNames(op.analysis)
+			}
+		}
+	}
+	return releaseScope{tenant: t.Name, release: name, namespace: ns, namespaces: t.Spec.Namespaces, mapper: c.helm.mapper, reader: c.reader, grants: g}
 }
 
 // refused runs the tamper check on revisions before Helm acts on them:
-// stop when they name objects outside the tenant (reported on st), an
-// error when the cluster could not be read (retried).
+// stop when they name objects outside the tenant or grant what the
+// platform does not allow (reported on st), an error when the cluster
+// could not be read (retried).
 func (c *Controller) refused(ctx context.Context, t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, scope releaseScope, revisions ...*release.Release) (stop bool, err error) {
-	err = scope.verify(ctx, revisions...)
+	return c.refusal(t, st, scope.verify(ctx, revisions...))
+}
+
+// refusedApply is refused of a revision Helm applies again.
+func (c *Controller) refusedApply(ctx context.Context, t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, scope releaseScope, rel *release.Release) (stop bool, err error) {
+	return c.refusal(t, st, scope.verifyApply(ctx, rel))
+}
+
+func (c *Controller) refusal(t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, err error) (stop bool, _ error) {
 	if c.tampered(t, st, err) {
 		return true, nil
 	}
 	return false, err
 }
 
-// tampered reports a TamperError on st and in an Event, and whether err
-// was one. The release is left as it is until its record or chart is
-// fixed.
+// tampered reports a TamperError or a GrantError on st and in an Event,
+// and whether err was one. The release is left as it is until its record
+// or chart, or the platform's allow-list, changes.
 func (c *Controller) tampered(t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, err error) bool {
 	var te *TamperError
-	if !errors.As(err, &te) {
+	var ge *GrantError
+	reason := ReasonReleaseTampered
+	switch {
+	case errors.As(err, &te):
+	case errors.As(err, &ge):
+		reason = ReasonClusterRightsRefused
+	default:
 		return false
 	}
-	st.Health, st.Reason, st.LastError = HealthFailed, ReasonReleaseTampered, te.Error()
+	st.Health, st.Reason, st.LastError = HealthFailed, reason, err.Error()
 	releaseOps.WithLabelValues("verify", "refused").Inc()
-	c.event(t, "Warning", ReasonReleaseTampered, "%s", te.Error())
+	c.event(t, "Warning", reason, "%s", err.Error())
 	return true
 }
 

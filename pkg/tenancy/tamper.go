@@ -3,6 +3,8 @@ package tenancy
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/release"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,13 +47,17 @@ func (e *TamperError) Error() string {
 
 // releaseScope is what a tenant's release may touch: namespaced objects in
 // the tenant's namespaces, and cluster-scoped objects that Helm marked as
-// this release's where they exist, or that are named for the release
+// this release's where they exist, or that carry the release-qualified
+// name the render guard gives them (opctl.<tenant>.<release>.<name>)
 // where they do not.
 type releaseScope struct {
+	tenant             string
 	release, namespace string
 	namespaces         []string
 	mapper             meta.RESTMapper
 	reader             client.Reader
+	// grants is what the release's RBAC may grant outside the namespaces.
+	grants grantPolicy
 }
 
 // foreign returns the objects a manifest names outside the scope, as
@@ -114,11 +121,10 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(gvk)
 	if err := s.reader.Get(ctx, client.ObjectKey{Name: u.GetName()}, live); apierrors.IsNotFound(err) {
-		// Absent: nothing of anyone else's to change. Charts name their
-		// cluster-scoped objects after the release (opctl's keep the whole
-		// release name even when they shorten a name to 63 characters).
-		if !strings.Contains(u.GetName(), s.release) {
-			return name + " (cluster-scoped, not named for this release)", nil
+		// Absent: nothing of anyone else's to change, if the name is one
+		// only this release is given.
+		if !strings.HasPrefix(u.GetName(), s.qualifier()) {
+			return name + " (cluster-scoped, not named " + s.qualifier() + "…)", nil
 		}
 		return "", nil
 	} else if err != nil {
@@ -131,9 +137,53 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 	return "", nil
 }
 
+// qualifier starts the name of every cluster-scoped object the release
+// creates.
+func (s releaseScope) qualifier() string {
+	return "opctl." + s.tenant + "." + s.release + "."
+}
+
+// qualify gives the cluster-scoped objects of a rendered manifest the
+// release-qualified name, and points the bindings of the manifest at the
+// renamed ClusterRoles. Names that already carry it are kept (the bundle
+// renderer gives them).
+func (s releaseScope) qualify(docs []manifestDoc) {
+	renamed := map[string]string{}
+	for _, d := range docs {
+		if d.obj == nil || d.obj.GetName() == "" {
+			continue
+		}
+		clusterScoped, known := scopeOf(s.mapper, d.obj.GroupVersionKind())
+		if !known || !clusterScoped || strings.HasPrefix(d.obj.GetName(), s.qualifier()) {
+			continue
+		}
+		name := s.qualifier() + d.obj.GetName()
+		if len(name) > 253 {
+			name = s.qualifier() + shortHash(d.obj.GetName())
+		}
+		renamed[d.obj.GetKind()+"/"+d.obj.GetName()] = name
+		d.obj.SetName(name)
+	}
+	for _, d := range docs {
+		if d.obj == nil || d.obj.GroupVersionKind().Group != rbacv1.GroupName {
+			continue
+		}
+		if k := d.obj.GetKind(); k != "ClusterRoleBinding" && k != "RoleBinding" {
+			continue
+		}
+		ref, _, _ := unstructured.NestedString(d.obj.Object, "roleRef", "name")
+		if to, ok := renamed["ClusterRole/"+ref]; ok {
+			_ = unstructured.SetNestedField(d.obj.Object, to, "roleRef", "name")
+		}
+	}
+}
+
 // scopeOf reports whether the API server serves gvk cluster-scoped, and
 // whether it serves gvk at all.
 func scopeOf(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (clusterScoped, known bool) {
+	if mapper == nil {
+		return false, false
+	}
 	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
 		return false, false
@@ -141,28 +191,62 @@ func scopeOf(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (clusterScoped
 	return m.Scope.Name() == meta.RESTScopeNameRoot, true
 }
 
-// verify checks the manifests and hooks of stored revisions.
+// verify checks the manifests and hooks of stored revisions before Helm
+// acts on them: every object they name must be the tenant's, and what
+// their hooks, which Helm creates again, grant must be allowed.
 func (s releaseScope) verify(ctx context.Context, revisions ...*release.Release) error {
 	for _, rel := range revisions {
-		if rel == nil {
-			continue
+		if err := s.verifyRevision(ctx, rel, false); err != nil {
+			return err
 		}
-		foreign, err := s.foreign(ctx, rel.Manifest)
+	}
+	return nil
+}
+
+// verifyApply is verify of a revision whose manifest Helm applies again
+// (the target of a rollback): its grants are checked too.
+func (s releaseScope) verifyApply(ctx context.Context, rel *release.Release) error {
+	return s.verifyRevision(ctx, rel, true)
+}
+
+func (s releaseScope) verifyRevision(ctx context.Context, rel *release.Release, applies bool) error {
+	if rel == nil {
+		return nil
+	}
+	what := fmt.Sprintf("revision %d", rel.Version)
+	docs := manifestDocs(rel.Manifest)
+	foreign, err := s.foreignDocs(ctx, docs)
+	if err != nil {
+		return err
+	}
+	var granted []string
+	if applies {
+		if granted, err = s.grants.check(ctx, docs); err != nil {
+			return err
+		}
+	}
+	for _, h := range rel.Hooks {
+		hookDocs := manifestDocs(h.Manifest)
+		hooked, err := s.foreignDocs(ctx, hookDocs)
 		if err != nil {
 			return err
 		}
-		for _, h := range rel.Hooks {
-			hooked, err := s.foreign(ctx, h.Manifest)
-			if err != nil {
-				return err
-			}
-			for _, f := range hooked {
-				foreign = append(foreign, f+" (hook "+h.Name+")")
-			}
+		for _, f := range hooked {
+			foreign = append(foreign, f+" (hook "+h.Name+")")
 		}
-		if len(foreign) > 0 {
-			return &TamperError{Release: s.namespace + "/" + s.release, What: fmt.Sprintf("revision %d", rel.Version), Foreign: foreign}
+		hookGrants, err := s.grants.check(ctx, hookDocs)
+		if err != nil {
+			return err
 		}
+		for _, g := range hookGrants {
+			granted = append(granted, g+" (hook "+h.Name+")")
+		}
+	}
+	if len(foreign) > 0 {
+		return &TamperError{Release: s.namespace + "/" + s.release, What: what, Foreign: foreign}
+	}
+	if len(granted) > 0 {
+		return &GrantError{Release: s.namespace + "/" + s.release, What: what, Grants: granted}
 	}
 	return nil
 }
@@ -179,14 +263,22 @@ type renderGuard struct {
 
 // Run returns the labelled manifest, or fails.
 func (g renderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
-	// One parse serves the check and the labelling.
+	// One parse serves the names, the checks and the labelling.
 	docs := manifestDocs(rendered.String())
+	g.scope.qualify(docs)
 	foreign, err := g.scope.foreignDocs(g.ctx, docs)
 	if err != nil {
 		return nil, err
 	}
 	if len(foreign) > 0 {
 		return nil, &TamperError{Release: g.scope.namespace + "/" + g.scope.release, What: "the rendered chart", Foreign: foreign}
+	}
+	granted, err := g.scope.grants.check(g.ctx, docs)
+	if err != nil {
+		return nil, err
+	}
+	if len(granted) > 0 {
+		return nil, &GrantError{Release: g.scope.namespace + "/" + g.scope.release, What: "the rendered chart", Grants: granted}
 	}
 	return labelDocs(docs, g.labels, g.scope.namespaces)
 }
@@ -226,4 +318,10 @@ func setLabels(u *unstructured.Unstructured, set map[string]string) {
 	}
 	maps.Copy(labels, set)
 	u.SetLabels(labels)
+}
+
+// shortHash is 16 hex digits of the sha256 of s.
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:8])
 }

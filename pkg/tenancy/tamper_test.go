@@ -30,7 +30,8 @@ func testScope(t *testing.T) releaseScope {
 		owned("kv-ns-a-manager", "kv", "ns-a"),
 		owned("kv-ns-a-stolen", "kv", "ns-b"),
 	).Build()
-	return releaseScope{release: "kv", namespace: "ns-a", namespaces: []string{"ns-a", "ns-a2"}, mapper: m, reader: reader}
+	return releaseScope{tenant: "a", release: "kv", namespace: "ns-a", namespaces: []string{"ns-a", "ns-a2"}, mapper: m, reader: reader,
+		grants: grantPolicy{namespaces: []string{"ns-a", "ns-a2"}, reader: reader, mapper: m}}
 }
 
 func TestReleaseScope(t *testing.T) {
@@ -42,8 +43,10 @@ func TestReleaseScope(t *testing.T) {
 		{"namespaced, another tenant namespace", "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: x\n  namespace: ns-a2\n", ""},
 		{"namespaced, foreign", "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: victim\n  namespace: kube-system\n", "ConfigMap kube-system/victim"},
 		{"cluster-scoped, this release's", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-manager\n", ""},
-		{"cluster-scoped, named for the release, absent", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-new\n", ""},
-		{"cluster-scoped, shortened with a hash, absent", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-sample-operator-a-very-long-tenant-namespace-na-1a2b3c4d\n", ""},
+		{"cluster-scoped, release-qualified, absent", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: opctl.a.kv.manager\n", ""},
+		{"cluster-scoped, containing the release name, absent", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-owner-team-c\n", "not named opctl.a.kv."},
+		{"cluster-scoped, qualified for another tenant, absent", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: opctl.b.kv.manager\n", "not named opctl.a.kv."},
+		{"cluster-scoped, qualified for another release, absent", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: opctl.a.kv2.manager\n", "not named opctl.a.kv."},
 		{"cluster-scoped, not named for it", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: cluster-admin\n", "ClusterRole cluster-admin (cluster-scoped, not named"},
 		{"cluster-scoped, another release's", "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-stolen\n", "owned by another release"},
 		{"a namespace", "kind: Namespace\napiVersion: v1\nmetadata:\n  name: kube-system\n", "Namespace kube-system"},

@@ -24,6 +24,16 @@ type TenantProfileSpec struct {
 	// the quota refuse such Services.
 	// +optional
 	Services *ServiceExposure `json:"services,omitempty"`
+	// ClusterRoles names ClusterRoles, written by the platform team, whose
+	// rules the operators of this profile's Tenants may hold cluster-wide.
+	// A ClusterRoleBinding in an operator's release may grant only what
+	// these roles (and the controller's --tenant-cluster-roles) cover, plus
+	// get on the operator's own CustomResourceDefinitions; anything else is
+	// refused with the rules named. Namespaced rules are always granted
+	// inside the Tenant's namespaces only.
+	// +listType=set
+	// +optional
+	ClusterRoles []string `json:"clusterRoles,omitempty"`
 	// AllowedSources are prefixes of chart paths or repositories Tenants of
 	// this profile may install from; empty allows any.
 	// +listType=set

@@ -448,6 +448,11 @@ func (in *TenantProfileSpec) DeepCopyInto(out *TenantProfileSpec) {
 		*out = new(ServiceExposure)
 		**out = **in
 	}
+	if in.ClusterRoles != nil {
+		in, out := &in.ClusterRoles, &out.ClusterRoles
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.AllowedSources != nil {
 		in, out := &in.AllowedSources, &out.AllowedSources
 		*out = make([]string, len(*in))

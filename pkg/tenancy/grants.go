@@ -1,0 +1,284 @@
+package tenancy
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/component-helpers/auth/rbac/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// ReasonClusterRightsRefused reports a release whose RBAC would grant
+// rights outside the tenant's namespaces that the platform did not allow.
+const ReasonClusterRightsRefused = "ClusterRightsRefused"
+
+// aggregateLabelPrefix starts the labels that add a ClusterRole's rules
+// to Kubernetes' admin, edit and view roles.
+const aggregateLabelPrefix = "rbac.authorization.k8s.io/aggregate-to-"
+
+// grantPolicy is what a tenant's release may grant outside its
+// namespaces. Everything a tenant's operator holds, the tenant holds (its
+// owners can mint the operator's tokens), so:
+//   - a ClusterRoleBinding may name only ServiceAccounts of the tenant's
+//     namespaces, and grant only rules that the ClusterRoles the platform
+//     names (roles) cover, plus get on the operator's own CRDs (crds);
+//   - a ClusterRole may not aggregate other roles, nor carry labels that
+//     add its rules to another ClusterRole (admin's aggregation among
+//     them: that would grant them to every namespace admin), unless its
+//     rules name only the operator's own custom resources (a project's
+//     editor and viewer roles, which let the owners use its kinds);
+//   - no other cluster-scoped kind than these and webhook configurations
+//     (clusterKindsAllowed).
+//
+// Roles and RoleBindings in the tenant's namespaces are the tenant's
+// business.
+type grantPolicy struct {
+	roles      []string
+	crds       []string
+	namespaces []string
+	reader     client.Reader
+	mapper     meta.RESTMapper
+}
+
+// clusterKindsAllowed are the cluster-scoped kinds a tenant's release may
+// create: RBAC, which check bounds, and admission webhooks, which the
+// render guard narrows to the tenant's namespaces. Any other
+// cluster-scoped object (a PersistentVolume with a hostPath, a default
+// StorageClass or PriorityClass, a RuntimeClass, an admission policy)
+// would act on the whole cluster.
+var clusterKindsAllowed = map[schema.GroupKind]bool{
+	{Group: rbacv1.GroupName, Kind: "ClusterRole"}:                                  true,
+	{Group: rbacv1.GroupName, Kind: "ClusterRoleBinding"}:                           true,
+	{Group: "admissionregistration.k8s.io", Kind: "ValidatingWebhookConfiguration"}: true,
+	{Group: "admissionregistration.k8s.io", Kind: "MutatingWebhookConfiguration"}:   true,
+}
+
+// GrantError names what a release would grant outside the tenant.
+type GrantError struct {
+	Release string
+	What    string
+	Grants  []string
+}
+
+func (e *GrantError) Error() string {
+	return fmt.Sprintf("release %s, %s, grants rights outside the tenant's namespaces that the platform does not allow: %s; nothing was changed. "+
+		"Namespaced rules belong in Roles; a cluster-scoped rule needs a ClusterRole the platform team writes and names in the TenantProfile's spec.clusterRoles",
+		e.Release, e.What, strings.Join(e.Grants, "; "))
+}
+
+// check returns what the documents grant outside the policy, sorted. An
+// error is a failure to read the cluster, not a finding.
+func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, error) {
+	roles := map[string][]rbacv1.PolicyRule{}
+	var bindings []*rbacv1.ClusterRoleBinding
+	var out []string
+	var aggregators []labels.Selector
+	aggregatorsRead := false
+	for _, d := range docs {
+		if d.obj == nil {
+			continue
+		}
+		gvk := d.obj.GroupVersionKind()
+		if clusterScoped, known := scopeOf(g.mapper, gvk); known && clusterScoped && !clusterKindsAllowed[gvk.GroupKind()] {
+			out = append(out, fmt.Sprintf("%s %s is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations", gvk.Kind, d.obj.GetName()))
+			continue
+		}
+		if gvk.Group != rbacv1.GroupName {
+			continue
+		}
+		switch d.obj.GetKind() {
+		case "ClusterRole":
+			role := &rbacv1.ClusterRole{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, role); err != nil {
+				out = append(out, fmt.Sprintf("ClusterRole %s does not parse (%v)", d.obj.GetName(), err))
+				continue
+			}
+			roles[role.Name] = role.Rules
+			if role.AggregationRule != nil {
+				out = append(out, fmt.Sprintf("ClusterRole %s aggregates other roles", role.Name))
+			}
+			if len(role.Labels) == 0 || g.ownCustomResources(role.Rules) {
+				// The helper roles of a project (editor, viewer of its
+				// kinds) add rights on the operator's own custom resources
+				// to admin, edit and view: what lets the owners use them.
+				continue
+			}
+			aggregated := false
+			for k := range role.Labels {
+				if strings.HasPrefix(k, aggregateLabelPrefix) {
+					out = append(out, fmt.Sprintf("ClusterRole %s adds rules beyond the operator's own custom resources to other roles (label %s)", role.Name, k))
+					aggregated = true
+				}
+			}
+			if aggregated {
+				continue
+			}
+			if !aggregatorsRead {
+				var err error
+				if aggregators, err = g.aggregators(ctx); err != nil {
+					return nil, err
+				}
+				aggregatorsRead = true
+			}
+			for _, sel := range aggregators {
+				if sel.Matches(labels.Set(role.Labels)) {
+					out = append(out, fmt.Sprintf("ClusterRole %s adds rules beyond the operator's own custom resources to another ClusterRole (its labels match %s)", role.Name, sel))
+					break
+				}
+			}
+		case "ClusterRoleBinding":
+			b := &rbacv1.ClusterRoleBinding{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, b); err != nil {
+				out = append(out, fmt.Sprintf("ClusterRoleBinding %s does not parse (%v)", d.obj.GetName(), err))
+				continue
+			}
+			bindings = append(bindings, b)
+		}
+	}
+	var allowed []rbacv1.PolicyRule
+	allowedRead := false
+	for _, b := range bindings {
+		for _, s := range b.Subjects {
+			if s.Kind != rbacv1.ServiceAccountKind || !slices.Contains(g.namespaces, s.Namespace) {
+				out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants cluster-wide rights to %s %s, not a ServiceAccount of the tenant", b.Name, s.Kind, qualified(s.Namespace, s.Name)))
+			}
+		}
+		if b.RoleRef.Kind != "ClusterRole" {
+			out = append(out, fmt.Sprintf("ClusterRoleBinding %s refers to a %s", b.Name, b.RoleRef.Kind))
+			continue
+		}
+		rules, defined := roles[b.RoleRef.Name]
+		if !defined {
+			if slices.Contains(g.roles, b.RoleRef.Name) {
+				continue
+			}
+			out = append(out, fmt.Sprintf("ClusterRoleBinding %s binds ClusterRole %s, which the release does not define and the platform does not name", b.Name, b.RoleRef.Name))
+			continue
+		}
+		if !allowedRead {
+			var err error
+			if allowed, err = g.allowed(ctx); err != nil {
+				return nil, err
+			}
+			allowedRead = true
+		}
+		if ok, missing := validation.Covers(allowed, rules); !ok {
+			out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants %s cluster-wide", b.Name, describeRules(missing)))
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// ownCustomResources reports whether rules name only resources of the
+// operator's own CRDs (and their subresources), by group and plural.
+func (g grantPolicy) ownCustomResources(rules []rbacv1.PolicyRule) bool {
+	if len(rules) == 0 {
+		return true
+	}
+	for _, r := range rules {
+		if len(r.NonResourceURLs) > 0 || len(r.APIGroups) == 0 || len(r.Resources) == 0 {
+			return false
+		}
+		for _, group := range r.APIGroups {
+			for _, res := range r.Resources {
+				base, _, _ := strings.Cut(res, "/")
+				if group == "*" || base == "*" || !slices.Contains(g.crds, base+"."+group) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// allowed is the union of the named ClusterRoles' rules and get on the
+// operator's own CRDs. A named role that does not exist allows nothing.
+func (g grantPolicy) allowed(ctx context.Context) ([]rbacv1.PolicyRule, error) {
+	var rules []rbacv1.PolicyRule
+	if len(g.crds) > 0 {
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
+			Verbs: []string{"get"}, ResourceNames: g.crds})
+	}
+	for _, name := range g.roles {
+		role := &rbacv1.ClusterRole{}
+		err := g.reader.Get(ctx, client.ObjectKey{Name: name}, role)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the allowed ClusterRole %s: %w", name, err)
+		}
+		rules = append(rules, role.Rules...)
+	}
+	return rules, nil
+}
+
+// aggregators are the selectors of the cluster's aggregated ClusterRoles.
+func (g grantPolicy) aggregators(ctx context.Context) ([]labels.Selector, error) {
+	var list rbacv1.ClusterRoleList
+	if err := g.reader.List(ctx, &list); err != nil {
+		return nil, fmt.Errorf("listing ClusterRoles for their aggregation rules: %w", err)
+	}
+	var out []labels.Selector
+	for _, r := range list.Items {
+		if r.AggregationRule == nil {
+			continue
+		}
+		for _, ls := range r.AggregationRule.ClusterRoleSelectors {
+			sel, err := metav1.LabelSelectorAsSelector(&ls)
+			if err != nil || sel.Empty() {
+				continue
+			}
+			out = append(out, sel)
+		}
+	}
+	return out, nil
+}
+
+// describeRules is a short text of rules, verbs merged by what they
+// apply to: "get,list secrets, get storage.k8s.io/storageclasses".
+func describeRules(rules []rbacv1.PolicyRule) string {
+	verbs := map[string][]string{}
+	for _, r := range rules {
+		var what []string
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				if g == "" {
+					what = append(what, res)
+				} else {
+					what = append(what, g+"/"+res)
+				}
+			}
+		}
+		what = append(what, r.NonResourceURLs...)
+		key := strings.Join(what, ",")
+		if len(r.ResourceNames) > 0 {
+			key += " (" + strings.Join(r.ResourceNames, ",") + ")"
+		}
+		verbs[key] = append(verbs[key], r.Verbs...)
+	}
+	var parts []string
+	for key, v := range verbs {
+		slices.Sort(v)
+		parts = append(parts, strings.Join(slices.Compact(v), ",")+" "+key)
+	}
+	slices.Sort(parts)
+	return strings.Join(parts, ", ")
+}
+
+func qualified(ns, name string) string {
+	if ns == "" {
+		return name
+	}
+	return ns + "/" + name
+}

@@ -1,0 +1,94 @@
+package tenancy
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+)
+
+// TestGrantPolicy: a release's ClusterRoleBindings grant only what the
+// platform's named ClusterRoles cover (and get on the operator's own
+// CRDs), only to the tenant's ServiceAccounts, and its ClusterRoles add
+// nothing to other roles.
+func TestGrantPolicy(t *testing.T) {
+	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "storage-reader"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list", "watch"}}}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "admin"}, AggregationRule: &rbacv1.AggregationRule{
+			ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true"}}}}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "platform-monitoring"}, AggregationRule: &rbacv1.AggregationRule{
+			ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"example.com/monitoring": "true"}}}}},
+	).Build()
+	mapper := meta.NewDefaultRESTMapper(nil)
+	for _, k := range []string{"ClusterRole", "ClusterRoleBinding"} {
+		mapper.Add(rbacv1.SchemeGroupVersion.WithKind(k), meta.RESTScopeRoot)
+	}
+	mapper.Add(rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), meta.RESTScopeNamespace)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, meta.RESTScopeRoot)
+	mapper.Add(schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}, meta.RESTScopeRoot)
+	role := func(name, labels, rules string) string {
+		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: " + name + "\n" + labels + "rules:\n" + rules
+	}
+	binding := func(name, role, subject string) string {
+		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: " + name +
+			"\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: " + role + "\nsubjects:\n" + subject
+	}
+	const (
+		sa           = "- kind: ServiceAccount\n  name: op\n  namespace: ns-a\n"
+		storage      = "- apiGroups: [storage.k8s.io]\n  resources: [storageclasses]\n  verbs: [get]\n"
+		secrets      = "- apiGroups: ['']\n  resources: [secrets]\n  verbs: [get, list]\n"
+		ownCRD       = "- apiGroups: [apiextensions.k8s.io]\n  resources: [customresourcedefinitions]\n  verbs: [get]\n  resourceNames: [kvstores.kv.opctl.dev]\n"
+		everyCRD     = "- apiGroups: [apiextensions.k8s.io]\n  resources: [customresourcedefinitions]\n  verbs: [get]\n"
+		aggregatable = "  labels:\n    rbac.authorization.k8s.io/aggregate-to-admin: \"true\"\n"
+	)
+	cases := []struct {
+		name     string
+		roles    []string
+		manifest string
+		want     string // a substring of the one finding, or ""
+	}{
+		{"allowed by a named role", []string{"storage-reader"}, role("r", "", storage) + binding("b", "r", sa), ""},
+		{"not allowed", nil, role("r", "", storage) + binding("b", "r", sa), "grants get storage.k8s.io/storageclasses cluster-wide"},
+		{"namespaced rules cluster-wide", []string{"storage-reader"}, role("r", "", secrets) + binding("b", "r", sa), "grants get,list secrets cluster-wide"},
+		{"a named role bound as is", []string{"storage-reader"}, binding("b", "storage-reader", sa), ""},
+		{"cluster-admin", []string{"storage-reader"}, binding("b", "cluster-admin", sa), "binds ClusterRole cluster-admin, which the release does not define"},
+		{"to a user", []string{"storage-reader"}, role("r", "", storage) + binding("b", "r", "- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: owner\n"), "to User owner"},
+		{"to a group", []string{"storage-reader"}, binding("b", "storage-reader", "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: system:authenticated\n"), "to Group system:authenticated"},
+		{"to another namespace's account", []string{"storage-reader"}, role("r", "", storage) + binding("b", "r", "- kind: ServiceAccount\n  name: op\n  namespace: kube-system\n"), "ServiceAccount kube-system/op"},
+		{"the operator's own CRD", nil, role("r", "", ownCRD) + binding("b", "r", sa), ""},
+		{"every CRD", nil, role("r", "", everyCRD) + binding("b", "r", sa), "grants get apiextensions.k8s.io/customresourcedefinitions cluster-wide"},
+		{"aggregated into admin", nil, role("r", aggregatable, storage), "label rbac.authorization.k8s.io/aggregate-to-admin"},
+		{"the operator's kinds aggregated into admin", nil, role("r", aggregatable, "- apiGroups: [kv.opctl.dev]\n  resources: [kvstores, kvstores/status]\n  verbs: ['*']\n"), ""},
+		{"another kind aggregated into admin", nil, role("r", aggregatable, "- apiGroups: [kv.opctl.dev]\n  resources: [kvstores, kvbackups]\n  verbs: [get]\n"), "label rbac.authorization.k8s.io/aggregate-to-admin"},
+		{"aggregated by the platform's label", nil, role("r", "  labels:\n    example.com/monitoring: \"true\"\n", storage), "its labels match example.com/monitoring=true"},
+		{"other labels", nil, role("r", "  labels:\n    app.kubernetes.io/name: kv\n", storage), ""},
+		{"an aggregating role", nil, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\naggregationRule:\n  clusterRoleSelectors:\n  - matchLabels:\n      rbac.authorization.k8s.io/aggregate-to-edit: \"true\"\n", "aggregates other roles"},
+		{"a PersistentVolume", nil, "---\napiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv\nspec:\n  hostPath:\n    path: /\n", "PersistentVolume pv is cluster-scoped"},
+		{"a PriorityClass", nil, "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: p\nvalue: 1000000000\nglobalDefault: true\n", "PriorityClass p is cluster-scoped"},
+		{"a RoleBinding of cluster-admin in the tenant", nil, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: b\n  namespace: ns-a\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n" + sa, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			g := grantPolicy{roles: tc.roles, crds: []string{"kvstores.kv.opctl.dev"}, namespaces: []string{"ns-a", "ns-a2"}, reader: reader, mapper: mapper}
+			got, err := g.check(context.Background(), manifestDocs(tc.manifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.want == "" {
+				if len(got) != 0 {
+					t.Errorf("findings %v, want none", got)
+				}
+				return
+			}
+			if len(got) != 1 || !strings.Contains(got[0], tc.want) {
+				t.Errorf("findings %v, want one with %q", got, tc.want)
+			}
+		})
+	}
+}
