@@ -34,6 +34,35 @@ func tokenAs(t *testing.T, c *testcluster.Cluster, user, ns, name string) *rest.
 
 func ptrTo[T any](v T) *T { return &v }
 
+// writeChart writes a chart of files (path: content) and returns its
+// directory.
+func writeChart(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for f, body := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// publishGreedy publishes the sample's bundle 0.1.0, its CSV asking for
+// rules in clusterPermissions too, to a registry it returns.
+func publishGreedy(t *testing.T, rules ...any) *testregistry.Registry {
+	t.Helper()
+	reg := testregistry.Start(t)
+	publishEdited(t, reg, sampleProject, t.TempDir(), "0.1.0", func(csv map[string]any) {
+		perms := csv["spec"].(map[string]any)["install"].(map[string]any)["spec"].(map[string]any)["clusterPermissions"].([]any)
+		p := perms[0].(map[string]any)
+		p["rules"] = append(p["rules"].([]any), rules...)
+	})
+	return reg
+}
+
 // The operator's ServiceAccount is the owner's (issue "A tenant is its
 // namespaces", item 2): a CSV that asks for Secrets cluster-wide gets
 // them in the tenant's namespaces only, so the owner, with a token it
@@ -44,13 +73,7 @@ func ptrTo[T any](v T) *T { return &v }
 func TestOperatorRightsStayInTheTenant(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
-	reg := testregistry.Start(t)
-	catalog := t.TempDir()
-	publishEdited(t, reg, sampleProject, catalog, "0.1.0", func(csv map[string]any) {
-		perms := csv["spec"].(map[string]any)["install"].(map[string]any)["spec"].(map[string]any)["clusterPermissions"].([]any)
-		p := perms[0].(map[string]any)
-		p["rules"] = append(p["rules"].([]any), map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get", "list", "watch"}})
-	})
+	reg := publishGreedy(t, map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets"}, "verbs": []any{"get", "list", "watch"}})
 	startController(t, tenancy.Options{PlainHTTPRegistries: true})
 
 	id := suffix()
@@ -81,7 +104,6 @@ func TestOperatorRightsStayInTheTenant(t *testing.T) {
 
 	// A chart whose ClusterRoleBinding grants what the platform did not
 	// name, and binds cluster-admin to the owner.
-	chart := t.TempDir()
 	files := map[string]string{
 		"Chart.yaml": "apiVersion: v2\nname: greedy\nversion: 0.1.0\n",
 		"templates/rbac.yaml": `apiVersion: rbac.authorization.k8s.io/v1
@@ -120,14 +142,7 @@ subjects:
   name: owner-greedy-` + id + `
 `,
 	}
-	for f, body := range files {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(chart, f)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(chart, f), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	chart := writeChart(t, files)
 	greedy := "greedy-" + id
 	createTenant(t, newTenant(greedy, []string{greedy}, chart, 1, "owner-"+greedy))
 	for _, what := range []string{"grants list nodes cluster-wide", "binds ClusterRole cluster-admin", "to User owner-" + greedy} {

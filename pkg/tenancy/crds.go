@@ -18,12 +18,17 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/pkg/operatorkit"
 )
 
 // Labels and annotations the controller sets.
 const (
 	// LabelTenant marks objects of a tenant with its name.
 	LabelTenant = "tenancy.opctl.dev/tenant"
+	// ReasonCRDNotShared reports an operator CRD that exists, was not
+	// installed by the controller, and would need a change.
+	ReasonCRDNotShared = "CRDNotShared"
 	// LabelSharedCRD marks CRDs the controller installed for tenants.
 	LabelSharedCRD = "tenancy.opctl.dev/shared-crd"
 	// annotationCRDHash is the sha256 of the applied CRD spec.
@@ -168,9 +173,17 @@ func ensureCRDs(ctx context.Context, c client.Client, fieldManager string, crds 
 		if err != nil {
 			return nil, err
 		}
-		if d == crdApply {
-			apply = append(apply, want)
+		if d != crdApply {
+			continue
 		}
+		if live != nil && live.Labels[LabelSharedCRD] != "true" {
+			// Another installer's CRD (the Tenant CRD, the monitoring
+			// stack's, an operator the platform installed itself): an
+			// operator of a tenant does not get to change it.
+			return nil, operatorkit.Terminal(ReasonCRDNotShared, fmt.Errorf("CRD %s exists and was not installed by the tenancy controller (no %s label): "+
+				"the controller does not change it for a tenant; remove the CRD from the operator or have the platform team upgrade it", want.Name, LabelSharedCRD))
+		}
+		apply = append(apply, want)
 	}
 	var applied []string
 	for _, want := range apply {

@@ -1,11 +1,18 @@
 package tenancy
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"opctl.dev/opctl/pkg/operatorkit"
 )
 
 func crdWith(stored []string, versions ...apiextensionsv1.CustomResourceDefinitionVersion) *apiextensionsv1.CustomResourceDefinition {
@@ -61,5 +68,65 @@ func TestCompareCRD(t *testing.T) {
 				t.Fatalf("decision %v, want %v", got, tt.do)
 			}
 		})
+	}
+}
+
+// TestEnsureCRDsChangesOnlySharedCRDs: a CRD that exists without the
+// shared-CRD label (the Tenant CRD, a platform operator's) is never
+// changed for a tenant's operator: a Terminal refusal, nothing applied.
+func TestEnsureCRDsChangesOnlySharedCRDs(t *testing.T) {
+	live := crdWith([]string{"v1"}, version("v1", true, "size"))
+	want := crdWith(nil, version("v1", true, "size", "mode"))
+	applied := 0
+	c := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(live).WithInterceptorFuncs(interceptor.Funcs{
+		Apply: func(context.Context, client.WithWatch, runtime.ApplyConfiguration, ...client.ApplyOption) error {
+			applied++
+			return nil
+		},
+	}).Build()
+	names, err := ensureCRDs(context.Background(), c, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want})
+	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "was not installed by the tenancy controller") || applied != 0 || len(names) != 0 {
+		t.Fatalf("changing an unlabelled CRD: applied %d %v, %v; want a Terminal refusal and nothing applied", applied, names, err)
+	}
+	// Labelled by the controller: applied.
+	live.Labels = map[string]string{LabelSharedCRD: "true"}
+	c = fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(live).WithInterceptorFuncs(interceptor.Funcs{
+		Apply: func(context.Context, client.WithWatch, runtime.ApplyConfiguration, ...client.ApplyOption) error {
+			applied++
+			return nil
+		},
+	}).Build()
+	if names, err := ensureCRDs(context.Background(), c, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want}); err != nil || applied != 1 || len(names) != 1 {
+		t.Fatalf("changing a shared CRD: applied %d %v, %v", applied, names, err)
+	}
+}
+
+// TestOwnKinds: a chart makes a namespaced CRD its own (for aggregated
+// helper roles) only if the controller installed it or the live CRD serves
+// exactly its fields; naming someone else's CRD with a smaller schema,
+// which the skew guard keeps the live one over, does not.
+func TestOwnKinds(t *testing.T) {
+	named := func(name string, scope apiextensionsv1.ResourceScope, labels map[string]string, fields ...string) *apiextensionsv1.CustomResourceDefinition {
+		c := crdWith([]string{"v1"}, version("v1", true, fields...))
+		c.Name, c.Spec.Scope, c.Labels = name, scope, labels
+		return c
+	}
+	ns, shared := apiextensionsv1.NamespaceScoped, map[string]string{LabelSharedCRD: "true"}
+	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(
+		named("kvstores.kv.example.com", ns, shared, "size", "mode"),
+		named("copies.kv.example.com", ns, nil, "size"),
+		named("subscriptions.operators.coreos.com", ns, nil, "channel", "package"),
+		named("tenants.tenancy.example.com", apiextensionsv1.ClusterScoped, shared, "owners"),
+	).Build()
+	want := []*apiextensionsv1.CustomResourceDefinition{
+		named("kvstores.kv.example.com", ns, nil, "size"),
+		named("copies.kv.example.com", ns, nil, "size"),
+		named("subscriptions.operators.coreos.com", ns, nil),
+		named("tenants.tenancy.example.com", apiextensionsv1.ClusterScoped, nil, "owners"),
+		named("absent.kv.example.com", ns, nil, "size"),
+	}
+	got, err := ownKinds(context.Background(), reader, want)
+	if err != nil || strings.Join(got, ",") != "kvstores.kv.example.com,copies.kv.example.com" {
+		t.Errorf("own kinds %v, %v; want the controller's and the identical one", got, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
@@ -157,9 +158,21 @@ func (c *Controller) deleteUnusedCRDs(ctx context.Context, t *tenancyv1.Tenant) 
 			if used[name] {
 				continue
 			}
-			crd := &apiextensionsv1.CustomResourceDefinition{}
-			crd.Name = name
-			if err := c.client.Delete(ctx, crd); err != nil && !apierrors.IsNotFound(err) {
+			// Only a CRD the controller installed for tenants, read live
+			// and deleted under the UID it checked.
+			live := &metav1.PartialObjectMetadata{}
+			live.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+			if err := c.reader.Get(ctx, client.ObjectKey{Name: name}, live); apierrors.IsNotFound(err) {
+				continue
+			} else if err != nil {
+				return fmt.Errorf("reading unused CRD %s: %w", name, err)
+			}
+			if live.Labels[LabelSharedCRD] != "true" {
+				c.event(t, "Warning", "CRDKept", "kept CRD %s: the tenancy controller did not install it (no %s label)", name, LabelSharedCRD)
+				continue
+			}
+			uid := live.UID
+			if err := c.client.Delete(ctx, live, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting unused CRD %s: %w", name, err)
 			}
 			c.event(t, "Normal", "CRDDeleted", "deleted CRD %s, which no other tenant uses", name)

@@ -3,13 +3,16 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -42,8 +45,11 @@ const aggregateLabelPrefix = "rbac.authorization.k8s.io/aggregate-to-"
 // Roles and RoleBindings in the tenant's namespaces are the tenant's
 // business.
 type grantPolicy struct {
-	roles      []string
-	crds       []string
+	roles []string
+	crds  []string
+	// kinds returns the operator's own namespaced CRDs whose rules its
+	// ClusterRoles may add to admin, edit and view (nil: none).
+	kinds      func(ctx context.Context) ([]string, error)
 	namespaces []string
 	reader     client.Reader
 	mapper     meta.RESTMapper
@@ -92,6 +98,10 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 			out = append(out, fmt.Sprintf("%s %s is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations", gvk.Kind, d.obj.GetName()))
 			continue
 		}
+		if gvk.Group == "admissionregistration.k8s.io" && strings.HasSuffix(gvk.Kind, "WebhookConfiguration") {
+			out = append(out, g.webhookTargets(d.obj)...)
+			continue
+		}
 		if gvk.Group != rbacv1.GroupName {
 			continue
 		}
@@ -106,7 +116,11 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 			if role.AggregationRule != nil {
 				out = append(out, fmt.Sprintf("ClusterRole %s aggregates other roles", role.Name))
 			}
-			if len(role.Labels) == 0 || g.ownCustomResources(role.Rules) {
+			own, err := g.ownCustomResources(ctx, role.Rules)
+			if err != nil {
+				return nil, err
+			}
+			if len(role.Labels) == 0 || own {
 				// The helper roles of a project (editor, viewer of its
 				// kinds) add rights on the operator's own custom resources
 				// to admin, edit and view: what lets the owners use them.
@@ -180,25 +194,75 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 }
 
 // ownCustomResources reports whether rules name only resources of the
-// operator's own CRDs (and their subresources), by group and plural.
-func (g grantPolicy) ownCustomResources(rules []rbacv1.PolicyRule) bool {
+// operator's own kinds (and their subresources), by group and plural.
+func (g grantPolicy) ownCustomResources(ctx context.Context, rules []rbacv1.PolicyRule) (bool, error) {
 	if len(rules) == 0 {
-		return true
+		return true, nil
+	}
+	if g.kinds == nil {
+		return false, nil
+	}
+	kinds, err := g.kinds(ctx)
+	if err != nil {
+		return false, err
 	}
 	for _, r := range rules {
 		if len(r.NonResourceURLs) > 0 || len(r.APIGroups) == 0 || len(r.Resources) == 0 {
-			return false
+			return false, nil
 		}
 		for _, group := range r.APIGroups {
 			for _, res := range r.Resources {
 				base, _, _ := strings.Cut(res, "/")
-				if group == "*" || base == "*" || !slices.Contains(g.crds, base+"."+group) {
-					return false
+				if group == "*" || base == "*" || !slices.Contains(kinds, base+"."+group) {
+					return false, nil
 				}
 			}
 		}
 	}
-	return true
+	return true, nil
+}
+
+// ownKinds are the namespaced CRDs of want that are the operator's: the
+// live CRD carries the shared-CRD label (the controller installed it), or
+// serves exactly the fields want does. A chart that names an existing CRD
+// of someone else's (with a smaller schema that the skew guard keeps the
+// live one over) does not make it its own.
+func ownKinds(ctx context.Context, reader client.Reader, want []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
+	var out []string
+	for _, w := range want {
+		if w.Spec.Scope != apiextensionsv1.NamespaceScoped {
+			continue
+		}
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		if err := reader.Get(ctx, client.ObjectKey{Name: w.Name}, live); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("reading CRD %s: %w", w.Name, err)
+		}
+		if live.Labels[LabelSharedCRD] == "true" || maps.Equal(servedFields(live), servedFields(w)) {
+			out = append(out, w.Name)
+		}
+	}
+	return out, nil
+}
+
+// webhookTargets says which webhooks of a configuration call something
+// outside the tenant: a URL, or a Service in another namespace. The API
+// server would send them every request they match, objects included.
+func (g grantPolicy) webhookTargets(u *unstructured.Unstructured) []string {
+	hooks, _, _ := unstructured.NestedSlice(u.Object, "webhooks")
+	var out []string
+	for _, h := range hooks {
+		m, _ := h.(map[string]any)
+		name, _, _ := unstructured.NestedString(m, "name")
+		if url, ok, _ := unstructured.NestedString(m, "clientConfig", "url"); ok && url != "" {
+			out = append(out, fmt.Sprintf("%s %s: webhook %s calls the URL %s, outside the tenant", u.GetKind(), u.GetName(), name, url))
+		}
+		if ns, ok, _ := unstructured.NestedString(m, "clientConfig", "service", "namespace"); ok && !slices.Contains(g.namespaces, ns) {
+			out = append(out, fmt.Sprintf("%s %s: webhook %s calls a Service in namespace %s, outside the tenant", u.GetKind(), u.GetName(), name, ns))
+		}
+	}
+	return out
 }
 
 // allowed is the union of the named ClusterRoles' rules and get on the

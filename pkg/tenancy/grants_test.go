@@ -71,11 +71,15 @@ func TestGrantPolicy(t *testing.T) {
 		{"an aggregating role", nil, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\naggregationRule:\n  clusterRoleSelectors:\n  - matchLabels:\n      rbac.authorization.k8s.io/aggregate-to-edit: \"true\"\n", "aggregates other roles"},
 		{"a PersistentVolume", nil, "---\napiVersion: v1\nkind: PersistentVolume\nmetadata:\n  name: pv\nspec:\n  hostPath:\n    path: /\n", "PersistentVolume pv is cluster-scoped"},
 		{"a PriorityClass", nil, "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: p\nvalue: 1000000000\nglobalDefault: true\n", "PriorityClass p is cluster-scoped"},
+		{"a webhook calling a URL", nil, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: w\nwebhooks:\n- name: a.example.com\n  clientConfig:\n    url: https://collector.example.com/\n", "calls the URL https://collector.example.com/"},
+		{"a webhook calling another namespace", nil, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: w\nwebhooks:\n- name: a.example.com\n  clientConfig:\n    service:\n      name: s\n      namespace: other\n", "in namespace other"},
+		{"a webhook calling the tenant", nil, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: w\nwebhooks:\n- name: a.example.com\n  clientConfig:\n    service:\n      name: s\n      namespace: ns-a2\n", ""},
 		{"a RoleBinding of cluster-admin in the tenant", nil, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: b\n  namespace: ns-a\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n" + sa, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := grantPolicy{roles: tc.roles, crds: []string{"kvstores.kv.opctl.dev"}, namespaces: []string{"ns-a", "ns-a2"}, reader: reader, mapper: mapper}
+			g := grantPolicy{roles: tc.roles, crds: []string{"kvstores.kv.opctl.dev"}, namespaces: []string{"ns-a", "ns-a2"}, reader: reader, mapper: mapper,
+				kinds: func(context.Context) ([]string, error) { return []string{"kvstores.kv.opctl.dev"}, nil }}
 			got, err := g.check(context.Background(), manifestDocs(tc.manifest))
 			if err != nil {
 				t.Fatal(err)

@@ -109,6 +109,14 @@ func (h *helmClient) action(tenant, namespace string) (*action.Configuration, er
 	if !ok {
 		return nil, fmt.Errorf("helm configuration for %s: unexpected Kubernetes client %T", namespace, cfg.KubeClient)
 	}
+	// An object without a namespace goes to the release namespace (Helm
+	// would take the kubeconfig's, "default").
+	kc.Namespace = namespace
+	// Without a client getter Helm renders templates with no cluster
+	// access: a chart's `lookup` must not read the cluster (another
+	// tenant's Secrets, the release records) with the controller's rights.
+	// The capabilities are set per action (setCapabilities).
+	cfg.RESTClientGetter = nil
 	cfg.KubeClient = &releaseKube{Client: kc, created: h.created, namespace: namespace}
 	return cfg, nil
 }
@@ -196,6 +204,9 @@ func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spe
 	in.PostRenderer = guard
 	in.ReleaseName, in.Namespace = spec.Name, spec.Namespace
 	in.SkipCRDs = true // the controller owns shared CRDs
+	// Helm runs hooks past the post-renderer, so no check would see them:
+	// a tenant's release runs none (noHooks).
+	in.DisableHooks = true
 	in.Timeout = 2 * time.Minute
 	// The API server validates every object anyway; client-side OpenAPI
 	// validation would fetch the whole schema for each release.
@@ -212,6 +223,7 @@ func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spe
 	up.PostRenderer = guard
 	up.Namespace = spec.Namespace
 	up.SkipCRDs = true
+	up.DisableHooks = true
 	up.MaxHistory = h.maxHistory
 	up.Timeout = 2 * time.Minute
 	up.DisableOpenAPIValidation = true
@@ -226,6 +238,7 @@ func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spe
 func (h *helmClient) rollback(cfg *action.Configuration, name string, version int) error {
 	rb := action.NewRollback(cfg)
 	rb.Version = version
+	rb.DisableHooks = true
 	rb.MaxHistory = h.maxHistory
 	rb.Timeout = 2 * time.Minute
 	return rb.Run(name)
@@ -239,6 +252,7 @@ func (h *helmClient) uninstall(cfg *action.Configuration, name string) error {
 		defer func() { k.release = "" }()
 	}
 	un := action.NewUninstall(cfg)
+	un.DisableHooks = true
 	un.Timeout = 2 * time.Minute
 	_, err := un.Run(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {

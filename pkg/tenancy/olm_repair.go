@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -44,6 +46,9 @@ func (c *olmBackend) reconcile(ctx context.Context, s *plan, op operatorPlan, st
 		return fmt.Errorf("operator %s: %w", op.spec.Name, p.err)
 	}
 	st.CRDs = crdNames(p.target.Analysis)
+	if err := c.olmGrants(ctx, s, p.target); err != nil {
+		return c.grantRefused(t, op, st, err)
+	}
 	sub := c.subscription(ctx, ns, op.spec.Name)
 	if sub == nil {
 		if err := c.olmConflicts(ctx, t, p.target); err != nil {
@@ -78,7 +83,7 @@ func (c *olmBackend) reconcile(ctx context.Context, s *plan, op operatorPlan, st
 			return nil
 		}
 	}
-	plans, err := c.approve(ctx, t, op, sub, st)
+	plans, err := c.approve(ctx, s, op, sub, st)
 	if err != nil {
 		return err
 	}
@@ -105,7 +110,8 @@ func sameSubscription(live, want *operatorsv1alpha1.Subscription) bool {
 // skew guard. Any other InstallPlan of the namespace is the tenant's (the
 // owner may create them): never approved. It returns the namespace's
 // InstallPlans.
-func (c *olmBackend) approve(ctx context.Context, t *tenancyv1.Tenant, op operatorPlan, sub *operatorsv1alpha1.Subscription, st *tenancyv1.OperatorStatus) ([]operatorsv1alpha1.InstallPlan, error) {
+func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub *operatorsv1alpha1.Subscription, st *tenancyv1.OperatorStatus) ([]operatorsv1alpha1.InstallPlan, error) {
+	t := s.tenant
 	var plans operatorsv1alpha1.InstallPlanList
 	if err := c.client.List(ctx, &plans, client.InNamespace(t.Spec.Namespaces[0])); err != nil {
 		return nil, err
@@ -127,7 +133,11 @@ func (c *olmBackend) approve(ctx context.Context, t *tenancyv1.Tenant, op operat
 			st.OLM.AwaitingApproval = append(st.OLM.AwaitingApproval, fmt.Sprintf("%s: %s", plan.Name, strings.Join(csvs, ", ")))
 			continue
 		}
-		if err := c.guardPlan(ctx, op, csvs); err != nil {
+		if err := c.guardPlan(ctx, s, op, csvs); err != nil {
+			var ge *GrantError
+			if errors.As(err, &ge) {
+				return plans.Items, c.grantRefused(t, op, st, err)
+			}
 			st.Health, st.Reason, st.LastError = HealthFailed, ReasonCRDSkew, err.Error()
 			c.event(t, "Warning", ReasonCRDSkew, "operator %s: not approving InstallPlan %s: %v", op.spec.Name, plan.Name, err)
 			return plans.Items, nil
@@ -164,11 +174,14 @@ func planOf(sub *operatorsv1alpha1.Subscription, plan *operatorsv1alpha1.Install
 // OLM replaces a CRD with the bundle's definition, so a bundle whose CRD
 // is older than the live one is refused too: it would take fields away
 // from tenants on newer versions.
-func (c *olmBackend) guardPlan(ctx context.Context, op operatorPlan, csvs []string) error {
+func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, csvs []string) error {
 	src := op.spec.OLM
 	for _, name := range csvs {
 		b, err := c.catalogs.bundle(ctx, op.detail.(*olmPlan).address, src.Package, src.Channel, name)
 		if err != nil {
+			return err
+		}
+		if err := c.olmGrants(ctx, s, b); err != nil {
 			return err
 		}
 		for _, want := range b.Analysis.CRDs {
@@ -183,6 +196,35 @@ func (c *olmBackend) guardPlan(ctx context.Context, op operatorPlan, csvs []stri
 			}
 		}
 	}
+	return nil
+}
+
+// olmGrants refuses a bundle whose CSV's clusterPermissions, which OLM
+// grants cluster-wide to a ServiceAccount the tenant can mint tokens for,
+// go beyond what the platform allows tenants (grants.go): namespaced
+// rules included, since OLM does not narrow them.
+func (c *olmBackend) olmGrants(ctx context.Context, s *plan, b *bundle) error {
+	if len(b.ClusterPermissions) == 0 {
+		return nil
+	}
+	g := grantPolicy{roles: s.settings.ClusterRoles, crds: crdNames(b.Analysis), reader: c.reader}
+	allowed, err := g.allowed(ctx)
+	if err != nil {
+		return err
+	}
+	if ok, missing := validation.Covers(allowed, b.ClusterPermissions); !ok {
+		return &GrantError{Release: s.tenant.Spec.Namespaces[0] + "/" + b.CSVName, What: "its CSV's clusterPermissions, which OLM grants cluster-wide",
+			Grants: []string{describeRules(missing)}}
+	}
+	return nil
+}
+
+// grantRefused reports a GrantError on st and in an Event; the operator
+// is not subscribed or approved until the catalog or the allow-list
+// changes.
+func (c *olmBackend) grantRefused(t *tenancyv1.Tenant, op operatorPlan, st *tenancyv1.OperatorStatus, err error) error {
+	st.Health, st.Reason, st.LastError = HealthFailed, ReasonClusterRightsRefused, err.Error()
+	c.event(t, "Warning", ReasonClusterRightsRefused, "operator %s: %v", op.spec.Name, err)
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -113,5 +114,24 @@ func TestPlanOf(t *testing.T) {
 		if got := planOf(tc.sub, tc.plan); got != tc.want {
 			t.Errorf("%s: planOf %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestOLMGrants: OLM grants a CSV's clusterPermissions cluster-wide, so
+// every rule, namespaced ones included, must be one the platform allows.
+func TestOLMGrants(t *testing.T) {
+	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "storage-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}}}}).Build()
+	c := &olmBackend{Controller: &Controller{reader: reader}}
+	s := &plan{tenant: &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}, settings: settings{ClusterRoles: []string{"storage-reader"}}}
+	storage := rbacv1.PolicyRule{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}}
+	secrets := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}}
+	if err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage}}); err != nil {
+		t.Errorf("allowed clusterPermissions: %v", err)
+	}
+	var ge *GrantError
+	err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage, secrets}})
+	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "list secrets") {
+		t.Errorf("Secrets asked cluster-wide: %v, want a GrantError naming list secrets", err)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	appsv1 "k8s.io/api/apps/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -28,6 +29,9 @@ type bundle struct {
 	// OwnedAPIs are "Kind.version.group", as OLM's olm.providedAPIs.
 	OwnedAPIs []string
 	Analysis  *analysis
+	// ClusterPermissions are the rules of the CSV's clusterPermissions,
+	// which OLM grants cluster-wide.
+	ClusterPermissions []rbacv1.PolicyRule
 }
 
 // catalogClient reads bundles from catalogs over operator-registry's gRPC
@@ -173,6 +177,9 @@ func readBundle(ab *api.Bundle) (*bundle, error) {
 		return nil, err
 	}
 	b := &bundle{CSVName: csv.Name, Version: csv.Spec.Version.String(), Analysis: a, InstallModes: split.installModes}
+	for _, p := range csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions {
+		b.ClusterPermissions = append(b.ClusterPermissions, p.Rules...)
+	}
 	for _, o := range csv.Spec.CustomResourceDefinitions.Owned {
 		b.OwnedAPIs = append(b.OwnedAPIs, o.Kind+"."+o.Version+"."+groupOf(o.Name))
 	}

@@ -75,6 +75,9 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 		case errors.As(err, &skew):
 			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonCRDSkew
 			c.event(t, "Warning", ReasonCRDSkew, "operator %s: %v", op.spec.Name, err)
+		case operatorkit.IsTerminal(err):
+			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonCRDNotShared
+			c.event(t, "Warning", ReasonCRDNotShared, "operator %s: %v", op.spec.Name, err)
 		case err != nil:
 			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
 			errs = append(errs, err)
@@ -210,6 +213,8 @@ func (c *Controller) scope(t *tenancyv1.Tenant, ns, name string, p *plan) releas
 		for _, op := range p.operators {
 			if op.spec.Name == name && op.analysis != nil {
 				g.crds = crdNames(op.analysis)
+				crds := op.analysis.CRDs
+				g.kinds = func(ctx context.Context) ([]string, error) { return ownKinds(ctx, c.reader, crds) }
 			}
 		}
 	}

@@ -61,7 +61,8 @@ func failure(st tenancyv1.OperatorStatus) *operatorkit.Problem {
 	switch st.Reason {
 	case ReasonUpgradeFailed:
 		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s; running %s", st.Name, st.LastError, st.ChartVersion), Stalled: true}
-	case ReasonCRDSkew, ReasonConversionWebhook, ReasonOperatorGroupConflict, ReasonTooManyOperatorGroups, ReasonReleaseTampered:
+	case ReasonCRDSkew, ReasonConversionWebhook, ReasonOperatorGroupConflict, ReasonTooManyOperatorGroups, ReasonReleaseTampered,
+		ReasonClusterRightsRefused, ReasonCRDNotShared:
 		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError), Stalled: true}
 	}
 	return &operatorkit.Problem{Reason: ReasonInstallFailed, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError)}

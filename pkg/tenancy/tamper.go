@@ -143,7 +143,8 @@ func (s releaseScope) qualifier() string {
 	return "opctl." + s.tenant + "." + s.release + "."
 }
 
-// qualify gives the cluster-scoped objects of a rendered manifest the
+// qualify gives the namespaced objects of a rendered manifest that name
+// no namespace the release namespace, its cluster-scoped objects the
 // release-qualified name, and points the bindings of the manifest at the
 // renamed ClusterRoles. Names that already carry it are kept (the bundle
 // renderer gives them).
@@ -154,6 +155,9 @@ func (s releaseScope) qualify(docs []manifestDoc) {
 			continue
 		}
 		clusterScoped, known := scopeOf(s.mapper, d.obj.GroupVersionKind())
+		if known && !clusterScoped && d.obj.GetNamespace() == "" {
+			d.obj.SetNamespace(s.namespace) // what the tamper check assumed
+		}
 		if !known || !clusterScoped || strings.HasPrefix(d.obj.GetName(), s.qualifier()) {
 			continue
 		}
@@ -191,9 +195,9 @@ func scopeOf(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (clusterScoped
 	return m.Scope.Name() == meta.RESTScopeNameRoot, true
 }
 
-// verify checks the manifests and hooks of stored revisions before Helm
-// acts on them: every object they name must be the tenant's, and what
-// their hooks, which Helm creates again, grant must be allowed.
+// verify checks the manifests of stored revisions before Helm acts on
+// them: every object they name must be the tenant's. Their hooks are not
+// checked: a tenant's release never runs hooks (helmClient.install).
 func (s releaseScope) verify(ctx context.Context, revisions ...*release.Release) error {
 	for _, rel := range revisions {
 		if err := s.verifyRevision(ctx, rel, false); err != nil {
@@ -219,31 +223,15 @@ func (s releaseScope) verifyRevision(ctx context.Context, rel *release.Release, 
 	if err != nil {
 		return err
 	}
-	var granted []string
-	if applies {
-		if granted, err = s.grants.check(ctx, docs); err != nil {
-			return err
-		}
-	}
-	for _, h := range rel.Hooks {
-		hookDocs := manifestDocs(h.Manifest)
-		hooked, err := s.foreignDocs(ctx, hookDocs)
-		if err != nil {
-			return err
-		}
-		for _, f := range hooked {
-			foreign = append(foreign, f+" (hook "+h.Name+")")
-		}
-		hookGrants, err := s.grants.check(ctx, hookDocs)
-		if err != nil {
-			return err
-		}
-		for _, g := range hookGrants {
-			granted = append(granted, g+" (hook "+h.Name+")")
-		}
-	}
 	if len(foreign) > 0 {
 		return &TamperError{Release: s.namespace + "/" + s.release, What: what, Foreign: foreign}
+	}
+	if !applies {
+		return nil
+	}
+	granted, err := s.grants.check(ctx, docs)
+	if err != nil {
+		return err
 	}
 	if len(granted) > 0 {
 		return &GrantError{Release: s.namespace + "/" + s.release, What: what, Grants: granted}

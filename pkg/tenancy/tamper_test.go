@@ -84,16 +84,24 @@ func TestVerifyRevisions(t *testing.T) {
 	hooked := testRelease("kv", "ns-a", 2, release.StatusDeployed, clean.Manifest)
 	hooked.Hooks = []*release.Hook{{Name: "pre-delete", Manifest: "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: v\n  namespace: kube-system\n"}}
 	var te *TamperError
-	if err := s.verify(ctx, clean, hooked); !errors.As(err, &te) || te.What != "revision 2" || !strings.Contains(te.Error(), "kube-system/v (hook pre-delete)") {
-		t.Errorf("a foreign hook: %v", err)
+	// Hooks never run for a tenant's release, so a stored one blocks
+	// nothing; a foreign object of the manifest does.
+	if err := s.verify(ctx, clean, hooked); err != nil {
+		t.Errorf("a revision with a foreign hook, which never runs: %v", err)
+	}
+	foreign := testRelease("kv", "ns-a", 3, release.StatusDeployed, hooked.Hooks[0].Manifest)
+	if err := s.verify(ctx, clean, foreign); !errors.As(err, &te) || te.What != "revision 3" || !strings.Contains(te.Error(), "kube-system/v") {
+		t.Errorf("a foreign object: %v", err)
 	}
 	g := renderGuard{ctx: ctx, scope: s, labels: map[string]string{LabelTenant: "a"}}
 	out, err := g.Run(bytes.NewBufferString("---\n# Source: c/templates/cm.yaml\n" + clean.Manifest + "---\n# Source: c/templates/two.yaml\nkind: ConfigMap\napiVersion: v1\nmetadata:\n  name: z\n  labels:\n    keep: me\n"))
 	if err != nil {
 		t.Fatalf("guard on a clean render: %v", err)
 	}
-	want := "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    tenancy.opctl.dev/tenant: a\n  name: x\n" +
-		"---\n# Source: c/templates/two.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    keep: me\n    tenancy.opctl.dev/tenant: a\n  name: z\n"
+	// Objects without a namespace get the release's (Helm's own default
+	// would be "default").
+	want := "---\n# Source: c/templates/cm.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    tenancy.opctl.dev/tenant: a\n  name: x\n  namespace: ns-a\n" +
+		"---\n# Source: c/templates/two.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  labels:\n    keep: me\n    tenancy.opctl.dev/tenant: a\n  name: z\n  namespace: ns-a\n"
 	if out.String() != want {
 		t.Errorf("labelled manifest:\n%s\nwant:\n%s", out, want)
 	}

@@ -1,0 +1,118 @@
+package tenancy_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/pkg/tenancy"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+const chartYAML = "apiVersion: v2\nname: hostile\nversion: 0.1.0\n"
+
+// The red-team review of the grant policy found charts that got out of
+// the tenant through what the render guard does not see: hooks (Helm runs
+// them past the post-renderer), `lookup` (templates read the cluster with
+// the controller's rights), objects without a namespace (Helm put them in
+// default), and a CRD of someone else's claimed as the operator's own so
+// that an aggregated role passed. Each is a chart here; none may act
+// outside the tenant.
+func TestHostileCharts(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	victim := "hostile-victim-" + suffix()
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: victim}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Client.CoreV1().Namespaces().Delete(context.Background(), victim, metav1.DeleteOptions{}) })
+	if _, err := c.Client.CoreV1().Secrets(victim).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "data"}, StringData: map[string]string{"password": "hunter2"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	crb := func(name, owner string) string {
+		return fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: %s\n  annotations:\n    helm.sh/hook: pre-install,pre-upgrade,post-install\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: %s\n", name, owner)
+	}
+	cases := []struct {
+		name  string
+		files func(id, owner string) map[string]string
+		// check runs once the release is installed or refused.
+		check func(t *testing.T, id, owner string)
+		// refused is the reason a refusal reports, or "" for an install.
+		refused string
+	}{
+		{"hooks", func(id, owner string) map[string]string {
+			return map[string]string{"Chart.yaml": chartYAML, "templates/hook.yaml": crb("hook-"+id, owner) +
+				"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hook-" + id + "\n  namespace: kube-system\n  annotations:\n    helm.sh/hook: pre-install\n",
+				"templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n"}
+		}, func(t *testing.T, id, owner string) {
+			if _, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, "hook-"+id, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the hook's ClusterRoleBinding: %v, want none", err)
+			}
+			if _, err := c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "hook-"+id, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the hook's ConfigMap in kube-system: %v, want none", err)
+			}
+		}, ""},
+		{"lookup", func(id, owner string) map[string]string {
+			return map[string]string{"Chart.yaml": chartYAML, "templates/loot.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: loot\ndata:\n  victim: {{ (lookup \"v1\" \"Secret\" \"" + victim + "\" \"data\") | toJson | quote }}\n"}
+		}, func(t *testing.T, id, owner string) {
+			cm, err := c.Client.CoreV1().ConfigMaps("hostile-lookup-"+id).Get(ctx, "loot", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(cm.Data["victim"], "aHVudGVyMg") || strings.Contains(cm.Data["victim"], "password") {
+				t.Errorf("the template read another namespace's Secret: %q", cm.Data["victim"])
+			}
+		}, ""},
+		{"no namespace", func(id, owner string) map[string]string {
+			return map[string]string{"Chart.yaml": chartYAML, "templates/rb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: owner-admin-" + id +
+				"\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: " + owner + "\n"}
+		}, func(t *testing.T, id, owner string) {
+			if _, err := c.Client.RbacV1().RoleBindings("default").Get(ctx, "owner-admin-"+id, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("RoleBinding in default: %v, want none", err)
+			}
+			if _, err := c.Client.RbacV1().RoleBindings("hostile-no-namespace-"+id).Get(ctx, "owner-admin-"+id, metav1.GetOptions{}); err != nil {
+				t.Errorf("RoleBinding in the release namespace: %v", err)
+			}
+		}, ""},
+		{"claimed crd", func(id, owner string) map[string]string {
+			return map[string]string{"Chart.yaml": chartYAML,
+				"crds/subscriptions.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: subscriptions.operators.coreos.com\nspec:\n  group: operators.coreos.com\n  names:\n    kind: Subscription\n    plural: subscriptions\n  scope: Namespaced\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
+				"templates/role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: subscribers\n  labels:\n    rbac.authorization.k8s.io/aggregate-to-view: \"true\"\nrules:\n- apiGroups: [operators.coreos.com]\n  resources: [subscriptions]\n  verbs: [create, update, patch]\n"}
+		}, func(t *testing.T, id, owner string) {
+			if _, err := c.Client.RbacV1().ClusterRoles().Get(ctx, "opctl.hostile-claimed-crd-"+id+".kv.subscribers", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the aggregated ClusterRole: %v, want none", err)
+			}
+		}, tenancy.ReasonClusterRightsRefused},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			id := suffix()
+			name := "hostile-" + strings.ReplaceAll(tc.name, " ", "-") + "-" + id
+			owner := "owner-" + name
+			createTenant(t, newTenant(name, []string{name}, writeChart(t, tc.files(id, owner)), 1, owner))
+			if tc.refused != "" {
+				waitCondition(t, name, "Degraded", tc.refused, "")
+			} else {
+				waitTenant(t, name, 2*time.Minute, "release installed", func(tn *tenancyv1.Tenant) error {
+					if len(tn.Status.Operators) == 0 || tn.Status.Operators[0].Revision < 1 {
+						return fmt.Errorf("operators %s", dump(tn.Status.Operators))
+					}
+					return nil
+				})
+			}
+			tc.check(t, id, owner)
+			if clusterAdmin(t, c, owner) {
+				t.Errorf("%s is cluster-admin", owner)
+			}
+		})
+	}
+}
