@@ -33,7 +33,9 @@ func TestHostileCharts(t *testing.T) {
 	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: victim}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Client.CoreV1().Namespaces().Delete(context.Background(), victim, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), victim, metav1.DeleteOptions{})
+	})
 	if _, err := c.Client.CoreV1().Secrets(victim).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "data"}, StringData: map[string]string{"password": "hunter2"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +87,7 @@ func TestHostileCharts(t *testing.T) {
 		{"claimed crd", func(id, owner string) map[string]string {
 			return map[string]string{"Chart.yaml": chartYAML,
 				"crds/subscriptions.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: subscriptions.operators.coreos.com\nspec:\n  group: operators.coreos.com\n  names:\n    kind: Subscription\n    plural: subscriptions\n  scope: Namespaced\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
-				"templates/role.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: subscribers\n  labels:\n    rbac.authorization.k8s.io/aggregate-to-view: \"true\"\nrules:\n- apiGroups: [operators.coreos.com]\n  resources: [subscriptions]\n  verbs: [create, update, patch]\n"}
+				"templates/role.yaml":     "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: subscribers\n  labels:\n    rbac.authorization.k8s.io/aggregate-to-view: \"true\"\nrules:\n- apiGroups: [operators.coreos.com]\n  resources: [subscriptions]\n  verbs: [create, update, patch]\n"}
 		}, func(t *testing.T, id, owner string) {
 			if _, err := c.Client.RbacV1().ClusterRoles().Get(ctx, "opctl.hostile-claimed-crd-"+id+".kv.subscribers", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the aggregated ClusterRole: %v, want none", err)
