@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	corev1 "k8s.io/api/core/v1"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -66,6 +67,10 @@ func (c *olmBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1
 	return p, nil
 }
 
+// ReasonCatalogInTenant refuses an OLM catalog whose registry would run,
+// or runs, in a tenant namespace.
+const ReasonCatalogInTenant = "CatalogInTenantNamespace"
+
 // olmPlan is what Check worked out for an OLM operator.
 type olmPlan struct {
 	address string
@@ -95,6 +100,9 @@ func (c *olmBackend) planOLM(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 	switch {
 	case src.Catalog.Address != "":
 		p.address = src.Catalog.Address
+	case src.Catalog.Image != "":
+		return nil, operatorkit.Terminal(ReasonCatalogInTenant, fmt.Errorf("operator %s: spec.operators[].olm.catalog.image would run the catalog's registry pod, and its Service, in the tenant's namespace, "+
+			"where the tenant controls them and so the bundles and CRDs the controller reads: serve the catalog at an address (catalog.address), or have the platform create a CatalogSource outside the tenants (catalog.name and namespace)", op.Name))
 	default:
 		if src.Catalog.Name != "" {
 			p.source = src.Catalog.Name
@@ -109,6 +117,10 @@ func (c *olmBackend) planOLM(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 		}
 		p.address = cs.Spec.Address
 		if cs.Spec.Image != "" || p.address == "" {
+			if ns := (&corev1.Namespace{}); c.reader.Get(ctx, client.ObjectKey{Name: p.sourceNamespace}, ns) == nil && ns.Labels[LabelTenant] != "" {
+				return nil, operatorkit.Terminal(ReasonCatalogInTenant, fmt.Errorf("operator %s: CatalogSource %s/%s runs its registry in a tenant namespace, where the tenant controls it: "+
+					"create it outside the tenants' namespaces", op.Name, p.sourceNamespace, p.source))
+			}
 			if cs.Status.RegistryServiceStatus == nil {
 				p.err = fmt.Errorf("CatalogSource %s/%s has no registry service yet", p.sourceNamespace, p.source)
 				return p, nil

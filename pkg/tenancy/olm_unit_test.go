@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
@@ -133,5 +134,26 @@ func TestOLMGrants(t *testing.T) {
 	err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage, secrets}})
 	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "list secrets") {
 		t.Errorf("Secrets asked cluster-wide: %v, want a GrantError naming list secrets", err)
+	}
+}
+
+// TestOLMCatalogOutsideTenants: a catalog whose registry pod OLM would
+// run in a tenant namespace (an image, or a CatalogSource there) is
+// refused: the tenant would control the bundles the controller reads.
+func TestOLMCatalogOutsideTenants(t *testing.T) {
+	tenantNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{LabelTenant: "team-a"}}}
+	inTenant := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: "team-a"}, Spec: operatorsv1alpha1.CatalogSourceSpec{Image: "example.com/catalog:1"}}
+	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(tenantNS, inTenant).Build()
+	c := &olmBackend{Controller: &Controller{reader: reader}, served: true}
+	tn := &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}, Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}
+	for name, cat := range map[string]tenancyv1.OLMCatalog{
+		"image":                          {Image: "example.com/catalog:1"},
+		"a CatalogSource in the tenant":  {Name: "mine"},
+		"a CatalogSource in it, by name": {Name: "mine", Namespace: "team-a"},
+	} {
+		op := tenancyv1.OperatorSpec{Name: "kv", OLM: &tenancyv1.OLMSource{Catalog: cat, Package: "p", Channel: "stable"}}
+		if _, err := c.planOLM(context.Background(), tn, op); !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "tenant") {
+			t.Errorf("%s: %v, want a Terminal refusal", name, err)
+		}
 	}
 }

@@ -190,7 +190,10 @@ type OLMCatalog struct {
 	// Address (host:port) of a catalog's gRPC registry server.
 	// +optional
 	Address string `json:"address,omitempty"`
-	// Image of a catalog, which OLM runs as a registry pod.
+	// Image of a catalog. Refused: OLM would run its registry pod in the
+	// tenant's namespace, where the tenant controls the bundles and CRDs
+	// the controller reads. Use Address, or a CatalogSource the platform
+	// creates outside the tenants (Name and Namespace).
 	// +optional
 	Image string `json:"image,omitempty"`
 }
