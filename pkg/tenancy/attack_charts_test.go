@@ -74,8 +74,10 @@ func TestHostileCharts(t *testing.T) {
 			}
 		}, ""},
 		{"no namespace", func(id, owner string) map[string]string {
+			// A binding of view, which a release may grant; in default it
+			// would let the owner read another namespace.
 			return map[string]string{"Chart.yaml": chartYAML, "templates/rb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: owner-admin-" + id +
-				"\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: " + owner + "\n"}
+				"\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: view\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: " + owner + "\n"}
 		}, func(t *testing.T, id, owner string) {
 			if _, err := c.Client.RbacV1().RoleBindings("default").Get(ctx, "owner-admin-"+id, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("RoleBinding in default: %v, want none", err)
@@ -84,6 +86,29 @@ func TestHostileCharts(t *testing.T) {
 				t.Errorf("RoleBinding in the release namespace: %v", err)
 			}
 		}, ""},
+		{"items", func(id, owner string) map[string]string {
+			return map[string]string{"Chart.yaml": chartYAML, "templates/x.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: wrapper\nitems:\n" +
+				"- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: items-" + id + "\n    namespace: kube-system\n"}
+		}, func(t *testing.T, id, owner string) {
+			if _, err := c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "items-"+id, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the list item in kube-system: %v, want none", err)
+			}
+		}, tenancy.ReasonReleaseTampered},
+		{"namespace admin", func(id, owner string) map[string]string {
+			return map[string]string{"Chart.yaml": chartYAML, "templates/rb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: ns-admin\n" +
+				"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: " + owner + "\n"}
+		}, func(t *testing.T, id, owner string) {
+			if _, err := c.Client.RbacV1().RoleBindings("hostile-namespace-admin-"+id).Get(ctx, "ns-admin", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the RoleBinding of cluster-admin: %v, want none", err)
+			}
+		}, tenancy.ReasonClusterRightsRefused},
+		{"external ips", func(id, owner string) map[string]string {
+			return map[string]string{"Chart.yaml": chartYAML, "templates/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: mitm\nspec:\n  externalIPs: [8.8.8.8]\n  ports:\n  - port: 53\n"}
+		}, func(t *testing.T, id, owner string) {
+			if _, err := c.Client.CoreV1().Services("hostile-external-ips-"+id).Get(ctx, "mitm", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the Service with externalIPs: %v, want none", err)
+			}
+		}, tenancy.ReasonClusterRightsRefused},
 		{"claimed crd", func(id, owner string) map[string]string {
 			return map[string]string{"Chart.yaml": chartYAML,
 				"crds/subscriptions.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: subscriptions.operators.coreos.com\nspec:\n  group: operators.coreos.com\n  names:\n    kind: Subscription\n    plural: subscriptions\n  scope: Namespaced\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",

@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
 // ReasonClusterRightsRefused reports a release whose RBAC would grant
@@ -53,7 +55,16 @@ type grantPolicy struct {
 	namespaces []string
 	reader     client.Reader
 	mapper     meta.RESTMapper
+	// exposure is what the profile lets Services reach past the cluster
+	// network; the guardrail would refuse the rest from the owner, but
+	// the controller holds its bypass.
+	exposure tenancyv1.ServiceExposure
 }
+
+// ownerRole is the ClusterRole a tenant's owners hold in its namespaces:
+// what a release may grant there, with the operator's own kinds and the
+// platform's named roles.
+const ownerRole = "admin"
 
 // clusterKindsAllowed are the cluster-scoped kinds a tenant's release may
 // create: RBAC, which check bounds, and admission webhooks, which the
@@ -76,8 +87,10 @@ type GrantError struct {
 }
 
 func (e *GrantError) Error() string {
-	return fmt.Sprintf("release %s, %s, grants rights outside the tenant's namespaces that the platform does not allow: %s; nothing was changed. "+
-		"Namespaced rules belong in Roles; a cluster-scoped rule needs a ClusterRole the platform team writes and names in the TenantProfile's spec.clusterRoles",
+	return fmt.Sprintf("release %s, %s, asks for what the platform does not allow a tenant: %s; nothing was changed. "+
+		"Rules in the tenant's namespaces must stay within what its owners hold (admin) and the operator's own kinds; "+
+		"a cluster-scoped rule needs a ClusterRole the platform team writes and names (TenantProfile spec.clusterRoles, --tenant-cluster-roles); "+
+		"exposing a Service needs the TenantProfile's spec.services",
 		e.Release, e.What, strings.Join(e.Grants, "; "))
 }
 
@@ -86,6 +99,8 @@ func (e *GrantError) Error() string {
 func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, error) {
 	roles := map[string][]rbacv1.PolicyRule{}
 	var bindings []*rbacv1.ClusterRoleBinding
+	var nsRoles []*rbacv1.Role
+	var nsBindings []*rbacv1.RoleBinding
 	var out []string
 	var aggregators []labels.Selector
 	aggregatorsRead := false
@@ -102,10 +117,28 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 			out = append(out, g.webhookTargets(d.obj)...)
 			continue
 		}
+		if gvk.Group == "" && gvk.Kind == "Service" {
+			out = append(out, g.exposed(d.obj)...)
+			continue
+		}
 		if gvk.Group != rbacv1.GroupName {
 			continue
 		}
 		switch d.obj.GetKind() {
+		case "Role":
+			role := &rbacv1.Role{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, role); err != nil {
+				out = append(out, fmt.Sprintf("Role %s does not parse (%v)", d.obj.GetName(), err))
+				continue
+			}
+			nsRoles = append(nsRoles, role)
+		case "RoleBinding":
+			b := &rbacv1.RoleBinding{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, b); err != nil {
+				out = append(out, fmt.Sprintf("RoleBinding %s does not parse (%v)", d.obj.GetName(), err))
+				continue
+			}
+			nsBindings = append(nsBindings, b)
 		case "ClusterRole":
 			role := &rbacv1.ClusterRole{}
 			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, role); err != nil {
@@ -189,8 +222,95 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 			out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants %s cluster-wide", b.Name, describeRules(missing)))
 		}
 	}
+	inNamespace, err := g.namespaced(ctx, roles, nsRoles, nsBindings)
+	if err != nil {
+		return nil, err
+	}
+	out = append(out, inNamespace...)
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// namespaced checks what a release grants inside the tenant's namespaces:
+// no more than the owners hold there (ownerRole), the operator's own kinds
+// and the platform's named roles. The controller may bind and escalate,
+// so without this a RoleBinding of cluster-admin would give the tenant
+// its namespace object, quota status and Endpoints.
+func (g grantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]rbacv1.PolicyRule, roles []*rbacv1.Role, bindings []*rbacv1.RoleBinding) ([]string, error) {
+	if len(roles) == 0 && len(bindings) == 0 {
+		return nil, nil
+	}
+	allowed, err := g.allowed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	owner := &rbacv1.ClusterRole{}
+	if err := g.reader.Get(ctx, client.ObjectKey{Name: ownerRole}, owner); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading ClusterRole %s: %w", ownerRole, err)
+	}
+	allowed = append(allowed, owner.Rules...)
+	if g.kinds != nil {
+		kinds, err := g.kinds(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, k := range kinds {
+			plural, group, _ := strings.Cut(k, ".")
+			allowed = append(allowed, rbacv1.PolicyRule{APIGroups: []string{group}, Verbs: []string{"*"},
+				Resources: []string{plural, plural + "/status", plural + "/finalizers", plural + "/scale"}})
+		}
+	}
+	var out []string
+	judge := func(what string, rules []rbacv1.PolicyRule) {
+		if ok, missing := validation.Covers(allowed, rules); !ok {
+			out = append(out, fmt.Sprintf("%s grants %s in the tenant's namespaces, beyond what its owners hold (%s) and the operator's own kinds", what, describeRules(missing), ownerRole))
+		}
+	}
+	for _, r := range roles {
+		judge("Role "+qualified(r.Namespace, r.Name), r.Rules)
+	}
+	for _, b := range bindings {
+		if b.RoleRef.Kind != "ClusterRole" {
+			continue // a Role of the release is judged above; another is the tenant's own
+		}
+		name := "RoleBinding " + qualified(b.Namespace, b.Name) + " of ClusterRole " + b.RoleRef.Name
+		if rules, ok := clusterRoles[b.RoleRef.Name]; ok {
+			judge(name, rules)
+			continue
+		}
+		if slices.Contains([]string{ownerRole, "edit", "view"}, b.RoleRef.Name) || slices.Contains(g.roles, b.RoleRef.Name) {
+			continue
+		}
+		live := &rbacv1.ClusterRole{}
+		if err := g.reader.Get(ctx, client.ObjectKey{Name: b.RoleRef.Name}, live); apierrors.IsNotFound(err) {
+			out = append(out, name+", which does not exist (whoever creates it later decides what it grants)")
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("reading ClusterRole %s: %w", b.RoleRef.Name, err)
+		}
+		judge(name, live.Rules)
+	}
+	return out, nil
+}
+
+// exposed says what a Service reaches past the cluster network that the
+// profile does not allow: the tenant-service-exposure guardrail's rule,
+// which the controller's bypass would skip.
+func (g grantPolicy) exposed(u *unstructured.Unstructured) []string {
+	typ, _, _ := unstructured.NestedString(u.Object, "spec", "type")
+	ips, _, _ := unstructured.NestedSlice(u.Object, "spec", "externalIPs")
+	var out []string
+	name := "Service " + qualified(u.GetNamespace(), u.GetName())
+	if typ == "NodePort" && !g.exposure.AllowNodePorts {
+		out = append(out, name+" is a NodePort Service, which the profile does not allow")
+	}
+	if typ == "LoadBalancer" && !g.exposure.AllowLoadBalancers {
+		out = append(out, name+" is a LoadBalancer Service, which the profile does not allow")
+	}
+	if len(ips) > 0 && !g.exposure.AllowExternalIPs {
+		out = append(out, name+" sets externalIPs (CVE-2020-8554), which the profile does not allow")
+	}
+	return out
 }
 
 // ownCustomResources reports whether rules name only resources of the

@@ -21,7 +21,10 @@ func TestGrantPolicy(t *testing.T) {
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "storage-reader"},
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list", "watch"}}}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "admin"}, AggregationRule: &rbacv1.AggregationRule{
-			ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true"}}}}},
+			ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true"}}}},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"*"}}}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cluster-admin"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "platform-monitoring"}, AggregationRule: &rbacv1.AggregationRule{
 			ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"example.com/monitoring": "true"}}}}},
 	).Build()
@@ -38,6 +41,15 @@ func TestGrantPolicy(t *testing.T) {
 	binding := func(name, role, subject string) string {
 		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: " + name +
 			"\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: " + role + "\nsubjects:\n" + subject
+	}
+	nsBinding := func(kind, name string) string {
+		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: b\n  namespace: ns-a\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: " + kind + "\n  name: " + name + "\nsubjects:\n- kind: ServiceAccount\n  name: op\n  namespace: ns-a\n"
+	}
+	nsRole := func(rules string) string {
+		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n  namespace: ns-a\nrules:\n" + rules
+	}
+	service := func(spec string) string {
+		return "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  namespace: ns-a\nspec:\n  " + strings.ReplaceAll(strings.TrimSuffix(spec, "\n"), "\n", "\n  ") + "\n  ports:\n  - port: 80\n"
 	}
 	const (
 		sa           = "- kind: ServiceAccount\n  name: op\n  namespace: ns-a\n"
@@ -74,7 +86,17 @@ func TestGrantPolicy(t *testing.T) {
 		{"a webhook calling a URL", nil, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: w\nwebhooks:\n- name: a.example.com\n  clientConfig:\n    url: https://collector.example.com/\n", "calls the URL https://collector.example.com/"},
 		{"a webhook calling another namespace", nil, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: w\nwebhooks:\n- name: a.example.com\n  clientConfig:\n    service:\n      name: s\n      namespace: other\n", "in namespace other"},
 		{"a webhook calling the tenant", nil, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: MutatingWebhookConfiguration\nmetadata:\n  name: w\nwebhooks:\n- name: a.example.com\n  clientConfig:\n    service:\n      name: s\n      namespace: ns-a2\n", ""},
-		{"a RoleBinding of cluster-admin in the tenant", nil, "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: b\n  namespace: ns-a\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n" + sa, ""},
+		{"a RoleBinding of cluster-admin in the tenant", nil, nsBinding("ClusterRole", "cluster-admin"), "RoleBinding ns-a/b of ClusterRole cluster-admin grants *"},
+		{"a RoleBinding of admin in the tenant", nil, nsBinding("ClusterRole", "admin"), ""},
+		{"a RoleBinding of a role nobody wrote yet", nil, nsBinding("ClusterRole", "later"), "which does not exist"},
+		{"a Role within admin", nil, nsRole("- apiGroups: ['']\n  resources: [configmaps]\n  verbs: [get, update]\n") + nsBinding("Role", "r"), ""},
+		{"a Role on the operator's own kinds", nil, nsRole("- apiGroups: [kv.opctl.dev]\n  resources: [kvstores/status, kvstores/finalizers]\n  verbs: [update]\n"), ""},
+		{"a Role on the namespace object", nil, nsRole("- apiGroups: ['']\n  resources: [namespaces, resourcequotas/status]\n  verbs: [update]\n"), "Role ns-a/r grants update namespaces, update resourcequotas/status"},
+		{"a Role named by the platform", []string{"storage-reader"}, nsRole(storage), ""},
+		{"a NodePort Service", nil, service("type: NodePort\n"), "is a NodePort Service"},
+		{"a LoadBalancer Service", nil, service("type: LoadBalancer\n"), "is a LoadBalancer Service"},
+		{"externalIPs", nil, service("externalIPs: [8.8.8.8]\n"), "sets externalIPs"},
+		{"a ClusterIP Service", nil, service("type: ClusterIP\n"), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

