@@ -59,6 +59,11 @@ type grantPolicy struct {
 	// network; the guardrail would refuse the rest from the owner, but
 	// the controller holds its bypass.
 	exposure tenancyv1.ServiceExposure
+	// tenant and lockNetworkPolicies: with the lock, a NetworkPolicy may
+	// select namespaces only by the tenant's label (the
+	// tenant-network-policies guardrail, which the controller bypasses).
+	tenant              string
+	lockNetworkPolicies bool
 }
 
 // ownerRole is the ClusterRole a tenant's owners hold in its namespaces:
@@ -119,6 +124,10 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 		}
 		if gvk.Group == "" && gvk.Kind == "Service" {
 			out = append(out, g.exposed(d.obj)...)
+			continue
+		}
+		if gvk.Group == "networking.k8s.io" && gvk.Kind == "NetworkPolicy" {
+			out = append(out, g.openedTo(d.obj)...)
 			continue
 		}
 		if gvk.Group != rbacv1.GroupName {
@@ -291,6 +300,33 @@ func (g grantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]r
 		judge(name, live.Rules)
 	}
 	return out, nil
+}
+
+// openedTo says which peers of a NetworkPolicy select namespaces by
+// something else than the tenant's label, when the profile locks them.
+func (g grantPolicy) openedTo(u *unstructured.Unstructured) []string {
+	if !g.lockNetworkPolicies {
+		return nil
+	}
+	var out []string
+	for _, dir := range [][]string{{"ingress", "from"}, {"egress", "to"}} {
+		rules, _, _ := unstructured.NestedSlice(u.Object, "spec", dir[0])
+		for _, r := range rules {
+			m, _ := r.(map[string]any)
+			peers, _, _ := unstructured.NestedSlice(m, dir[1])
+			for _, peer := range peers {
+				pm, _ := peer.(map[string]any)
+				if _, ok := pm["namespaceSelector"]; !ok {
+					continue
+				}
+				if v, _, _ := unstructured.NestedString(pm, "namespaceSelector", "matchLabels", LabelTenant); v != g.tenant {
+					out = append(out, fmt.Sprintf("NetworkPolicy %s selects namespaces in %s by other than %s=%s, which the tenant's locked isolation does not allow",
+						qualified(u.GetNamespace(), u.GetName()), dir[0], LabelTenant, g.tenant))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // exposed says what a Service reaches past the cluster network that the

@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,6 +48,9 @@ func TestGrantPolicy(t *testing.T) {
 	}
 	nsRole := func(rules string) string {
 		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n  namespace: ns-a\nrules:\n" + rules
+	}
+	netpol := func(peer string) string {
+		return "---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata:\n  name: p\n  namespace: ns-a\nspec:\n  podSelector: {}\n  ingress:\n  - from:\n    - " + peer + "\n"
 	}
 	service := func(spec string) string {
 		return "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  namespace: ns-a\nspec:\n  " + strings.ReplaceAll(strings.TrimSuffix(spec, "\n"), "\n", "\n  ") + "\n  ports:\n  - port: 80\n"
@@ -97,10 +101,13 @@ func TestGrantPolicy(t *testing.T) {
 		{"a LoadBalancer Service", nil, service("type: LoadBalancer\n"), "is a LoadBalancer Service"},
 		{"externalIPs", nil, service("externalIPs: [8.8.8.8]\n"), "sets externalIPs"},
 		{"a ClusterIP Service", nil, service("type: ClusterIP\n"), ""},
+		{"a NetworkPolicy open to every namespace, locked", []string{"lock"}, netpol("namespaceSelector: {}"), "selects namespaces in ingress by other than tenancy.opctl.dev/tenant=a"},
+		{"a NetworkPolicy open to the tenant, locked", []string{"lock"}, netpol("namespaceSelector:\n        matchLabels:\n          tenancy.opctl.dev/tenant: a"), ""},
+		{"a NetworkPolicy open to every namespace, unlocked", nil, netpol("namespaceSelector: {}"), ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := grantPolicy{roles: tc.roles, crds: []string{"kvstores.kv.opctl.dev"}, namespaces: []string{"ns-a", "ns-a2"}, reader: reader, mapper: mapper,
+			g := grantPolicy{roles: tc.roles, tenant: "a", lockNetworkPolicies: slices.Contains(tc.roles, "lock"), crds: []string{"kvstores.kv.opctl.dev"}, namespaces: []string{"ns-a", "ns-a2"}, reader: reader, mapper: mapper,
 				kinds: func(context.Context) ([]string, error) { return []string{"kvstores.kv.opctl.dev"}, nil }}
 			got, err := g.check(context.Background(), manifestDocs(tc.manifest))
 			if err != nil {

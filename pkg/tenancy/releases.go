@@ -213,6 +213,7 @@ func (c *Controller) scope(t *tenancyv1.Tenant, ns, name string, p *plan) releas
 	g := grantPolicy{roles: c.opts.ClusterRoles, namespaces: t.Spec.Namespaces, reader: c.reader, mapper: c.helm.mapper}
 	if p != nil {
 		g.roles, g.exposure = p.settings.ClusterRoles, p.settings.Services
+		g.tenant, g.lockNetworkPolicies = t.Name, p.settings.LockNetworkPolicies
 		for _, op := range p.operators {
 			if op.spec.Name == name && op.analysis != nil {
 				g.crds = crdNames(op.analysis)
