@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 
+	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
 )
 
@@ -60,6 +61,7 @@ func recordOf(name, ns string, version int, status release.Status) *release.Rele
 // this process; a write over a record changed by someone else fails
 // instead of overwriting it; Helm's own driver reads the records.
 func TestReleaseRecordIndex(t *testing.T) {
+	testcluster.Require(t, cluster)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	counter := &requestCounter{n: map[string]int{}}
