@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/component-helpers/auth/rbac/validation"
 
+	"opctl.dev/opctl/internal/testcatalog"
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
@@ -66,7 +67,8 @@ func (s subject) rules(t *testing.T, c *testcluster.Cluster, ns string) []rbacv1
 }
 
 // TestTenantReach is the general reach test of the issue "A tenant is its
-// namespaces": from every owner and every ServiceAccount of a tenant's
+// namespaces", over a chart, a bundle and an OLM tenant: from every owner
+// and every ServiceAccount of a tenant's
 // namespaces, follow what a subject can become (its namespace's
 // ServiceAccounts, by minting tokens, impersonating or running pods as
 // them) to a fixed point, then compare what each reachable subject may do
@@ -79,14 +81,18 @@ func TestTenantReach(t *testing.T) {
 	verbs := []any{"get", "list", "watch", "create", "update", "patch", "delete"}
 	reg := publishGreedy(t, map[string]any{"apiGroups": []any{""}, "resources": []any{"secrets", "pods"}, "verbs": verbs},
 		map[string]any{"apiGroups": []any{"apps"}, "resources": []any{"deployments"}, "verbs": verbs})
+	c.StartOLM(t)
+	addr := testcatalog.Serve(t, publishSampleCatalog(t, "0.1.0"))
 	startController(t, tenancy.Options{PlainHTTPRegistries: true})
 	id := suffix()
-	chart, bundled := "reach-chart-"+id, "reach-bundle-"+id
+	chart, bundled, olm := "reach-chart-"+id, "reach-bundle-"+id, "reach-olm-"+id
+	createTenant(t, olmTenant(olm, "owner-"+olm, tenancyv1.OLMSource{Catalog: tenancyv1.OLMCatalog{Address: addr}, Package: olmPackage, Channel: "stable"}, ""))
 	createTenant(t, newTenant(chart, []string{chart, chart + "-b"}, sampleChart(t, "", "0.1.0"), 1, "owner-"+chart))
 	createTenant(t, bundleTenant(bundled, tenancyv1.BundleSource{Catalog: tenancyv1.BundleCatalog{Image: reg.Host + "/ops/sample-operator-catalog:latest"},
 		Package: olmPackage, Channel: "stable"}, "0.1.0"))
 	waitTenant(t, chart, 2*time.Minute, "chart tenant Ready", ready)
 	waitTenant(t, bundled, 2*time.Minute, "bundle tenant Ready", bundleAt("0.1.0", 1))
+	waitTenant(t, olm, 3*time.Minute, "OLM tenant Ready", olmReady("0.1.0"))
 
 	// What any authenticated subject may do, and what the platform allows.
 	baselineNS := "reach-baseline-" + id
@@ -108,7 +114,7 @@ func TestTenantReach(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tenants := map[string][]string{chart: {chart, chart + "-b"}, bundled: {bundled}}
+	tenants := map[string][]string{chart: {chart, chart + "-b"}, bundled: {bundled}, olm: {olm}}
 	baseline := map[string][]rbacv1.PolicyRule{}
 	baseOf := func(ns string) []rbacv1.PolicyRule {
 		if _, ok := baseline[ns]; !ok {
