@@ -61,6 +61,13 @@ func TestHostileCharts(t *testing.T) {
 			if _, err := c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "hook-"+id, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the hook's ConfigMap in kube-system: %v, want none", err)
 			}
+			testcluster.Eventually(t, 30*time.Second, "a HooksNotRun Event", func(ctx context.Context) error {
+				events, err := c.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=hostile-hooks-" + id + ",reason=" + tenancy.ReasonHooksNotRun})
+				if err != nil || len(events.Items) == 0 || !strings.Contains(events.Items[0].Message, "ClusterRoleBinding hook-"+id) {
+					return fmt.Errorf("events %v, %v", events, err)
+				}
+				return nil
+			})
 		}, ""},
 		{"lookup", func(id, owner string) map[string]string {
 			return map[string]string{"Chart.yaml": chartYAML, "templates/loot.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: loot\ndata:\n  victim: {{ (lookup \"v1\" \"Secret\" \"" + victim + "\" \"data\") | toJson | quote }}\n"}

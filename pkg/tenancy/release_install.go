@@ -2,9 +2,12 @@ package tenancy
 
 import (
 	"fmt"
+	"strings"
 
 	"helm.sh/helm/v3/pkg/release"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
 // installRelease installs the release from scratch, first removing a
@@ -32,6 +35,7 @@ func (c *Controller) installRelease(r *releaseRun) error {
 	}
 	c.helm.noLegacy(r.t.Name, r.spec.Namespace, r.spec.Name)
 	c.event(r.t, "Normal", "Installed", "installed %s %s (revision %d)", r.spec.Name, want, rel.Version)
+	c.hooksNotRun(r.t, rel)
 	r.progressing(rel.Version)
 	r.p.requeueAtMost(c.opts.UpgradeTimeout)
 	return nil
@@ -42,4 +46,21 @@ func (r *releaseRun) progressing(revision int) {
 	st := r.st
 	st.TargetVersion, st.UpgradeStartTime, st.LastError, st.Reason = r.facts.want, &metav1.Time{Time: r.facts.now}, "", ""
 	st.Revision, st.Health = revision, HealthProgressing
+}
+
+// ReasonHooksNotRun reports a chart whose hooks the release did not run:
+// Helm runs hooks past the render guard, so a tenant's release runs none.
+const ReasonHooksNotRun = "HooksNotRun"
+
+// hooksNotRun says, in an Event, that rel's hooks were not run.
+func (c *Controller) hooksNotRun(t *tenancyv1.Tenant, rel *release.Release) {
+	if rel == nil || len(rel.Hooks) == 0 {
+		return
+	}
+	names := make([]string, 0, len(rel.Hooks))
+	for _, h := range rel.Hooks {
+		names = append(names, h.Kind+" "+h.Name)
+	}
+	c.event(t, "Warning", ReasonHooksNotRun, "release %s: the chart's hooks were not run (%s): a tenant's release runs no Helm hooks, which no check could see; install what they do as ordinary objects",
+		rel.Name, strings.Join(names, ", "))
 }

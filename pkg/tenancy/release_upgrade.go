@@ -23,6 +23,7 @@ func (c *Controller) upgradeRelease(r *releaseRun) error {
 		return c.rollback(r.ctx, r.t, r.cfg, r.scope, deployed.Version, r.facts.want, r.st, err.Error())
 	}
 	c.event(r.t, "Normal", "Upgraded", "upgraded %s from %s to %s (revision %d)", r.spec.Name, deployed.Chart.Metadata.Version, r.facts.want, rel.Version)
+	c.hooksNotRun(r.t, rel)
 	r.progressing(rel.Version)
 	r.st.FailedVersion = ""
 	r.p.requeueAtMost(c.opts.UpgradeTimeout)
