@@ -110,7 +110,7 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 	// account with no rules of its own gets an entry without rules.
 	granted := map[string]bool{}
 	for _, g := range grants {
-		granted[g.ServiceAccount] = len(g.Namespaced)+len(g.Cluster) > 0
+		granted[g.ServiceAccount] = len(g.Permissions)+len(g.Cluster) > 0
 	}
 	for _, sa := range p.workloadAccounts() {
 		if !granted[sa] {
@@ -119,9 +119,9 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 		}
 	}
 	for _, g := range grants {
-		if len(g.Namespaced) > 0 {
+		if len(g.Permissions) > 0 {
 			csv.Spec.InstallStrategy.StrategySpec.Permissions = append(csv.Spec.InstallStrategy.StrategySpec.Permissions,
-				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: g.ServiceAccount, Rules: g.Namespaced})
+				operatorsv1alpha1.StrategyDeploymentPermissions{ServiceAccountName: g.ServiceAccount, Rules: g.Permissions})
 		}
 		if len(g.Cluster) > 0 {
 			csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions = append(csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions,

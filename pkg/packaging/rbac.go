@@ -16,8 +16,14 @@ import (
 type Grant struct {
 	// ServiceAccount is the account's name in the overlay.
 	ServiceAccount string
-	// Namespaced rules can be granted by a Role in each watched namespace.
+	// Namespaced rules, of ClusterRoleBindings, can be granted by a Role in
+	// each watched namespace.
 	Namespaced []rbacv1.PolicyRule
+	// Permissions are all the rules granted in a namespace: Namespaced and
+	// those of RoleBindings, which grant in their own namespace only (the
+	// chart keeps those Roles and RoleBindings as they are), in the order
+	// of the bindings: the CSV's permissions.
+	Permissions []rbacv1.PolicyRule
 	// Cluster rules need a ClusterRole: cluster-scoped resources,
 	// non-resource URLs and wildcards.
 	Cluster []rbacv1.PolicyRule
@@ -126,11 +132,12 @@ func (p *Project) grants() ([]Grant, []string, error) {
 			}
 			for _, r := range rules {
 				if o.GetKind() == "RoleBinding" {
-					g.Namespaced = append(g.Namespaced, r) // a RoleBinding grants in its namespace only
+					g.Permissions = append(g.Permissions, r) // a RoleBinding grants in its namespace only
 					continue
 				}
 				ns, cl := splitRule(r, scope)
 				g.Namespaced = append(g.Namespaced, ns...)
+				g.Permissions = append(g.Permissions, ns...)
 				g.Cluster = append(g.Cluster, cl...)
 			}
 		}
