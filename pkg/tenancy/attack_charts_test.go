@@ -125,6 +125,23 @@ func TestHostileCharts(t *testing.T) {
 				t.Errorf("the aggregated ClusterRole: %v, want none", err)
 			}
 		}, tenancy.ReasonClusterRightsRefused},
+		{"beyond the owners", func(id, owner string) map[string]string {
+			// Owners (admin) may read a namespace's quota, not write one:
+			// neither may their releases, whatever the controller holds.
+			return map[string]string{"Chart.yaml": chartYAML, "templates/quota.yaml": "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: boost\nspec:\n  hard:\n    pods: \"1\"\n"}
+		}, func(t *testing.T, id, owner string) {
+			name := "hostile-beyond-the-owners-" + id
+			if _, err := c.Client.CoreV1().ResourceQuotas(name).Get(ctx, "boost", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the release's ResourceQuota: %v, want none", err)
+			}
+			actor := "system:serviceaccount:" + tenancy.DefaultStorageNamespace + ":" + tenancy.ActorName(name)
+			waitTenant(t, name, time.Minute, "the actor named", func(tn *tenancyv1.Tenant) error {
+				if len(tn.Status.Operators) == 0 || tn.Status.Operators[0].Reason != tenancy.ReasonInstallFailed || !strings.Contains(tn.Status.Operators[0].LastError, actor) {
+					return fmt.Errorf("operators %s, want %s naming %s", dump(tn.Status.Operators), tenancy.ReasonInstallFailed, actor)
+				}
+				return nil
+			})
+		}, tenancy.ReasonInstallFailed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,9 +150,13 @@ func TestHostileCharts(t *testing.T) {
 			name := "hostile-" + strings.ReplaceAll(tc.name, " ", "-") + "-" + id
 			owner := "owner-" + name
 			createTenant(t, newTenant(name, []string{name}, writeChart(t, tc.files(id, owner)), 1, owner))
-			if tc.refused != "" {
+			switch {
+			case tc.refused == tenancy.ReasonInstallFailed:
+				// Refused by the API server and retried: check reads the
+				// operator's status.
+			case tc.refused != "":
 				waitCondition(t, name, "Degraded", tc.refused, "")
-			} else {
+			default:
 				waitTenant(t, name, 2*time.Minute, "release installed", func(tn *tenancyv1.Tenant) error {
 					if len(tn.Status.Operators) == 0 || tn.Status.Operators[0].Revision < 1 {
 						return fmt.Errorf("operators %s", dump(tn.Status.Operators))

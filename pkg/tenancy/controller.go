@@ -190,18 +190,31 @@ func allowed(s string, prefixes []string) bool {
 
 // Build returns the namespaces, the objects in each and the backends'
 // objects. On deletion there is no plan: names are enough.
-func (c *Controller) Build(_ context.Context, t *tenancyv1.Tenant, p *plan) ([]client.Object, error) {
+func (c *Controller) Build(ctx context.Context, t *tenancyv1.Tenant, p *plan) ([]client.Object, error) {
+	kinds, err := c.actorKinds(ctx, p)
+	if err != nil {
+		return nil, err
+	}
 	if p == nil {
-		p = &plan{tenant: t, settings: effectiveSettings(t, nil), quotas: map[string]Quota{}}
+		p = &plan{tenant: t, settings: c.deletionSettings(t), quotas: map[string]Quota{}}
 	}
 	var objs []client.Object
 	for _, ns := range t.Spec.Namespaces {
 		objs = append(objs, namespaceObjects(t, ns, p.settings, p.quotas[ns])...)
 	}
+	objs = append(objs, actorObjects(t, p.settings, c.opts.StorageNamespace, kinds)...)
 	for _, b := range c.backends {
 		objs = append(objs, b.objects(t, p.settings.ownedLabels(t.Name))...)
 	}
 	return objs, nil
+}
+
+// deletionSettings are t's settings when there is no plan (deletion):
+// without its profile, with the controller's named ClusterRoles.
+func (c *Controller) deletionSettings(t *tenancyv1.Tenant) settings {
+	s := effectiveSettings(t, nil)
+	s.ClusterRoles = slices.Clone(c.opts.ClusterRoles)
+	return s
 }
 
 // Mutate has nothing to add: Build sets every field.

@@ -125,11 +125,13 @@ func (m *driftMemo) set(key, rv string) {
 // correctDrift restores the release's Deployments, Roles, RoleBindings and
 // ServiceAccounts that someone other than the controller changed or
 // deleted, from the deployed revision's manifest, with a server-side apply
-// of the controller's field manager (flux's drift detection). Only objects
+// of the controller's field manager as the tenant's actor (flux's drift
+// detection). Only objects
 // in the tenant's namespaces are touched.
 func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Release, ns string) error {
 	t := p.tenant
 	var restored []string
+	var actor client.Client // the tenant's actor restores (actor.go)
 	for _, o := range c.drift.objects(rel, ns, t, p.settings.ownedLabels(t.Name)) {
 		key := o.key()
 		cached := driftKinds[o.gvk.Kind]()
@@ -160,8 +162,13 @@ func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Rel
 				continue
 			}
 		}
+		if actor == nil {
+			if actor, err = c.actorClient(t.Name); err != nil {
+				return err
+			}
+		}
 		applied := obj.DeepCopy() // the apply writes the response into it
-		if err := c.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		if err := actor.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
 			return fmt.Errorf("restoring %s %s/%s from release %s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), rel.Name, err)
 		}
 		if rv := applied.GetResourceVersion(); rv != "" {

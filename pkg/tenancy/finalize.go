@@ -29,6 +29,9 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 	for _, ns := range t.Spec.Namespaces {
 		defer c.drift.forget(ns)
 	}
+	if err := c.ensureActor(ctx, t); err != nil {
+		return false, err
+	}
 	byBackend := c.operatorsByBackend(t)
 	if policy == operatorkit.DeletionOrphan {
 		return true, c.disconnect(ctx, t, byBackend)

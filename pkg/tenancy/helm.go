@@ -36,13 +36,15 @@ type helmClient struct {
 	mapper     meta.RESTMapper
 	maxHistory int
 	log        func(format string, args ...any)
-	// secrets writes the records handed back to release namespaces and
-	// meta lists and deletes the legacy ones there (legacy.go), never
-	// reading them; records keeps the controller's, in the storage
-	// namespace, out of the tenants' reach.
-	secrets kubernetes.Interface
-	meta    metadata.Interface
+	// records keeps the release records in the storage namespace, out of
+	// the tenants' reach.
 	records *recordStore
+	// actor makes the clients of a tenant's actor (actorClients).
+	actor func(tenant string) (kubernetes.Interface, metadata.Interface, error)
+	// cluster builds the clients of a release's cluster-scoped objects,
+	// which the controller writes itself once the grant policy passed
+	// them (releaseKube.Build).
+	cluster *kube.Client
 
 	mu       sync.Mutex
 	locks    map[string]*sync.Mutex
@@ -75,11 +77,14 @@ func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, lo
 	records := newRecordStore(cs.CoreV1().Secrets(storageNamespace), storageNamespace)
 	records.withIndex(mc)
 	cached := memory.NewMemCacheClient(dc)
-	return &helmClient{
+	h := &helmClient{
 		config: cfg, discovery: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		maxHistory: maxHistory, log: log, locks: map[string]*sync.Mutex{}, migrated: map[string]bool{},
-		secrets: cs, meta: mc, records: records,
-	}, nil
+		records: records,
+	}
+	h.cluster = kube.New(&restGetter{h: h, config: cfg})
+	h.actor = h.actorClients
+	return h, nil
 }
 
 // lock takes the release's lock and returns its unlock.
@@ -100,7 +105,9 @@ func (h *helmClient) lock(namespace, name string) func() {
 // namespace, with their records in the storage namespace.
 func (h *helmClient) action(tenant, namespace string) (*action.Configuration, error) {
 	cfg := new(action.Configuration)
-	getter := &restGetter{h: h, namespace: namespace}
+	// Helm acts as the tenant's actor: the API server bounds what it does
+	// in a namespace by what the tenant holds there (actor.go).
+	getter := &restGetter{h: h, namespace: namespace, config: actorConfig(h.config, h.records.namespace, tenant)}
 	if err := cfg.Init(getter, namespace, "secret", h.log); err != nil {
 		return nil, fmt.Errorf("helm configuration for %s: %w", namespace, err)
 	}
@@ -117,7 +124,7 @@ func (h *helmClient) action(tenant, namespace string) (*action.Configuration, er
 	// tenant's Secrets, the release records) with the controller's rights.
 	// The capabilities are set per action (setCapabilities).
 	cfg.RESTClientGetter = nil
-	cfg.KubeClient = &releaseKube{Client: kc, created: h.created, namespace: namespace}
+	cfg.KubeClient = &releaseKube{Client: kc, cluster: h.cluster, created: h.created, namespace: namespace}
 	return cfg, nil
 }
 
@@ -128,11 +135,30 @@ func (h *helmClient) storage(tenant, namespace string) driver.Driver {
 
 // legacy is the driver of the records Helm keeps by default: in the
 // release namespace, where the tenant can write. It is only written
-// (handBack), never read.
-func (h *helmClient) legacy(namespace string) driver.Driver {
-	d := driver.NewSecrets(h.secrets.CoreV1().Secrets(namespace))
+// (handBack), never read, as the tenant's actor.
+func (h *helmClient) legacy(tenant, namespace string) (driver.Driver, error) {
+	cs, _, err := h.actor(tenant)
+	if err != nil {
+		return nil, err
+	}
+	d := driver.NewSecrets(cs.CoreV1().Secrets(namespace))
 	d.Log = h.log
-	return d
+	return d, nil
+}
+
+// actorClients are clients acting as tenant's actor, for what the
+// controller does in the tenant's namespaces outside Helm's actions.
+func (h *helmClient) actorClients(tenant string) (kubernetes.Interface, metadata.Interface, error) {
+	cfg := actorConfig(h.config, h.records.namespace, tenant)
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	mc, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return cs, mc, nil
 }
 
 // releaseRef names a release of a tenant in the client's maps.
@@ -261,15 +287,16 @@ func (h *helmClient) uninstall(cfg *action.Configuration, name string) error {
 	return err
 }
 
-// restGetter hands Helm the shared clients.
+// restGetter hands Helm the shared discovery and mapper, and config.
 type restGetter struct {
 	h         *helmClient
 	namespace string
+	config    *rest.Config
 }
 
 var _ genericclioptions.RESTClientGetter = &restGetter{}
 
-func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.h.config), nil }
+func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConfig(g.config), nil }
 func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
 	return g.h.discovery, nil
 }

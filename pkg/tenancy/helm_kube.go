@@ -1,7 +1,10 @@
 package tenancy
 
 import (
+	"bytes"
 	"fmt"
+	"io"
+	"slices"
 
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
@@ -19,11 +22,47 @@ import (
 // interfaces (logs, three-way merge) still hold.
 type releaseKube struct {
 	*kube.Client
+	// cluster builds with the controller's own rights; Client with the
+	// tenant's actor's.
+	cluster *kube.Client
 	// created, when set, is told of every object Helm creates.
 	created func(runtime.Object)
 	// namespace is the namespace of the configuration's releases; release,
 	// when set, the one being uninstalled.
 	namespace, release string
+}
+
+// Build reads a manifest with the actor's clients, except for the
+// cluster-scoped objects: the actor holds no right outside the tenant's
+// namespaces, and those objects, which the render guard has checked
+// (grants.go), are the controller's to write.
+func (k *releaseKube) Build(reader io.Reader, validate bool) (kube.ResourceList, error) {
+	data, err := io.ReadAll(reader)
+	if err != nil {
+		return nil, err
+	}
+	infos, err := k.Client.Build(bytes.NewReader(data), validate)
+	if err != nil || k.cluster == nil || !slices.ContainsFunc(infos, clusterScoped) {
+		return infos, err
+	}
+	own, err := k.cluster.Build(bytes.NewReader(data), validate)
+	if err != nil {
+		return nil, err
+	}
+	if len(own) != len(infos) {
+		return nil, fmt.Errorf("building the release's cluster-scoped objects: %d objects, then %d", len(infos), len(own))
+	}
+	for i, info := range infos {
+		if clusterScoped(info) {
+			info.Client = own[i].Client
+		}
+	}
+	return infos, nil
+}
+
+// clusterScoped reports whether a manifest object is cluster-scoped.
+func clusterScoped(info *resource.Info) bool {
+	return info.Mapping != nil && info.Mapping.Scope.Name() == meta.RESTScopeNameRoot
 }
 
 func (k *releaseKube) Create(resources kube.ResourceList) (*kube.Result, error) {

@@ -45,8 +45,12 @@ func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name str
 	if done {
 		return nil, nil
 	}
+	_, meta, err := h.actor(tenant)
+	if err != nil {
+		return nil, err
+	}
 	sel := labels.SelectorFromSet(labels.Set{"owner": "helm", "name": name}).String()
-	list, err := h.meta.Resource(secretsResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	list, err := meta.Resource(secretsResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
 	if err != nil {
 		return nil, fmt.Errorf("listing the Helm records of release %s in namespace %s: %w", name, namespace, err)
 	}
@@ -57,7 +61,7 @@ func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name str
 			continue // labelled like a record, named otherwise: not Helm's, not ours to delete
 		}
 		uid := s.UID
-		err := h.meta.Resource(secretsResource).Namespace(namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+		err := meta.Resource(secretsResource).Namespace(namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
 		if err != nil && !apierrors.IsNotFound(err) {
 			return dropped, fmt.Errorf("deleting the Helm record %s/%s: %w", namespace, s.Name, err)
 		}
@@ -83,7 +87,11 @@ func (h *helmClient) noLegacy(tenant, namespace, name string) {
 // are read; a Secret of the same key in the release namespace is
 // overwritten, never read. It returns the revisions moved.
 func (h *helmClient) handBack(tenant, namespace, name string) ([]int, error) {
-	from, to := h.storage(tenant, namespace), h.legacy(namespace)
+	to, err := h.legacy(tenant, namespace)
+	if err != nil {
+		return nil, err
+	}
+	from := h.storage(tenant, namespace)
 	src, err := from.Query(map[string]string{"name": name, "owner": "helm"})
 	if errors.Is(err, driver.ErrReleaseNotFound) || len(src) == 0 {
 		return nil, nil

@@ -9,39 +9,52 @@ package tenancy
 // +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenants/finalizers,verbs=update
 // +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenantprofiles,verbs=get;list;watch
 //
-// Tenant namespaces and what the controller puts in each.
+// Tenant namespaces and what the controller puts in each: the quota, the
+// LimitRange, the NetworkPolicies, the owners' and the actor's bindings,
+// and the actor's Role (actor.go). escalate on roles: that Role grants the
+// operator's own kinds, which the controller does not hold; bind: the
+// bindings of admin and of the platform's named ClusterRoles.
 // +kubebuilder:rbac:groups="",resources=namespaces;resourcequotas;limitranges,verbs=get;list;watch;create;patch;update;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;update;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=rolebindings,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles,verbs=bind;escalate
 //
-// The API server's addresses (the kubernetes Service's EndpointSlices),
-// which tenant egress policies allow.
+// The API server's addresses (the kubernetes Service and its
+// EndpointSlices), which tenant egress policies allow.
+// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
 //
 // Shared CRDs of the tenants' operators.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;patch;update;delete
 //
-// Helm releases: the release records (Secrets) and the objects of the
-// operator charts, in tenant namespaces and, for their cluster roles,
-// cluster-wide. bind and escalate let the controller grant a tenant's
-// operator and owners roles (admin, the chart's rules) it does not use
-// itself.
-// +kubebuilder:rbac:groups="",resources=secrets;configmaps;services;serviceaccounts,verbs=get;list;watch;create;patch;update;delete
-// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch;create;patch;update;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles;clusterrolebindings,verbs=get;list;watch;create;patch;update;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles,verbs=bind;escalate
+// Helm releases. Each tenant's actor, a ServiceAccount of the controller's
+// namespace, writes the objects of its releases in the tenant's namespaces
+// (actor.go): the controller impersonates it, and only reads what drift
+// correction and readiness follow. The release records and the webhook
+// certificates are Secrets of the controller's namespace.
+// +kubebuilder:rbac:groups="",namespace=opctl-system,resources=serviceaccounts,verbs=impersonate;create;patch;update;delete
+// +kubebuilder:rbac:groups="",namespace=opctl-system,resources=secrets,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
 //
-// The monitoring objects operator charts ship (opctl's charts render
-// them when the cluster serves monitoring.coreos.com).
-// +kubebuilder:rbac:groups=monitoring.coreos.com,resources=servicemonitors;podmonitors;prometheusrules,verbs=get;list;watch;create;patch;update;delete
+// A release's cluster-scoped RBAC, which the grant policy (grants.go) has
+// checked, is the controller's to write: the actor holds nothing outside
+// the tenant's namespaces. bind and escalate above let it write roles it
+// does not use itself.
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch;create;patch;update;delete
+//
+// Catalog ConfigMaps, read one by one, outside tenant namespaces.
+// +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 //
 // The webhook configurations of bundle operators, named for the tenant
 // and the release and narrowed to the tenant's namespaces.
 // +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;list;watch;create;patch;update;delete
 //
 // The guardrail policies (config/guardrails) let whoever holds this
-// verb through: the controller and cluster admins. The resource is
-// virtual; nothing serves it.
+// verb through: the controller and cluster admins, and a tenant's actor
+// in the tenant's namespaces for the objects of its releases (the Role the
+// controller gives it holds the verb there). The resource is virtual;
+// nothing serves it.
 // +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=guardrails,verbs=bypass
 //
 // Events for every action.

@@ -28,6 +28,7 @@ func (c *Controller) installRelease(r *releaseRun) error {
 		return nil
 	}
 	want := r.facts.want
+	err = actorForbidden(r.t.Name, err)
 	if err != nil {
 		r.st.Health, r.st.LastError, r.st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
 		c.event(r.t, "Warning", ReasonInstallFailed, "installing %s %s: %v", r.spec.Name, want, err)

@@ -8,11 +8,14 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/metadata"
 	metadatafake "k8s.io/client-go/metadata/fake"
 )
 
@@ -25,7 +28,7 @@ func testRelease(name, ns string, version int, status release.Status, manifest s
 
 func testHelm(t *testing.T) (*helmClient, *fake.Clientset) {
 	cs := fake.NewClientset()
-	return &helmClient{secrets: cs, records: newRecordStore(cs.CoreV1().Secrets("opctl-system"), "opctl-system"), migrated: map[string]bool{}, log: t.Logf}, cs
+	return &helmClient{actor: func(string) (kubernetes.Interface, metadata.Interface, error) { return cs, nil, nil }, records: newRecordStore(cs.CoreV1().Secrets("opctl-system"), "opctl-system"), migrated: map[string]bool{}, log: t.Logf}, cs
 }
 
 // Two tenants' releases of the same name live side by side in the storage
@@ -93,7 +96,7 @@ func TestStorageIsPerTenant(t *testing.T) {
 // leaves every other Secret. handBack writes the stored records back over
 // whatever the namespace holds, never reading it.
 func TestLegacyRecordsDroppedUnread(t *testing.T) {
-	h, _ := testHelm(t)
+	h, cs := testHelm(t)
 	ctx := context.Background()
 	record := func(name, rel string) *metav1.PartialObjectMetadata {
 		return &metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
@@ -104,7 +107,7 @@ func TestLegacyRecordsDroppedUnread(t *testing.T) {
 	meta := metadatafake.NewSimpleMetadataClient(scheme,
 		record("sh.helm.release.v1.kv.v1", "kv"), record("sh.helm.release.v1.kv.v12", "kv"),
 		record("sh.helm.release.v1.kv.v2-mine", "kv"), record("sh.helm.release.v1.other.v1", "other"))
-	h.meta = meta
+	h.actor = func(string) (kubernetes.Interface, metadata.Interface, error) { return cs, meta, nil }
 	dropped, err := h.dropLegacy(ctx, "a", "ns-a", "kv")
 	if err != nil || !slices.Equal(dropped, []string{"sh.helm.release.v1.kv.v1", "sh.helm.release.v1.kv.v12"}) {
 		t.Fatalf("dropLegacy: %v, %v", dropped, err)
@@ -140,7 +143,7 @@ func TestLegacyRecordsDroppedUnread(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := storage.Init(h.legacy("ns-a")).Create(testRelease("kv", "ns-a", 2, release.StatusDeployed, "forged")); err != nil {
+	if err := storage.Init(legacy(t, h, "ns-a")).Create(testRelease("kv", "ns-a", 2, release.StatusDeployed, "forged")); err != nil {
 		t.Fatal(err)
 	}
 	back, err := h.handBack("a", "ns-a", "kv")
@@ -150,7 +153,15 @@ func TestLegacyRecordsDroppedUnread(t *testing.T) {
 	if h, _ := stored.History("kv"); len(h) != 0 {
 		t.Errorf("%d records left in storage after handing back", len(h))
 	}
-	if rel, err := storage.Init(h.legacy("ns-a")).Get("kv", 2); err != nil || rel.Manifest != "rev" {
+	if rel, err := storage.Init(legacy(t, h, "ns-a")).Get("kv", 2); err != nil || rel.Manifest != "rev" {
 		t.Errorf("revision 2 handed back: %v, %v", rel, err)
 	}
+}
+
+func legacy(t *testing.T, h *helmClient, ns string) driver.Driver {
+	d, err := h.legacy("a", ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

@@ -1,0 +1,184 @@
+package tenancy
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apiserver/pkg/authentication/serviceaccount"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// The actor is the identity every Helm action and drift correction of a
+// tenant's releases runs as: a ServiceAccount in the controller's
+// namespace, where no tenant can mint its tokens, bound only in the
+// tenant's namespaces (actorObjects). What a release puts in a tenant
+// namespace is then limited by the API server to what the tenant itself
+// holds there, whatever a chart, hook or record says; cluster-scoped
+// objects, which the grant policy checks, are the controller's own
+// (releaseKube.Build).
+const (
+	actorPrefix = "opctl-tenant-"
+	// ActorRole is the Role and RoleBinding in each tenant namespace that
+	// give the actor the guardrails' bypass there and the operator's own
+	// kinds; ActorAdminBinding binds it admin, as the owners.
+	ActorRole         = "tenant-actor"
+	ActorAdminBinding = "tenant-actor-admin"
+	actorRoleBinding  = "tenant-actor-role-"
+)
+
+// ActorName is the name of tenant's actor ServiceAccount.
+func ActorName(tenant string) string {
+	name := actorPrefix + tenant
+	if len(name) <= 253 {
+		return name
+	}
+	sum := sha256.Sum256([]byte(tenant))
+	return name[:253-17] + "-" + hex.EncodeToString(sum[:8])
+}
+
+// actorConfig is cfg impersonating tenant's actor in namespace ns.
+func actorConfig(cfg *rest.Config, ns, tenant string) *rest.Config {
+	cfg = rest.CopyConfig(cfg)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: serviceaccount.MakeUsername(ns, ActorName(tenant))}
+	return cfg
+}
+
+// actorVerbs are the verbs the actor holds on the operator's own kinds.
+var actorVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+
+// guardrailBypass is the rule the guardrail policies let through
+// (config/guardrails): held by the actor in its tenant's namespaces only.
+var guardrailBypass = rbacv1.PolicyRule{APIGroups: []string{tenancyv1.GroupVersion.Group}, Resources: []string{"guardrails"}, Verbs: []string{"bypass"}}
+
+// actorKinds are rules on the namespaced CRDs of the tenant's operators
+// that are the tenant's to use: absent (the controller will install them
+// with the shared-CRD label), carrying that label, or serving exactly the
+// operator's fields (ownKinds). Another installer's CRD of the same name
+// stays out: its release fails with CRDNotShared.
+func (c *Controller) actorKinds(ctx context.Context, p *plan) ([]rbacv1.PolicyRule, error) {
+	if p == nil {
+		return nil, nil
+	}
+	byGroup := map[string][]string{}
+	for _, op := range p.operators {
+		if op.analysis == nil {
+			continue
+		}
+		for _, crd := range op.analysis.CRDs {
+			if crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
+				continue
+			}
+			m := &metav1.PartialObjectMetadata{}
+			m.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+			err := c.client.Get(ctx, client.ObjectKey{Name: crd.Name}, m)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("reading CRD %s: %w", crd.Name, err)
+			}
+			if err == nil && m.Labels[LabelSharedCRD] != "true" {
+				own, err := ownKinds(ctx, c.reader, []*apiextensionsv1.CustomResourceDefinition{crd})
+				if err != nil {
+					return nil, err
+				}
+				if len(own) == 0 {
+					continue
+				}
+			}
+			plural := crd.Spec.Names.Plural
+			for _, r := range []string{plural, plural + "/status", plural + "/finalizers"} {
+				if !slices.Contains(byGroup[crd.Spec.Group], r) {
+					byGroup[crd.Spec.Group] = append(byGroup[crd.Spec.Group], r)
+				}
+			}
+		}
+	}
+	var rules []rbacv1.PolicyRule
+	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
+		res := slices.Clone(byGroup[g])
+		slices.Sort(res)
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: res, Verbs: actorVerbs})
+	}
+	return rules, nil
+}
+
+// actorObjects are tenant t's actor and its rights: in each tenant
+// namespace what the owners hold (admin), the guardrails' bypass, the
+// operator's own kinds and the platform's named ClusterRoles. Nothing
+// outside the tenant's namespaces.
+func actorObjects(t *tenancyv1.Tenant, s settings, storage string, kinds []rbacv1.PolicyRule) []client.Object {
+	labels := s.ownedLabels(t.Name)
+	name := ActorName(t.Name)
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: name, Namespace: storage}}
+	objs := []client.Object{&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: storage, Labels: labels}}}
+	for _, ns := range t.Spec.Namespaces {
+		meta := func(name string) metav1.ObjectMeta {
+			return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
+		}
+		objs = append(objs,
+			&rbacv1.Role{ObjectMeta: meta(ActorRole), Rules: append([]rbacv1.PolicyRule{guardrailBypass}, kinds...)},
+			&rbacv1.RoleBinding{ObjectMeta: meta(ActorRole), Subjects: subject,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ActorRole}},
+			&rbacv1.RoleBinding{ObjectMeta: meta(ActorAdminBinding), Subjects: subject,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ownerRole}})
+		for _, role := range sortedUnique(s.ClusterRoles) {
+			objs = append(objs, &rbacv1.RoleBinding{ObjectMeta: meta(actorRoleBinding + role), Subjects: subject,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}})
+		}
+	}
+	return objs
+}
+
+// sortedUnique returns the distinct strings of in, sorted.
+func sortedUnique(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// actorClient is a client acting as tenant's actor.
+func (c *Controller) actorClient(tenant string) (client.Client, error) {
+	cl, err := client.New(actorConfig(c.config, c.opts.StorageNamespace, tenant), client.Options{Scheme: c.client.Scheme(), Mapper: c.client.RESTMapper()})
+	if err != nil {
+		return nil, fmt.Errorf("client of tenant %s's actor: %w", tenant, err)
+	}
+	return cl, nil
+}
+
+// ensureActor creates tenant t's actor and its bindings where they are
+// missing, before the finalizer acts as it: a Tenant deleted before the
+// controller first reconciled it with an actor (an upgrade) has none.
+// What exists is left as it is.
+func (c *Controller) ensureActor(ctx context.Context, t *tenancyv1.Tenant) error {
+	for _, o := range actorObjects(t, c.deletionSettings(t), c.opts.StorageNamespace, nil) {
+		err := c.client.Create(ctx, o, client.FieldOwner(FieldManager))
+		// A namespace already gone or going holds nothing to act on.
+		gone := apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
+		if err != nil && !apierrors.IsAlreadyExists(err) && !gone {
+			return fmt.Errorf("creating %T %s/%s of tenant %s's actor: %w", o, o.GetNamespace(), o.GetName(), t.Name, err)
+		}
+	}
+	return nil
+}
+
+// actorForbidden adds to an error of a Helm action what the actor holds
+// when the API server refused it something: the release needs more than
+// the tenant holds in its namespaces.
+func actorForbidden(tenant string, err error) error {
+	if err == nil || !apierrors.IsForbidden(err) {
+		return err
+	}
+	return fmt.Errorf("%w (the release acts as tenant %s's actor, %s, which holds in the tenant's namespaces what the owners hold (admin), "+
+		"the operator's own kinds and the ClusterRoles the platform names; for more, the platform team names a ClusterRole in the TenantProfile's spec.clusterRoles)",
+		err, tenant, ActorName(tenant))
+}
