@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
@@ -31,11 +33,15 @@ import (
 const (
 	actorPrefix = "opctl-tenant-"
 	// ActorRole is the Role and RoleBinding in each tenant namespace that
-	// give the actor the guardrails' bypass there and the operator's own
-	// kinds; ActorAdminBinding binds it admin, as the owners.
+	// give the actor the guardrails' bypass there; ActorAdminBinding binds
+	// it admin, as the owners.
 	ActorRole         = "tenant-actor"
 	ActorAdminBinding = "tenant-actor-admin"
 	actorRoleBinding  = "tenant-actor-role-"
+	// KindsRole grants the actor and the owners the operators' own kinds.
+	// It is the one Role the controller may write with rules it does not
+	// hold (escalate by this name, config/rbac).
+	KindsRole = "tenant-kinds"
 )
 
 // ActorName is the name of tenant's actor ServiceAccount.
@@ -114,8 +120,8 @@ func (c *Controller) actorKinds(ctx context.Context, p *plan) ([]rbacv1.PolicyRu
 
 // actorObjects are tenant t's actor and its rights: in each tenant
 // namespace what the owners hold (admin), the guardrails' bypass, the
-// operator's own kinds and the platform's named ClusterRoles. Nothing
-// outside the tenant's namespaces.
+// operators' own kinds (which the owners hold too) and the platform's
+// named ClusterRoles. Nothing outside the tenant's namespaces.
 func actorObjects(t *tenancyv1.Tenant, s settings, storage string, kinds []rbacv1.PolicyRule) []client.Object {
 	labels := s.ownedLabels(t.Name)
 	name := ActorName(t.Name)
@@ -126,9 +132,12 @@ func actorObjects(t *tenancyv1.Tenant, s settings, storage string, kinds []rbacv
 			return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
 		}
 		objs = append(objs,
-			&rbacv1.Role{ObjectMeta: meta(ActorRole), Rules: append([]rbacv1.PolicyRule{guardrailBypass}, kinds...)},
+			&rbacv1.Role{ObjectMeta: meta(ActorRole), Rules: []rbacv1.PolicyRule{guardrailBypass}},
 			&rbacv1.RoleBinding{ObjectMeta: meta(ActorRole), Subjects: subject,
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: ActorRole}},
+			&rbacv1.Role{ObjectMeta: meta(KindsRole), Rules: slices.Clone(kinds)},
+			&rbacv1.RoleBinding{ObjectMeta: meta(KindsRole), Subjects: append(slices.Clone(subject), t.Spec.Owners...),
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: KindsRole}},
 			&rbacv1.RoleBinding{ObjectMeta: meta(ActorAdminBinding), Subjects: subject,
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ownerRole}})
 		for _, role := range sortedUnique(s.ClusterRoles) {
@@ -161,6 +170,11 @@ func (c *Controller) actorClient(tenant string) (client.Client, error) {
 // What exists is left as it is.
 func (c *Controller) ensureActor(ctx context.Context, t *tenancyv1.Tenant) error {
 	for _, o := range actorObjects(t, c.deletionSettings(t), c.opts.StorageNamespace, nil) {
+		// Owned like the objects Build returns, so that the deletion
+		// policy applies to them.
+		if err := controllerutil.SetControllerReference(t, o, c.client.Scheme()); err != nil {
+			return err
+		}
 		err := c.client.Create(ctx, o, client.FieldOwner(FieldManager))
 		// A namespace already gone or going holds nothing to act on.
 		gone := apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
@@ -181,4 +195,19 @@ func actorForbidden(tenant string, err error) error {
 	return fmt.Errorf("%w (the release acts as tenant %s's actor, %s, which holds in the tenant's namespaces what the owners hold (admin), "+
 		"the operator's own kinds and the ClusterRoles the platform names; for more, the platform team names a ClusterRole in the TenantProfile's spec.clusterRoles)",
 		err, tenant, ActorName(tenant))
+}
+
+// isActor reports whether o is one of tenant t's actor objects other
+// than the kinds Role and its binding, which the owners hold too.
+func (c *Controller) isActor(t *tenancyv1.Tenant, o client.Object) bool {
+	switch o.(type) {
+	case *corev1.ServiceAccount:
+		return o.GetNamespace() == c.opts.StorageNamespace && o.GetName() == ActorName(t.Name)
+	case *rbacv1.Role:
+		return o.GetName() == ActorRole
+	case *rbacv1.RoleBinding:
+		n := o.GetName()
+		return n == ActorRole || n == ActorAdminBinding || strings.HasPrefix(n, actorRoleBinding)
+	}
+	return false
 }

@@ -40,7 +40,7 @@ func TestHostileCharts(t *testing.T) {
 		t.Fatal(err)
 	}
 	crb := func(name, owner string) string {
-		return fmt.Sprintf("apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: %s\n  annotations:\n    helm.sh/hook: pre-install,pre-upgrade,post-install\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: %s\n", name, owner)
+		return adminBinding(name, owner, "    helm.sh/hook: pre-install,pre-upgrade,post-install\n")
 	}
 	cases := []struct {
 		name  string
@@ -121,8 +121,24 @@ func TestHostileCharts(t *testing.T) {
 				"crds/subscriptions.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: subscriptions.operators.coreos.com\nspec:\n  group: operators.coreos.com\n  names:\n    kind: Subscription\n    plural: subscriptions\n  scope: Namespaced\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
 				"templates/role.yaml":     "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: subscribers\n  labels:\n    rbac.authorization.k8s.io/aggregate-to-view: \"true\"\nrules:\n- apiGroups: [operators.coreos.com]\n  resources: [subscriptions]\n  verbs: [create, update, patch]\n"}
 		}, func(t *testing.T, id, owner string) {
-			if _, err := c.Client.RbacV1().ClusterRoles().Get(ctx, "opctl.hostile-claimed-crd-"+id+".kv.subscribers", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			name := "opctl.hostile-claimed-crd-" + id + ".kv.subscribers"
+			if _, err := c.Client.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the aggregated ClusterRole: %v, want none", err)
+			}
+			// Bound by no ClusterRoleBinding, it is a Role of the tenant's
+			// namespace instead: its labels aggregate nothing there.
+			if _, err := c.Client.RbacV1().Roles("hostile-claimed-crd-"+id).Get(ctx, name, metav1.GetOptions{}); err != nil {
+				t.Errorf("the Role made of the ClusterRole: %v", err)
+			}
+		}, ""},
+		{"actor role", func(id, owner string) map[string]string {
+			// The red team's: the actor holds the guardrails' bypass in the
+			// tenant's namespaces, and could bind its Role to the owner.
+			return map[string]string{"Chart.yaml": chartYAML, "templates/rb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: grab\n" +
+				"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: " + tenancy.ActorRole + "\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: " + owner + "\n"}
+		}, func(t *testing.T, id, owner string) {
+			if _, err := c.Client.RbacV1().RoleBindings("hostile-actor-role-"+id).Get(ctx, "grab", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the RoleBinding of the actor's Role: %v, want none", err)
 			}
 		}, tenancy.ReasonClusterRightsRefused},
 		{"beyond the owners", func(id, owner string) map[string]string {

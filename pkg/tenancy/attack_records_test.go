@@ -38,19 +38,7 @@ func clusterAdmin(t *testing.T, c *testcluster.Cluster, user string) bool {
 func plantRecord(t *testing.T, owner, ns string) (binding string) {
 	t.Helper()
 	binding = "kv-owner-" + ns
-	crb := fmt.Sprintf(`apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: %s
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: cluster-admin
-subjects:
-- apiGroup: rbac.authorization.k8s.io
-  kind: User
-  name: %s
-`, binding, owner)
+	crb := adminBinding(binding, owner, "")
 	rel := &release.Release{Name: "kv", Namespace: ns, Version: 1, Manifest: "---\n" + crb,
 		Info:  &release.Info{Status: release.StatusDeployed},
 		Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "sample-operator", Version: "0.1.0", APIVersion: "v2"}},
@@ -135,4 +123,17 @@ func TestForgedRecordsGrantNothing(t *testing.T) {
 			check("after the Tenant's deletion")
 		})
 	}
+}
+
+// adminBinding is a ClusterRoleBinding of cluster-admin to user, with
+// annotations (YAML lines under metadata.annotations, or none): what
+// every attack on the controller reaches for.
+func adminBinding(name, user, annotations string) string {
+	meta := "metadata:\n  name: " + name + "\n"
+	if annotations != "" {
+		meta += "  annotations:\n" + annotations
+	}
+	return "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\n" + meta +
+		"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\n" +
+		"subjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: " + user + "\n"
 }

@@ -128,19 +128,7 @@ subjects:
   name: default
   namespace: {{ .Release.Namespace }}
 ---
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: {{ .Release.Name }}-owner
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: cluster-admin
-subjects:
-- apiGroup: rbac.authorization.k8s.io
-  kind: User
-  name: owner-greedy-` + id + `
-`,
+` + adminBinding("{{ .Release.Name }}-owner", "owner-greedy-"+id, ""),
 	}
 	chart := writeChart(t, files)
 	greedy := "greedy-" + id

@@ -203,6 +203,14 @@ func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant, byBack
 		objs = append(objs, more...)
 	}
 	for _, desired := range objs {
+		if c.isActor(t, desired) {
+			// The actor is the controller's identity, not the tenant's: it
+			// goes, with its rights there.
+			if err := c.client.Delete(ctx, desired); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting %s/%s of tenant %s's actor: %w", desired.GetNamespace(), desired.GetName(), t.Name, err)
+			}
+			continue
+		}
 		live := desired.DeepCopyObject().(client.Object)
 		if err := c.reader.Get(ctx, client.ObjectKeyFromObject(desired), live); err != nil {
 			if apierrors.IsNotFound(err) {

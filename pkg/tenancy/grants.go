@@ -135,23 +135,23 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 		}
 		switch d.obj.GetKind() {
 		case "Role":
-			role := &rbacv1.Role{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, role); err != nil {
-				out = append(out, fmt.Sprintf("Role %s does not parse (%v)", d.obj.GetName(), err))
+			role, bad := decodeRBAC[rbacv1.Role](d.obj)
+			if bad != "" {
+				out = append(out, bad)
 				continue
 			}
 			nsRoles = append(nsRoles, role)
 		case "RoleBinding":
-			b := &rbacv1.RoleBinding{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, b); err != nil {
-				out = append(out, fmt.Sprintf("RoleBinding %s does not parse (%v)", d.obj.GetName(), err))
+			b, bad := decodeRBAC[rbacv1.RoleBinding](d.obj)
+			if bad != "" {
+				out = append(out, bad)
 				continue
 			}
 			nsBindings = append(nsBindings, b)
 		case "ClusterRole":
-			role := &rbacv1.ClusterRole{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, role); err != nil {
-				out = append(out, fmt.Sprintf("ClusterRole %s does not parse (%v)", d.obj.GetName(), err))
+			role, bad := decodeRBAC[rbacv1.ClusterRole](d.obj)
+			if bad != "" {
+				out = append(out, bad)
 				continue
 			}
 			roles[role.Name] = role.Rules
@@ -192,9 +192,9 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 				}
 			}
 		case "ClusterRoleBinding":
-			b := &rbacv1.ClusterRoleBinding{}
-			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.obj.Object, b); err != nil {
-				out = append(out, fmt.Sprintf("ClusterRoleBinding %s does not parse (%v)", d.obj.GetName(), err))
+			b, bad := decodeRBAC[rbacv1.ClusterRoleBinding](d.obj)
+			if bad != "" {
+				out = append(out, bad)
 				continue
 			}
 			bindings = append(bindings, b)
@@ -242,9 +242,8 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 
 // namespaced checks what a release grants inside the tenant's namespaces:
 // no more than the owners hold there (ownerRole), the operator's own kinds
-// and the platform's named roles. The controller may bind and escalate,
-// so without this a RoleBinding of cluster-admin would give the tenant
-// its namespace object, quota status and Endpoints.
+// and the platform's named roles. The tenant's actor could not create
+// more; checked here, the rules are named before anything is installed.
 func (g grantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]rbacv1.PolicyRule, roles []*rbacv1.Role, bindings []*rbacv1.RoleBinding) ([]string, error) {
 	if len(roles) == 0 && len(bindings) == 0 {
 		return nil, nil
@@ -278,9 +277,29 @@ func (g grantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]r
 	for _, r := range roles {
 		judge("Role "+qualified(r.Namespace, r.Name), r.Rules)
 	}
+	defined := map[string]bool{}
+	for _, r := range roles {
+		defined[qualified(r.Namespace, r.Name)] = true
+	}
 	for _, b := range bindings {
 		if b.RoleRef.Kind != "ClusterRole" {
-			continue // a Role of the release is judged above; another is the tenant's own
+			// A Role of the release is judged above. Another is judged as
+			// it is live: the controller's own Roles there (the actor's
+			// guardrail bypass) are not the tenant's to bind.
+			ref := qualified(b.Namespace, b.RoleRef.Name)
+			if defined[ref] {
+				continue
+			}
+			name := "RoleBinding " + qualified(b.Namespace, b.Name) + " of Role " + ref
+			live := &rbacv1.Role{}
+			if err := g.reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.RoleRef.Name}, live); apierrors.IsNotFound(err) {
+				out = append(out, name+", which does not exist (whoever creates it later decides what it grants)")
+				continue
+			} else if err != nil {
+				return nil, fmt.Errorf("reading Role %s: %w", ref, err)
+			}
+			judge(name, live.Rules)
+			continue
 		}
 		name := "RoleBinding " + qualified(b.Namespace, b.Name) + " of ClusterRole " + b.RoleRef.Name
 		if rules, ok := clusterRoles[b.RoleRef.Name]; ok {
@@ -501,4 +520,14 @@ func qualified(ns, name string) string {
 		return name
 	}
 	return ns + "/" + name
+}
+
+// decodeRBAC converts a rendered RBAC document, or says why it does not
+// parse.
+func decodeRBAC[T any](u *unstructured.Unstructured) (*T, string) {
+	v := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, v); err != nil {
+		return nil, fmt.Sprintf("%s %s does not parse (%v)", u.GetKind(), u.GetName(), err)
+	}
+	return v, ""
 }

@@ -26,6 +26,10 @@ func TestGrantPolicy(t *testing.T) {
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps", "secrets"}, Verbs: []string{"*"}}}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "cluster-admin"},
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}}},
+		// What the controller puts in a tenant namespace (actor.go).
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: ActorRole, Namespace: "ns-a"}, Rules: []rbacv1.PolicyRule{guardrailBypass}},
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: KindsRole, Namespace: "ns-a"},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"kv.opctl.dev"}, Resources: []string{"kvstores"}, Verbs: actorVerbs}}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "platform-monitoring"}, AggregationRule: &rbacv1.AggregationRule{
 			ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"example.com/monitoring": "true"}}}}},
 	).Build()
@@ -93,6 +97,9 @@ func TestGrantPolicy(t *testing.T) {
 		{"a RoleBinding of cluster-admin in the tenant", nil, nsBinding("ClusterRole", "cluster-admin"), "RoleBinding ns-a/b of ClusterRole cluster-admin grants *"},
 		{"a RoleBinding of admin in the tenant", nil, nsBinding("ClusterRole", "admin"), ""},
 		{"a RoleBinding of a role nobody wrote yet", nil, nsBinding("ClusterRole", "later"), "which does not exist"},
+		{"a RoleBinding of the actor's Role", nil, nsBinding("Role", ActorRole), "RoleBinding ns-a/b of Role ns-a/tenant-actor grants bypass tenancy.opctl.dev/guardrails"},
+		{"a RoleBinding of the operator's kinds", nil, nsBinding("Role", KindsRole), ""},
+		{"a RoleBinding of a Role nobody wrote yet", nil, nsBinding("Role", "later"), "RoleBinding ns-a/b of Role ns-a/later, which does not exist"},
 		{"a Role within admin", nil, nsRole("- apiGroups: ['']\n  resources: [configmaps]\n  verbs: [get, update]\n") + nsBinding("Role", "r"), ""},
 		{"a Role on the operator's own kinds", nil, nsRole("- apiGroups: [kv.opctl.dev]\n  resources: [kvstores/status, kvstores/finalizers]\n  verbs: [update]\n"), ""},
 		{"a Role on the namespace object", nil, nsRole("- apiGroups: ['']\n  resources: [namespaces, resourcequotas/status]\n  verbs: [update]\n"), "Role ns-a/r grants update namespaces, update resourcequotas/status"},

@@ -122,6 +122,15 @@ func controllerIdentity(ctx context.Context, tc *testcluster.Cluster, c client.C
 	if sa == "" {
 		return nil, "", fmt.Errorf("charts/opctl renders no ServiceAccount")
 	}
+	// The controller passes on only what it holds: the platform binds the
+	// ClusterRoles it names for tenants to the controller as well.
+	pass := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: platformRole + "-controller"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: platformRole},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: tenancy.DefaultStorageNamespace}}}
+	if err := c.Create(ctx, pass); err != nil && !apierrors.IsAlreadyExists(err) {
+		return nil, "", err
+	}
+	controllerUser = "system:serviceaccount:" + tenancy.DefaultStorageNamespace + ":" + sa
 	cfg, err := tc.ServiceAccountTokenConfigFor(ctx, tenancy.DefaultStorageNamespace, sa, 24*time.Hour)
 	if err != nil {
 		return nil, "", err

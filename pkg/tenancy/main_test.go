@@ -38,7 +38,9 @@ var (
 	// controllerConfig and controllerKubeconfig authenticate as the
 	// ServiceAccount of charts/opctl, with the chart's RBAC: every
 	// controller of the tests runs so.
-	controllerConfig     *rest.Config
+	controllerConfig *rest.Config
+	// controllerUser is the controller's user name (controllerIdentity).
+	controllerUser       string
 	controllerKubeconfig string
 )
 

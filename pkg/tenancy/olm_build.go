@@ -26,13 +26,15 @@ func (*olmBackend) objects(t *tenancyv1.Tenant, labels map[string]string) []clie
 				Spec:       operatorsv1.OperatorGroupSpec{TargetNamespaces: t.Spec.Namespaces},
 			})
 		}
+		// Only an address: a catalog image would run its registry pod in
+		// the tenant's namespace, which Check refuses.
 		cat := op.OLM.Catalog
-		if cat.Address == "" && cat.Image == "" {
+		if cat.Address == "" {
 			continue
 		}
 		objs = append(objs, &operatorsv1alpha1.CatalogSource{
 			ObjectMeta: metav1.ObjectMeta{Name: catalogSourceName(op), Namespace: ns, Labels: labels},
-			Spec: operatorsv1alpha1.CatalogSourceSpec{SourceType: operatorsv1alpha1.SourceTypeGrpc, Address: cat.Address, Image: cat.Image,
+			Spec: operatorsv1alpha1.CatalogSourceSpec{SourceType: operatorsv1alpha1.SourceTypeGrpc, Address: cat.Address,
 				DisplayName: fmt.Sprintf("%s of tenant %s", op.OLM.Package, t.Name)},
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -138,8 +139,12 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 			if errors.As(err, &ge) {
 				return plans.Items, c.grantRefused(t, op, st, err)
 			}
-			st.Health, st.Reason, st.LastError = HealthFailed, ReasonCRDSkew, err.Error()
-			c.event(t, "Warning", ReasonCRDSkew, "operator %s: not approving InstallPlan %s: %v", op.spec.Name, plan.Name, err)
+			reason := ReasonCRDSkew
+			if re := (*operatorkit.ReasonError)(nil); errors.As(err, &re) && re.Reason == ReasonCRDNotShared {
+				reason = ReasonCRDNotShared
+			}
+			st.Health, st.Reason, st.LastError = HealthFailed, reason, err.Error()
+			c.event(t, "Warning", reason, "operator %s: not approving InstallPlan %s: %v", op.spec.Name, plan.Name, err)
 			return plans.Items, nil
 		}
 		patch := client.MergeFrom(plan.DeepCopy())
@@ -194,6 +199,13 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 			if err := olmCRDCheck(name, live, want); err != nil {
 				return err
 			}
+		}
+		// OLM installs a bundle's CRDs with its own rights, whoever wrote
+		// them before: the controller applies them first, as it does a
+		// chart's (labelled shared, skew-guarded), and refuses a bundle
+		// whose CRDs are another installer's (CRDNotShared).
+		if _, err := ensureCRDs(ctx, c.client, FieldManager, b.Analysis.CRDs); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -11,13 +11,17 @@ package tenancy
 //
 // Tenant namespaces and what the controller puts in each: the quota, the
 // LimitRange, the NetworkPolicies, the owners' and the actor's bindings,
-// and the actor's Role (actor.go). escalate on roles: that Role grants the
-// operator's own kinds, which the controller does not hold; bind: the
-// bindings of admin and of the platform's named ClusterRoles.
+// and the actor's Roles (actor.go). The controller grants only what it
+// holds, with three exceptions, each by name: it binds admin (to the
+// owners and the actor), and writes and binds the Role tenant-kinds, which
+// grants the operators' own kinds, whose CRDs it installs for the tenants
+// and does not use itself. The platform's named ClusterRoles are bound to
+// the controller too, so that it may pass them on.
 // +kubebuilder:rbac:groups="",resources=namespaces;resourcequotas;limitranges,verbs=get;list;watch;create;patch;update;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;update;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;update;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;clusterroles,verbs=bind;escalate
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=admin
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=bind;escalate,resourceNames=tenant-kinds
 //
 // The API server's addresses (the kubernetes Service and its
 // EndpointSlices), which tenant egress policies allow.
@@ -39,8 +43,10 @@ package tenancy
 //
 // A release's cluster-scoped RBAC, which the grant policy (grants.go) has
 // checked, is the controller's to write: the actor holds nothing outside
-// the tenant's namespaces. bind and escalate above let it write roles it
-// does not use itself.
+// the tenant's namespaces. Its ClusterRoles are bound cluster-wide and so
+// hold only what the named ClusterRoles cover, which the controller holds;
+// the render guard makes the release's other ClusterRoles Roles in the
+// tenant's namespaces (localize.go), which the actor writes.
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch;create;patch;update;delete
 //
 // Catalog ConfigMaps, read one by one, outside tenant namespaces.

@@ -259,6 +259,7 @@ func (g renderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	// One parse serves the names, the checks and the labelling.
 	docs := manifestDocs(rendered.String())
 	g.scope.qualify(docs)
+	docs = localize(docs, g.scope.namespaces)
 	foreign, err := g.scope.foreignDocs(g.ctx, docs)
 	if err != nil {
 		return nil, err
