@@ -14,6 +14,8 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -69,11 +71,11 @@ var actorVerbs = []string{"get", "list", "watch", "create", "update", "patch", "
 var guardrailBypass = rbacv1.PolicyRule{APIGroups: []string{tenancyv1.GroupVersion.Group}, Resources: []string{"guardrails"}, Verbs: []string{"bypass"}}
 
 // actorKinds are rules on the namespaced CRDs of the tenant's operators
-// that are the tenant's to use: absent (the controller will install them
-// with the shared-CRD label), carrying that label, or serving exactly the
-// operator's fields (ownKinds). Another installer's CRD of the same name
-// stays out: its release fails with CRDNotShared.
-func (c *Controller) actorKinds(ctx context.Context, p *plan) ([]rbacv1.PolicyRule, error) {
+// that carry the shared-CRD label: the controller installed them for the
+// tenants. A CRD of another installer, even one identical to the
+// operator's, stays out (its schema is public: a copy proves nothing),
+// and a CRD not installed yet comes in once ensureCRDs has (applyKinds).
+func (c *Controller) actorKinds(ctx context.Context, reader client.Reader, p *plan) ([]rbacv1.PolicyRule, error) {
 	if p == nil {
 		return nil, nil
 	}
@@ -88,18 +90,13 @@ func (c *Controller) actorKinds(ctx context.Context, p *plan) ([]rbacv1.PolicyRu
 			}
 			m := &metav1.PartialObjectMetadata{}
 			m.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-			err := c.client.Get(ctx, client.ObjectKey{Name: crd.Name}, m)
-			if err != nil && !apierrors.IsNotFound(err) {
+			if err := reader.Get(ctx, client.ObjectKey{Name: crd.Name}, m); apierrors.IsNotFound(err) {
+				continue
+			} else if err != nil {
 				return nil, fmt.Errorf("reading CRD %s: %w", crd.Name, err)
 			}
-			if err == nil && m.Labels[LabelSharedCRD] != "true" {
-				own, err := ownKinds(ctx, c.reader, []*apiextensionsv1.CustomResourceDefinition{crd})
-				if err != nil {
-					return nil, err
-				}
-				if len(own) == 0 {
-					continue
-				}
+			if m.Labels[LabelSharedCRD] != "true" {
+				continue
 			}
 			plural := crd.Spec.Names.Plural
 			for _, r := range []string{plural, plural + "/status", plural + "/finalizers"} {
@@ -116,6 +113,36 @@ func (c *Controller) actorKinds(ctx context.Context, p *plan) ([]rbacv1.PolicyRu
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: res, Verbs: actorVerbs})
 	}
 	return rules, nil
+}
+
+// applyKinds writes the tenant-kinds Roles again once ensureCRDs has
+// installed CRDs in this reconcile, before a release needs them: Build
+// ran before the CRDs existed.
+func (c *Controller) applyKinds(ctx context.Context, p *plan) error {
+	kinds, err := c.actorKinds(ctx, c.reader, p) // live: the cache may not have the new CRDs yet
+	if err != nil {
+		return err
+	}
+	for _, o := range actorObjects(p.tenant, p.settings, c.opts.StorageNamespace, kinds) {
+		role, ok := o.(*rbacv1.Role)
+		if !ok || role.Name != KindsRole {
+			continue
+		}
+		role.TypeMeta = metav1.TypeMeta{APIVersion: rbacv1.SchemeGroupVersion.String(), Kind: "Role"}
+		// Owned as operatorkit owns what Build returns, which it may not
+		// have applied yet in this reconcile.
+		if err := controllerutil.SetControllerReference(p.tenant, role, c.client.Scheme()); err != nil {
+			return err
+		}
+		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(role)
+		if err != nil {
+			return err
+		}
+		if err := c.client.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u}), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+			return fmt.Errorf("granting the operators' kinds in %s: %w", role.Namespace, err)
+		}
+	}
+	return nil
 }
 
 // actorObjects are tenant t's actor and its rights: in each tenant
@@ -166,15 +193,13 @@ func (c *Controller) actorClient(tenant string) (client.Client, error) {
 
 // ensureActor creates tenant t's actor and its bindings where they are
 // missing, before the finalizer acts as it: a Tenant deleted before the
-// controller first reconciled it with an actor (an upgrade) has none.
-// What exists is left as it is.
+// controller first reconciled it with an actor (an upgrade) has none, and
+// a foreground deletion collects the Tenant's dependents first. What
+// exists is left as it is.
 func (c *Controller) ensureActor(ctx context.Context, t *tenancyv1.Tenant) error {
 	for _, o := range actorObjects(t, c.deletionSettings(t), c.opts.StorageNamespace, nil) {
-		// Owned like the objects Build returns, so that the deletion
-		// policy applies to them.
-		if err := controllerutil.SetControllerReference(t, o, c.client.Scheme()); err != nil {
-			return err
-		}
+		// Not owned by the Tenant: a foreground deletion would collect
+		// them before the finalizer is done; removeActor deletes them.
 		err := c.client.Create(ctx, o, client.FieldOwner(FieldManager))
 		// A namespace already gone or going holds nothing to act on.
 		gone := apierrors.IsNotFound(err) || apierrors.HasStatusCause(err, corev1.NamespaceTerminatingCause)
@@ -210,4 +235,20 @@ func (c *Controller) isActor(t *tenancyv1.Tenant, o client.Object) bool {
 		return n == ActorRole || n == ActorAdminBinding || strings.HasPrefix(n, actorRoleBinding)
 	}
 	return false
+}
+
+// removeActor deletes tenant t's actor once the finalizer no longer acts
+// as it: the ServiceAccount and its rights in every namespace, and with
+// kinds the tenant-kinds Role and binding too (the owners keep those when
+// the Tenant is orphaned).
+func (c *Controller) removeActor(ctx context.Context, t *tenancyv1.Tenant, kinds bool) error {
+	for _, o := range actorObjects(t, c.deletionSettings(t), c.opts.StorageNamespace, nil) {
+		if !kinds && !c.isActor(t, o) {
+			continue
+		}
+		if err := c.client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting %s/%s of tenant %s's actor: %w", o.GetNamespace(), o.GetName(), t.Name, err)
+		}
+	}
+	return nil
 }

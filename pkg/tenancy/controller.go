@@ -11,6 +11,7 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -89,6 +90,10 @@ type Controller struct {
 	recorder events.EventRecorder
 
 	drift driftMemo
+	// discovery reads what the API server serves, uncached (served).
+	discovery discovery.DiscoveryInterface
+	// finalized holds the UIDs of the Tenants whose Finalize is done.
+	finalized sync.Map
 
 	mu       sync.Mutex
 	analyses map[string]*analysis // by chart and user values
@@ -191,7 +196,7 @@ func allowed(s string, prefixes []string) bool {
 // Build returns the namespaces, the objects in each and the backends'
 // objects. On deletion there is no plan: names are enough.
 func (c *Controller) Build(ctx context.Context, t *tenancyv1.Tenant, p *plan) ([]client.Object, error) {
-	kinds, err := c.actorKinds(ctx, p)
+	kinds, err := c.actorKinds(ctx, c.client, p)
 	if err != nil {
 		return nil, err
 	}

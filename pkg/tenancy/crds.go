@@ -151,7 +151,7 @@ var crdHashes sync.Map // weak.Pointer[CustomResourceDefinition] -> string
 // ensureCRDs applies the CRDs that need it with server-side apply, after
 // checking them all: either every CRD is acceptable or none is applied.
 // It returns the names it applied.
-func ensureCRDs(ctx context.Context, c client.Client, fieldManager string, crds []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
+func ensureCRDs(ctx context.Context, c client.Client, served servedFunc, fieldManager string, crds []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
 	var apply []*apiextensionsv1.CustomResourceDefinition
 	for _, want := range crds {
 		// The hash of what was applied is in the annotation: the cached
@@ -168,6 +168,11 @@ func ensureCRDs(ctx context.Context, c client.Client, fieldManager string, crds 
 			live = nil
 		case err != nil:
 			return nil, fmt.Errorf("reading CRD %s: %w", want.Name, err)
+		}
+		if live == nil {
+			if err := shadows(served, want); err != nil {
+				return nil, err
+			}
 		}
 		d, err := compareCRD(live, want)
 		if err != nil {
@@ -208,4 +213,54 @@ func ensureCRDs(ctx context.Context, c client.Client, fieldManager string, crds 
 		applied = append(applied, want.Name)
 	}
 	return applied, nil
+}
+
+// servedFunc reports whether the API server serves resource of
+// group/version, read afresh (not from a cache that may still hold a CRD
+// deleted since).
+type servedFunc func(group, version, resource string) (bool, error)
+
+// shadows refuses a new CRD in a group Kubernetes reserves (*.k8s.io,
+// *.kubernetes.io: the built-in APIs), or for a resource the API server
+// already serves (an aggregated API). A tenant's operator that shipped
+// one would make that resource its "own kind", which its owners may
+// write (actor.go).
+func shadows(served servedFunc, crd *apiextensionsv1.CustomResourceDefinition) error {
+	g := crd.Spec.Group
+	if g == "k8s.io" || g == "kubernetes.io" || strings.HasSuffix(g, ".k8s.io") || strings.HasSuffix(g, ".kubernetes.io") {
+		return operatorkit.Terminal(ReasonCRDNotShared, fmt.Errorf("CRD %s is in group %s, which Kubernetes reserves: a tenant's operator may not define it", crd.Name, g))
+	}
+	if served == nil {
+		return nil
+	}
+	for _, v := range crd.Spec.Versions {
+		ok, err := served(g, v.Name, crd.Spec.Names.Plural)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return operatorkit.Terminal(ReasonCRDNotShared, fmt.Errorf("CRD %s names %s/%s %s, which the API server already serves: a tenant's operator may not define it", crd.Name, g, v.Name, crd.Spec.Names.Plural))
+		}
+	}
+	return nil
+}
+
+// served reads the API server's discovery for group/version, uncached.
+func (c *Controller) served(group, version, resource string) (bool, error) {
+	if c.discovery == nil {
+		return false, nil // a Controller of the unit tests
+	}
+	list, err := c.discovery.ServerResourcesForGroupVersion(group + "/" + version)
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading the API server's discovery for %s/%s: %w", group, version, err)
+	}
+	for _, r := range list.APIResources {
+		if r.Name == resource {
+			return true, nil
+		}
+	}
+	return false, nil
 }

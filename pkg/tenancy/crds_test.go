@@ -84,7 +84,7 @@ func TestEnsureCRDsChangesOnlySharedCRDs(t *testing.T) {
 			return nil
 		},
 	}).Build()
-	names, err := ensureCRDs(context.Background(), c, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want})
+	names, err := ensureCRDs(context.Background(), c, nil, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want})
 	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "was not installed by the tenancy controller") || applied != 0 || len(names) != 0 {
 		t.Fatalf("changing an unlabelled CRD: applied %d %v, %v; want a Terminal refusal and nothing applied", applied, names, err)
 	}
@@ -96,7 +96,7 @@ func TestEnsureCRDsChangesOnlySharedCRDs(t *testing.T) {
 			return nil
 		},
 	}).Build()
-	if names, err := ensureCRDs(context.Background(), c, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want}); err != nil || applied != 1 || len(names) != 1 {
+	if names, err := ensureCRDs(context.Background(), c, nil, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want}); err != nil || applied != 1 || len(names) != 1 {
 		t.Fatalf("changing a shared CRD: applied %d %v, %v", applied, names, err)
 	}
 }
@@ -126,7 +126,37 @@ func TestOwnKinds(t *testing.T) {
 		named("absent.kv.example.com", ns, nil, "size"),
 	}
 	got, err := ownKinds(context.Background(), reader, want)
-	if err != nil || strings.Join(got, ",") != "kvstores.kv.example.com,copies.kv.example.com" {
-		t.Errorf("own kinds %v, %v; want the controller's and the identical one", got, err)
+	// An identical copy of another installer's CRD is not the operator's
+	// (the red team's ServiceMonitor copy): only the shared label is.
+	if err != nil || strings.Join(got, ",") != "kvstores.kv.example.com" {
+		t.Errorf("own kinds %v, %v; want only the controller's", got, err)
+	}
+}
+
+// The red team's: a chart CRD named after a built-in or aggregated
+// resource would have made that resource the operator's own kind.
+func TestShadows(t *testing.T) {
+	served := func(group, version, resource string) (bool, error) {
+		return group == "packages.operators.coreos.com" && resource == "packagemanifests", nil
+	}
+	cases := []struct {
+		group, plural string
+		refused       bool
+	}{
+		{"discovery.k8s.io", "endpointslices", true},
+		{"k8s.io", "things", true},
+		{"networking.x-k8s.io", "gateways", false},
+		{"example.kubernetes.io", "things", true},
+		{"packages.operators.coreos.com", "packagemanifests", true},
+		{"kv.opctl.dev", "kvstores", false},
+	}
+	for _, tc := range cases {
+		crd := crdWith(nil, version("v1", true, "size"))
+		crd.Spec.Group, crd.Spec.Names.Plural = tc.group, tc.plural
+		crd.Name = tc.plural + "." + tc.group
+		err := shadows(served, crd)
+		if (err != nil) != tc.refused || (err != nil && !operatorkit.IsTerminal(err)) {
+			t.Errorf("%s: %v, want refused %v (terminal)", crd.Name, err, tc.refused)
+		}
 	}
 }

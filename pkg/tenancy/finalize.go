@@ -29,12 +29,22 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 	for _, ns := range t.Spec.Namespaces {
 		defer c.drift.forget(ns)
 	}
+	// Done once per process: operatorkit calls again until the objects
+	// Build names are gone, the actor's among them, which ensureActor
+	// would otherwise bring back.
+	if _, done := c.finalized.Load(t.UID); done {
+		return true, nil
+	}
 	if err := c.ensureActor(ctx, t); err != nil {
 		return false, err
 	}
 	byBackend := c.operatorsByBackend(t)
 	if policy == operatorkit.DeletionOrphan {
-		return true, c.disconnect(ctx, t, byBackend)
+		if err := c.disconnect(ctx, t, byBackend); err != nil {
+			return false, err
+		}
+		c.finalized.Store(t.UID, true)
+		return true, nil
 	}
 	for i, b := range c.backends {
 		if len(byBackend[i]) == 0 {
@@ -49,6 +59,10 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 			return false, err
 		}
 	}
+	if err := c.removeActor(ctx, t, true); err != nil {
+		return false, err
+	}
+	c.finalized.Store(t.UID, true)
 	return true, nil
 }
 
@@ -202,13 +216,13 @@ func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant, byBack
 		}
 		objs = append(objs, more...)
 	}
+	// The actor is the controller's identity, not the tenant's: it goes,
+	// with its rights there.
+	if err := c.removeActor(ctx, t, false); err != nil {
+		return err
+	}
 	for _, desired := range objs {
 		if c.isActor(t, desired) {
-			// The actor is the controller's identity, not the tenant's: it
-			// goes, with its rights there.
-			if err := c.client.Delete(ctx, desired); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("deleting %s/%s of tenant %s's actor: %w", desired.GetNamespace(), desired.GetName(), t.Name, err)
-			}
 			continue
 		}
 		live := desired.DeepCopyObject().(client.Object)

@@ -3,7 +3,6 @@ package tenancy
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -398,23 +397,23 @@ func (g grantPolicy) ownCustomResources(ctx context.Context, rules []rbacv1.Poli
 }
 
 // ownKinds are the namespaced CRDs of want that are the operator's: the
-// live CRD carries the shared-CRD label (the controller installed it), or
-// serves exactly the fields want does. A chart that names an existing CRD
-// of someone else's (with a smaller schema that the skew guard keeps the
-// live one over) does not make it its own.
+// live CRD carries the shared-CRD label (the controller installed it). A
+// chart that names an existing CRD of someone else's does not make it its
+// own, even with an exact copy: the schema is public.
 func ownKinds(ctx context.Context, reader client.Reader, want []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
 	var out []string
 	for _, w := range want {
 		if w.Spec.Scope != apiextensionsv1.NamespaceScoped {
 			continue
 		}
-		live := &apiextensionsv1.CustomResourceDefinition{}
+		live := &metav1.PartialObjectMetadata{}
+		live.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 		if err := reader.Get(ctx, client.ObjectKey{Name: w.Name}, live); apierrors.IsNotFound(err) {
 			continue
 		} else if err != nil {
 			return nil, fmt.Errorf("reading CRD %s: %w", w.Name, err)
 		}
-		if live.Labels[LabelSharedCRD] == "true" || maps.Equal(servedFields(live), servedFields(w)) {
+		if live.Labels[LabelSharedCRD] == "true" {
 			out = append(out, w.Name)
 		}
 	}

@@ -13,12 +13,15 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
@@ -41,6 +44,9 @@ type helmClient struct {
 	records *recordStore
 	// actor makes the clients of a tenant's actor (actorClients).
 	actor func(tenant string) (kubernetes.Interface, metadata.Interface, error)
+	// namespaces reads namespaces with the controller's rights: in one
+	// gone or going, the actor holds nothing (namespaceGone).
+	namespaces corev1client.NamespaceInterface
 	// cluster builds the clients of a release's cluster-scoped objects,
 	// which the controller writes itself once the grant policy passed
 	// them (releaseKube.Build).
@@ -80,7 +86,7 @@ func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, lo
 	h := &helmClient{
 		config: cfg, discovery: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		maxHistory: maxHistory, log: log, locks: map[string]*sync.Mutex{}, migrated: map[string]bool{},
-		records: records,
+		records: records, namespaces: cs.CoreV1().Namespaces(),
 	}
 	h.cluster = kube.New(&restGetter{h: h, config: cfg})
 	h.actor = h.actorClients
@@ -124,7 +130,7 @@ func (h *helmClient) action(tenant, namespace string) (*action.Configuration, er
 	// tenant's Secrets, the release records) with the controller's rights.
 	// The capabilities are set per action (setCapabilities).
 	cfg.RESTClientGetter = nil
-	cfg.KubeClient = &releaseKube{Client: kc, cluster: h.cluster, created: h.created, namespace: namespace}
+	cfg.KubeClient = &releaseKube{Client: kc, cluster: h.cluster, created: h.created, namespace: namespace, gone: h.namespaceGone}
 	return cfg, nil
 }
 
@@ -159,6 +165,23 @@ func (h *helmClient) actorClients(tenant string) (kubernetes.Interface, metadata
 		return nil, nil, err
 	}
 	return cs, mc, nil
+}
+
+// namespaceGone reports whether namespace ns is deleted or being
+// deleted: its objects go with it, and the actor's rights there already
+// went, so acting there as the actor is refused.
+func (h *helmClient) namespaceGone(ctx context.Context, ns string) (bool, error) {
+	if h.namespaces == nil {
+		return false, nil
+	}
+	n, err := h.namespaces.Get(ctx, ns, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return true, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("reading namespace %s: %w", ns, err)
+	}
+	return n.DeletionTimestamp != nil, nil
 }
 
 // releaseRef names a release of a tenant in the client's maps.

@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"slices"
@@ -30,6 +31,8 @@ type releaseKube struct {
 	// namespace is the namespace of the configuration's releases; release,
 	// when set, the one being uninstalled.
 	namespace, release string
+	// gone reports a namespace deleted or being deleted (namespaceGone).
+	gone func(ctx context.Context, ns string) (bool, error)
 }
 
 // Build reads a manifest with the actor's clients, except for the
@@ -122,6 +125,13 @@ func (k *releaseKube) deleteOwned(info *resource.Info, policy metav1.DeletionPro
 		live, err := helper.Get(info.Namespace, info.Name)
 		if apierrors.IsNotFound(err) {
 			return true, nil
+		}
+		if apierrors.IsForbidden(err) && info.Namespace != "" && k.gone != nil {
+			// The actor's rights go with the namespace, and so do its
+			// objects.
+			if gone, gerr := k.gone(context.Background(), info.Namespace); gerr == nil && gone {
+				return true, nil
+			}
 		}
 		if err != nil {
 			return false, fmt.Errorf("reading %s %s before deleting it: %w", kind, info.Name, err)

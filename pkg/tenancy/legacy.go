@@ -45,6 +45,9 @@ func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name str
 	if done {
 		return nil, nil
 	}
+	if gone, err := h.namespaceGone(ctx, namespace); err != nil || gone {
+		return nil, err // nothing left to drop, nor any right to
+	}
 	_, meta, err := h.actor(tenant)
 	if err != nil {
 		return nil, err
@@ -87,6 +90,9 @@ func (h *helmClient) noLegacy(tenant, namespace, name string) {
 // are read; a Secret of the same key in the release namespace is
 // overwritten, never read. It returns the revisions moved.
 func (h *helmClient) handBack(tenant, namespace, name string) ([]int, error) {
+	if gone, err := h.namespaceGone(context.Background(), namespace); err != nil || gone {
+		return nil, err // no namespace to hand them back to
+	}
 	to, err := h.legacy(tenant, namespace)
 	if err != nil {
 		return nil, err

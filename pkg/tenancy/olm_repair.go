@@ -204,7 +204,7 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 		// them before: the controller applies them first, as it does a
 		// chart's (labelled shared, skew-guarded), and refuses a bundle
 		// whose CRDs are another installer's (CRDNotShared).
-		if _, err := ensureCRDs(ctx, c.client, FieldManager, b.Analysis.CRDs); err != nil {
+		if _, err := ensureCRDs(ctx, c.client, c.Controller.served, FieldManager, b.Analysis.CRDs); err != nil {
 			return err
 		}
 	}

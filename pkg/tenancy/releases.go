@@ -69,7 +69,7 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			statuses[i] = st
 			continue
 		}
-		applied, err := ensureCRDs(ctx, c.client, FieldManager, op.analysis.CRDs)
+		applied, err := ensureCRDs(ctx, c.client, c.served, FieldManager, op.analysis.CRDs)
 		var skew *SkewError
 		switch {
 		case errors.As(err, &skew):
@@ -86,6 +86,9 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			if len(applied) > 0 {
 				c.helm.crdsApplied()
 				c.event(t, "Normal", "CRDApplied", "operator %s: applied CRDs %v", op.spec.Name, applied)
+				if err := c.applyKinds(ctx, p); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 		statuses[i] = st

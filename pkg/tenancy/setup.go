@@ -114,6 +114,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
 		recorder: mgr.GetEventRecorder("tenancy"), analyses: map[string]*analysis{},
 		catalogs: newCatalogClient(), drift: driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}},
+		discovery: dc,
 	}
 	hc.created = c.drift.created
 	for _, bt := range backendTypes {
