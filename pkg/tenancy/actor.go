@@ -71,8 +71,8 @@ var actorVerbs = []string{"get", "list", "watch", "create", "update", "patch", "
 var guardrailBypass = rbacv1.PolicyRule{APIGroups: []string{tenancyv1.GroupVersion.Group}, Resources: []string{"guardrails"}, Verbs: []string{"bypass"}}
 
 // actorKinds are rules on the namespaced CRDs of the tenant's operators
-// that carry the shared-CRD label: the controller installed them for the
-// tenants. A CRD of another installer, even one identical to the
+// that are shared (isShared): the controller, or OLM for a tenant,
+// installed them. A CRD of another installer, even one identical to the
 // operator's, stays out (its schema is public: a copy proves nothing),
 // and a CRD not installed yet comes in once ensureCRDs has (applyKinds).
 func (c *Controller) actorKinds(ctx context.Context, reader client.Reader, p *plan) ([]rbacv1.PolicyRule, error) {
@@ -95,7 +95,9 @@ func (c *Controller) actorKinds(ctx context.Context, reader client.Reader, p *pl
 			} else if err != nil {
 				return nil, fmt.Errorf("reading CRD %s: %w", crd.Name, err)
 			}
-			if m.Labels[LabelSharedCRD] != "true" {
+			if shared, err := isShared(ctx, reader, m.Labels); err != nil {
+				return nil, err
+			} else if !shared {
 				continue
 			}
 			plural := crd.Spec.Names.Plural

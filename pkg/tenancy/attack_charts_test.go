@@ -7,9 +7,13 @@ import (
 	"testing"
 	"time"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
@@ -129,6 +133,39 @@ func TestHostileCharts(t *testing.T) {
 			// namespace instead: its labels aggregate nothing there.
 			if _, err := c.Client.RbacV1().Roles("hostile-claimed-crd-"+id).Get(ctx, name, metav1.GetOptions{}); err != nil {
 				t.Errorf("the Role made of the ClusterRole: %v", err)
+			}
+		}, ""},
+		{"shadowing crd", func(id, owner string) map[string]string {
+			// The red team's: a CRD named after a built-in resource would
+			// have made EndpointSlices the operator's own kind, which its
+			// owners may write (CVE-2021-25740's traffic redirection).
+			return map[string]string{"Chart.yaml": chartYAML, "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
+				"crds/slices.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: endpointslices.discovery.k8s.io\n  annotations:\n    api-approved.kubernetes.io: \"unapproved, red team\"\nspec:\n  group: discovery.k8s.io\n  names:\n    kind: EndpointSlice\n    plural: endpointslices\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n"}
+		}, func(t *testing.T, id, owner string) {
+			if can(t, c, owner, authzv1.ResourceAttributes{Namespace: "hostile-shadowing-crd-" + id, Verb: "create", Group: "discovery.k8s.io", Resource: "endpointslices"}) {
+				t.Error("the owner may create EndpointSlices")
+			}
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			if err := cl.Get(ctx, client.ObjectKey{Name: "endpointslices.discovery.k8s.io"}, crd); !apierrors.IsNotFound(err) {
+				t.Errorf("the CRD endpointslices.discovery.k8s.io: %v, want none", err)
+			}
+		}, tenancy.ReasonCRDNotShared},
+		{"copied crd", func(id, owner string) map[string]string {
+			// The red team's: an exact copy of the monitoring stack's CRD
+			// would have made ServiceMonitors the operator's own kind.
+			live := &apiextensionsv1.CustomResourceDefinition{}
+			if err := cl.Get(ctx, client.ObjectKey{Name: "servicemonitors.monitoring.coreos.com"}, live); err != nil {
+				t.Fatal(err)
+			}
+			copied, err := yaml.Marshal(map[string]any{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+				"metadata": map[string]any{"name": live.Name}, "spec": live.Spec})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return map[string]string{"Chart.yaml": chartYAML, "crds/copy.yaml": string(copied), "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n"}
+		}, func(t *testing.T, id, owner string) {
+			if can(t, c, owner, authzv1.ResourceAttributes{Namespace: "hostile-copied-crd-" + id, Verb: "create", Group: "monitoring.coreos.com", Resource: "servicemonitors"}) {
+				t.Error("the owner may create ServiceMonitors")
 			}
 		}, ""},
 		{"actor role", func(id, owner string) map[string]string {

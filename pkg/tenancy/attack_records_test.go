@@ -23,9 +23,14 @@ import (
 // (`kubectl auth can-i '*' '*' -A`), asked as the user.
 func clusterAdmin(t *testing.T, c *testcluster.Cluster, user string) bool {
 	t.Helper()
+	return can(t, c, user, authzv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"})
+}
+
+// can asks the API server whether user may do what attrs say.
+func can(t *testing.T, c *testcluster.Cluster, user string, attrs authzv1.ResourceAttributes) bool {
+	t.Helper()
 	r, err := kubernetes.NewForConfigOrDie(c.As(user)).AuthorizationV1().SelfSubjectAccessReviews().Create(context.Background(),
-		&authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{Verb: "*", Group: "*", Resource: "*"}}},
-		metav1.CreateOptions{})
+		&authzv1.SelfSubjectAccessReview{Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &attrs}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("can-i as %s: %v", user, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"weak"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -259,6 +260,40 @@ func (c *Controller) served(group, version, resource string) (bool, error) {
 	}
 	for _, r := range list.APIResources {
 		if r.Name == resource {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// isShared reports whether a live CRD's labels make it the tenants': the
+// controller's shared-CRD label, or OLM's marks of a CRD it installs for
+// a Subscription in a tenant namespace (olm.managed and
+// operators.coreos.com/<package>.<namespace>). OLM replaces a CRD's
+// labels when it installs it, the controller's among them, and only the
+// controller subscribes in tenant namespaces (the tenant-olm-objects
+// guardrail).
+func isShared(ctx context.Context, reader client.Reader, labels map[string]string) (bool, error) {
+	if labels[LabelSharedCRD] == "true" {
+		return true, nil
+	}
+	if labels["olm.managed"] != "true" {
+		return false, nil
+	}
+	for k := range labels {
+		rest, ok := strings.CutPrefix(k, "operators.coreos.com/")
+		if !ok {
+			continue
+		}
+		ns := rest[strings.LastIndex(rest, ".")+1:]
+		n := &metav1.PartialObjectMetadata{}
+		n.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+		if err := reader.Get(ctx, client.ObjectKey{Name: ns}, n); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return false, fmt.Errorf("reading namespace %s: %w", ns, err)
+		}
+		if n.Labels[LabelTenant] != "" {
 			return true, nil
 		}
 	}

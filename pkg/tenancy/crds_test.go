@@ -3,6 +3,8 @@ package tenancy
 import (
 	"context"
 	"errors"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"strings"
 	"testing"
 
@@ -157,6 +159,33 @@ func TestShadows(t *testing.T) {
 		err := shadows(served, crd)
 		if (err != nil) != tc.refused || (err != nil && !operatorkit.IsTerminal(err)) {
 			t.Errorf("%s: %v, want refused %v (terminal)", crd.Name, err, tc.refused)
+		}
+	}
+}
+
+// OLM replaces a CRD's labels when it installs it for a tenant's
+// Subscription: its marks of a tenant namespace keep the CRD shared.
+func TestIsShared(t *testing.T) {
+	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{LabelTenant: "a"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "platform"}},
+	).Build()
+	cases := []struct {
+		name   string
+		labels map[string]string
+		want   bool
+	}{
+		{"the controller's label", map[string]string{LabelSharedCRD: "true"}, true},
+		{"OLM for a tenant", map[string]string{"olm.managed": "true", "operators.coreos.com/sample-operator.team-a": ""}, true},
+		{"OLM for the platform", map[string]string{"olm.managed": "true", "operators.coreos.com/sample-operator.platform": ""}, false},
+		{"OLM's mark without olm.managed", map[string]string{"operators.coreos.com/sample-operator.team-a": ""}, false},
+		{"a namespace that does not exist", map[string]string{"olm.managed": "true", "operators.coreos.com/x.gone": ""}, false},
+		{"none", nil, false},
+	}
+	for _, tc := range cases {
+		got, err := isShared(context.Background(), reader, tc.labels)
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
 		}
 	}
 }

@@ -397,7 +397,8 @@ func (g grantPolicy) ownCustomResources(ctx context.Context, rules []rbacv1.Poli
 }
 
 // ownKinds are the namespaced CRDs of want that are the operator's: the
-// live CRD carries the shared-CRD label (the controller installed it). A
+// live CRD is shared (isShared: the controller, or OLM for a tenant,
+// installed it). A
 // chart that names an existing CRD of someone else's does not make it its
 // own, even with an exact copy: the schema is public.
 func ownKinds(ctx context.Context, reader client.Reader, want []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
@@ -413,7 +414,11 @@ func ownKinds(ctx context.Context, reader client.Reader, want []*apiextensionsv1
 		} else if err != nil {
 			return nil, fmt.Errorf("reading CRD %s: %w", w.Name, err)
 		}
-		if live.Labels[LabelSharedCRD] == "true" {
+		shared, err := isShared(ctx, reader, live.Labels)
+		if err != nil {
+			return nil, err
+		}
+		if shared {
 			out = append(out, w.Name)
 		}
 	}
