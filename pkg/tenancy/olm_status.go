@@ -6,6 +6,8 @@ import (
 	"slices"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -43,6 +45,9 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 	switch csv.Status.Phase {
 	case operatorsv1alpha1.CSVPhaseSucceeded:
 		st.ChartVersion = s.Version
+		if err := c.shareCRDs(ctx, op); err != nil {
+			st.LastError = err.Error()
+		}
 		if s.CSV == want.CSVName {
 			st.Health, st.TargetVersion, st.Reason, st.LastError = HealthReady, "", "", ""
 		}
@@ -53,4 +58,33 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 		}
 		st.LastError = fmt.Sprintf("CSV %s failed: %s", s.CSV, csv.Status.Message)
 	}
+}
+
+// shareCRDs labels shared again the CRDs of an installed bundle that OLM
+// replaced, labels included: they keep being shared once the tenants it
+// installed them for are gone (isShared reads OLM's marks only while
+// their namespaces exist).
+func (c *olmBackend) shareCRDs(ctx context.Context, op operatorPlan) error {
+	if op.analysis == nil {
+		return nil
+	}
+	for _, crd := range op.analysis.CRDs {
+		m := &metav1.PartialObjectMetadata{}
+		m.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		if err := c.client.Get(ctx, client.ObjectKey{Name: crd.Name}, m); err != nil {
+			continue // not installed yet, or gone
+		}
+		if m.Labels[LabelSharedCRD] == "true" {
+			continue
+		}
+		if shared, err := isShared(ctx, c.client, m.Labels); err != nil || !shared {
+			continue
+		}
+		patch := client.MergeFrom(m.DeepCopy())
+		m.Labels[LabelSharedCRD] = "true"
+		if err := c.client.Patch(ctx, m, patch); err != nil {
+			return fmt.Errorf("labelling CRD %s shared again after OLM installed it: %w", crd.Name, err)
+		}
+	}
+	return nil
 }
