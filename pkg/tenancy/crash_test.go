@@ -27,6 +27,7 @@ import (
 // process logging to logPath, with env added, until the test ends.
 func runController(t testing.TB, logPath string, env []string, args ...string) *exec.Cmd {
 	t.Helper()
+	shareSampleCRDs(t)
 	return runControllerAt(t, controllerKubeconfig, logPath, env, args...)
 }
 

@@ -16,6 +16,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -103,6 +104,7 @@ func setup(c *testcluster.Cluster) (func(), error) {
 // ClusterRoles (an empty list: none), the platform allows platformRole.
 func startController(t *testing.T, opts tenancy.Options) (stop func()) {
 	t.Helper()
+	shareSampleCRDs(t)
 	if opts.ClusterRoles == nil {
 		opts.ClusterRoles = []string{platformRole}
 	}
@@ -160,6 +162,7 @@ func newTenant(name string, namespaces []string, chart string, instances int32, 
 // createTenant creates t and deletes it when the test ends.
 func createTenant(t testing.TB, tenant *tenancyv1.Tenant) {
 	t.Helper()
+	shareSampleCRDs(t)
 	if err := cl.Create(context.Background(), tenant); err != nil {
 		t.Fatalf("creating Tenant %s: %v", tenant.Name, err)
 	}
@@ -218,4 +221,33 @@ func storedRecords(ctx context.Context, tenant string) (int, error) {
 	var secrets corev1.SecretList
 	err := cl.List(ctx, &secrets, client.InNamespace(tenancy.DefaultStorageNamespace), client.MatchingLabels{tenancy.LabelRecordTenant: tenant, "owner": "helm"})
 	return len(secrets.Items), err
+}
+
+// shareSampleCRDs labels the sample operator's CRDs shared where another
+// package's tests on the shared control plane (the sample's controller
+// tests, e2e) installed them unlabelled, as a platform team that installed
+// them itself would (README): only the label makes a kind the tenants'.
+func shareSampleCRDs(t testing.TB) {
+	t.Helper()
+	ctx := context.Background()
+	for _, name := range []string{"kvstores.kv.opctl.dev", "kvbackups.kv.opctl.dev"} {
+		crd := &metav1.PartialObjectMetadata{}
+		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		if err := cl.Get(ctx, client.ObjectKey{Name: name}, crd); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if crd.Labels[tenancy.LabelSharedCRD] == "true" {
+			continue
+		}
+		patch := client.MergeFrom(crd.DeepCopy())
+		if crd.Labels == nil {
+			crd.Labels = map[string]string{}
+		}
+		crd.Labels[tenancy.LabelSharedCRD] = "true"
+		if err := cl.Patch(ctx, crd, patch); err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+	}
 }
