@@ -299,3 +299,20 @@ func isShared(ctx context.Context, reader client.Reader, labels map[string]strin
 	}
 	return false, nil
 }
+
+// crdSkew returns the skew guard's refusal of crds against the live CRDs,
+// applying nothing.
+func crdSkew(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	for _, want := range crds {
+		live := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, live); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
+		}
+		if _, err := compareCRD(live, want); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -69,7 +69,17 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			statuses[i] = st
 			continue
 		}
-		applied, err := ensureCRDs(ctx, c.client, c.served, FieldManager, op.analysis.CRDs)
+		var applied []string
+		var err error
+		if _, viaOLM := op.backend.(*olmBackend); viaOLM {
+			// OLM installs a bundle's CRDs, replacing what the controller
+			// wrote: the controller applies them before approving
+			// (guardPlan), not on every pass, which would fight OLM; here
+			// it only guards the skew.
+			err = crdSkew(ctx, c.client, op.analysis.CRDs)
+		} else {
+			applied, err = ensureCRDs(ctx, c.client, c.served, FieldManager, op.analysis.CRDs)
+		}
 		var skew *SkewError
 		switch {
 		case errors.As(err, &skew):
