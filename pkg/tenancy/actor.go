@@ -11,7 +11,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -84,20 +83,12 @@ func (c *Controller) actorKinds(ctx context.Context, reader client.Reader, p *pl
 		if op.analysis == nil {
 			continue
 		}
+		own, err := ownKinds(ctx, reader, op.analysis.CRDs)
+		if err != nil {
+			return nil, err
+		}
 		for _, crd := range op.analysis.CRDs {
-			if crd.Spec.Scope != apiextensionsv1.NamespaceScoped {
-				continue
-			}
-			m := &metav1.PartialObjectMetadata{}
-			m.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-			if err := reader.Get(ctx, client.ObjectKey{Name: crd.Name}, m); apierrors.IsNotFound(err) {
-				continue
-			} else if err != nil {
-				return nil, fmt.Errorf("reading CRD %s: %w", crd.Name, err)
-			}
-			if shared, err := isShared(ctx, reader, m.Labels); err != nil {
-				return nil, err
-			} else if !shared {
+			if !slices.Contains(own, crd.Name) {
 				continue
 			}
 			plural := crd.Spec.Names.Plural
