@@ -8,6 +8,7 @@ import (
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	authzv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -16,8 +17,8 @@ import (
 	"opctl.dev/opctl/pkg/tenancy"
 )
 
-// OLM's aggregated roles give admin create on Subscriptions and delete on
-// CSVs, CatalogSources and InstallPlans (issue "A tenant is its
+// OLM's aggregated roles give admin create, update and delete on
+// Subscriptions, CSVs, CatalogSources and InstallPlans (issue "A tenant is its
 // namespaces", item 3). RBAC lets the owner; the guardrail refuses it, with
 // the controller stopped too.
 func TestOwnersCannotSubscribe(t *testing.T) {
@@ -48,6 +49,14 @@ func TestOwnersCannotSubscribe(t *testing.T) {
 			t.Errorf("the owner %s: %v, want the guardrail's refusal", what, err)
 		}
 	}
+	// What OLM's aggregated roles do not give admin, RBAC refuses; the
+	// guardrail refuses it too where a platform's roles are wider.
+	forbidden := func(what string, err error) {
+		t.Helper()
+		if !apierrors.IsForbidden(err) {
+			t.Errorf("the owner %s: %v, want Forbidden", what, err)
+		}
+	}
 	refused("creating a Subscription", as.Create(ctx, sub))
 	// Objects the controller or OLM made: the owner may not delete them.
 	for _, o := range []client.Object{
@@ -61,8 +70,23 @@ func TestOwnersCannotSubscribe(t *testing.T) {
 		if err := cl.Create(ctx, o); err != nil {
 			t.Fatal(err)
 		}
-		refused("deleting "+o.GetObjectKind().GroupVersionKind().Kind+" "+o.GetName(), as.Delete(ctx, o))
+		kind := o.GetObjectKind().GroupVersionKind().Kind
+		refused("deleting "+kind+" "+o.GetName(), as.Delete(ctx, o))
+		// Approving an InstallPlan would pass the controller's checks (OLM
+		// applies its CRDs with OLM's rights); another catalog address
+		// serves other bundles under the same names.
+		switch o := o.(type) {
+		case *operatorsv1alpha1.InstallPlan:
+			o.Spec.Approved = true
+			forbidden("approving InstallPlan "+o.Name, as.Update(ctx, o))
+		case *operatorsv1alpha1.CatalogSource:
+			o.Spec.Address = "attacker.example:50051"
+			forbidden("pointing CatalogSource "+o.Name+" elsewhere", as.Update(ctx, o))
+		}
 	}
+	csv := &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Name: "mine.v1", Namespace: name},
+		Spec: operatorsv1alpha1.ClusterServiceVersionSpec{DisplayName: "mine", InstallStrategy: operatorsv1alpha1.NamedInstallStrategy{StrategyName: "deployment"}}}
+	forbidden("creating a CSV", as.Create(ctx, csv))
 	live := &operatorsv1alpha1.Subscription{}
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: name, Name: "kv"}, live); err != nil {
 		t.Fatal(err)

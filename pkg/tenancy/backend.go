@@ -28,8 +28,8 @@ type backend interface {
 	// that cannot work is a Terminal error.
 	plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1.OperatorSpec) (operatorPlan, error)
 	// objects is the build step: the objects the backend adds to the
-	// tenant's namespaces, applied and owned with them, with labels.
-	objects(t *tenancyv1.Tenant, labels map[string]string) []client.Object
+	// tenant's namespaces, applied and owned with them.
+	objects(t *tenancyv1.Tenant, s settings) []client.Object
 	// reconcile is the repair step, after the shared CRDs are applied:
 	// install, upgrade, roll back or recover op, and report it in st.
 	reconcile(ctx context.Context, s *plan, op operatorPlan, st *tenancyv1.OperatorStatus) error

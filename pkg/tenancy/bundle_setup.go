@@ -14,7 +14,7 @@ func init() {
 }
 
 // objects: a bundle's objects are its release's, not the Tenant's.
-func (*bundleBackend) objects(*tenancyv1.Tenant, map[string]string) []client.Object { return nil }
+func (*bundleBackend) objects(*tenancyv1.Tenant, settings) []client.Object { return nil }
 
 // watch: the release path's watches serve the bundle backend too.
 func (*bundleBackend) watch(b *builder.Builder) *builder.Builder { return b }

@@ -209,7 +209,7 @@ func (c *Controller) Build(ctx context.Context, t *tenancyv1.Tenant, p *plan) ([
 	}
 	objs = append(objs, actorObjects(t, p.settings, c.opts.StorageNamespace, kinds)...)
 	for _, b := range c.backends {
-		objs = append(objs, b.objects(t, p.settings.ownedLabels(t.Name))...)
+		objs = append(objs, b.objects(t, p.settings)...)
 	}
 	return objs, nil
 }

@@ -41,6 +41,11 @@ func TestControllerRights(t *testing.T) {
 		{"create", "", "services", "team-a", "", false},
 		{"create", "", "configmaps", "kube-system", "", false},
 		{"create", "", "pods", "team-a", "", false},
+		// The OperatorGroup's ServiceAccount: by name only.
+		{"delete", "", "serviceaccounts", "kube-system", "default", false},
+		{"patch", "", "serviceaccounts", "team-a", "kvstore-controller-manager", false},
+		{"patch", "", "serviceaccounts", "team-a", tenancy.OperatorGroupName, true},
+		{"update", "operators.coreos.com", "installplans", "team-a", "", true},
 	}
 	for _, tc := range cases {
 		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{

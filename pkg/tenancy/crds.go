@@ -316,3 +316,17 @@ func crdSkew(ctx context.Context, c client.Client, crds []*apiextensionsv1.Custo
 	}
 	return nil
 }
+
+// absentCRDs are the CRDs of want that do not exist.
+func absentCRDs(ctx context.Context, reader client.Reader, want []*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	var out []*apiextensionsv1.CustomResourceDefinition
+	for _, crd := range want {
+		err := reader.Get(ctx, client.ObjectKey{Name: crd.Name}, &apiextensionsv1.CustomResourceDefinition{})
+		if apierrors.IsNotFound(err) {
+			out = append(out, crd)
+		} else if err != nil {
+			return nil, fmt.Errorf("reading CRD %s: %w", crd.Name, err)
+		}
+	}
+	return out, nil
+}

@@ -16,8 +16,10 @@
 //
 //   - chart (helm_*.go): a Helm chart installed as a Helm release of the
 //     tenant;
-//   - olm (olm_*.go): OLM v0, through an OperatorGroup, a CatalogSource,
-//     a Subscription and InstallPlans the controller approves;
+//   - olm (olm_*.go): OLM v0, through an OperatorGroup whose ServiceAccount
+//     holds only the tenant's rights, a CatalogSource, a Subscription and
+//     InstallPlans the controller approves after writing their cluster-wide
+//     RBAC itself;
 //   - bundle (bundle_*.go): a registry+v1 bundle from a file-based catalog
 //     (a catalog image, an operator-registry gRPC address, an HTTP URL or
 //     a ConfigMap), resolved in the catalog's upgrade graph, rendered by

@@ -12,7 +12,7 @@ func init() {
 }
 
 // objects: a release's objects are Helm's, not the Tenant's.
-func (helmBackend) objects(*tenancyv1.Tenant, map[string]string) []client.Object { return nil }
+func (helmBackend) objects(*tenancyv1.Tenant, settings) []client.Object { return nil }
 
 // watch: the release path's watches (Deployments, and the RBAC drift
 // correction keeps) are the Controller's, shared with the bundle backend.

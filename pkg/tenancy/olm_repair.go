@@ -134,7 +134,24 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 			st.OLM.AwaitingApproval = append(st.OLM.AwaitingApproval, fmt.Sprintf("%s: %s", plan.Name, strings.Join(csvs, ", ")))
 			continue
 		}
-		if err := c.guardPlan(ctx, s, op, csvs); err != nil {
+		crds, err := c.guardPlan(ctx, s, op, csvs)
+		if err == nil {
+			// The cache keeps no steps (slimInstallPlan): read them live.
+			full := &operatorsv1alpha1.InstallPlan{}
+			if err = c.reader.Get(ctx, client.ObjectKeyFromObject(plan), full); err == nil && full.UID == plan.UID && !full.Spec.Approved {
+				var marked bool
+				var left []string
+				if marked, left, err = c.grantPlanRBAC(ctx, s, full, crds); err == nil && marked {
+					err = c.client.Status().Update(ctx, full)
+				}
+				if err == nil && len(left) > 0 {
+					c.event(t, "Normal", "ClusterRolesLeftOut", "operator %s: InstallPlan %s: ClusterRoles %s bind nothing in the plan and would add to every namespace's roles: not created (the owners hold the operator's kinds through Role %s)",
+						op.spec.Name, plan.Name, strings.Join(left, ", "), KindsRole)
+				}
+				plan = full
+			}
+		}
+		if err != nil {
 			var ge *GrantError
 			if errors.As(err, &ge) {
 				return plans.Items, c.grantRefused(t, op, st, err)
@@ -175,29 +192,32 @@ func planOf(sub *operatorsv1alpha1.Subscription, plan *operatorsv1alpha1.Install
 	return false
 }
 
-// guardPlan runs the CRD skew guard over the CRDs of the plan's bundles.
+// guardPlan runs the CRD skew guard over the CRDs of the plan's bundles,
+// and returns their names.
 // OLM replaces a CRD with the bundle's definition, so a bundle whose CRD
 // is older than the live one is refused too: it would take fields away
 // from tenants on newer versions.
-func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, csvs []string) error {
+func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, csvs []string) ([]string, error) {
 	src := op.spec.OLM
+	var crds []string
 	for _, name := range csvs {
 		b, err := c.catalogs.bundle(ctx, op.detail.(*olmPlan).address, src.Package, src.Channel, name)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := c.olmGrants(ctx, s, b); err != nil {
-			return err
+			return nil, err
 		}
+		crds = append(crds, crdNames(b.Analysis)...)
 		for _, want := range b.Analysis.CRDs {
 			live := &apiextensionsv1.CustomResourceDefinition{}
 			if err := c.client.Get(ctx, client.ObjectKey{Name: want.Name}, live); apierrors.IsNotFound(err) {
 				continue
 			} else if err != nil {
-				return err
+				return nil, err
 			}
 			if err := olmCRDCheck(name, live, want); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		// OLM installs a bundle's CRDs with its own rights, whoever wrote
@@ -205,10 +225,10 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 		// chart's (labelled shared, skew-guarded), and refuses a bundle
 		// whose CRDs are another installer's (CRDNotShared).
 		if _, err := ensureCRDs(ctx, c.client, c.Controller.served, FieldManager, b.Analysis.CRDs); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return sortedUnique(crds), nil
 }
 
 // olmGrants refuses a bundle whose CSV's clusterPermissions, which OLM

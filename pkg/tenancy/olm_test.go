@@ -12,6 +12,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -225,6 +226,28 @@ func checkOLMInstall(t *testing.T, ns string) {
 	og := &operatorsv1.OperatorGroup{}
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.OperatorGroupName}, og); err != nil || !slices.Equal(og.Spec.TargetNamespaces, []string{ns}) {
 		t.Errorf("OperatorGroup of %s targets %v: %v", ns, og.Spec.TargetNamespaces, err)
+	}
+	// OLM runs the InstallPlan as the OperatorGroup's ServiceAccount, which
+	// holds nothing cluster-wide: the CSV's clusterPermissions are the
+	// controller's writing, labelled as OLM labels them.
+	if og.Spec.ServiceAccountName != tenancy.OperatorGroupName || og.Status.ServiceAccountRef == nil {
+		t.Errorf("OperatorGroup of %s names ServiceAccount %q (status %v), want %s", ns, og.Spec.ServiceAccountName, og.Status.ServiceAccountRef, tenancy.OperatorGroupName)
+	}
+	var roles rbacv1.ClusterRoleList
+	if err := cl.List(ctx, &roles, client.MatchingLabels{"olm.owner.namespace": ns}); err != nil {
+		t.Fatal(err)
+	}
+	written := 0
+	for _, r := range roles.Items {
+		for _, m := range r.ManagedFields {
+			if m.Manager == tenancy.FieldManager && m.Operation == metav1.ManagedFieldsOperationUpdate {
+				written++
+				break
+			}
+		}
+	}
+	if written == 0 {
+		t.Errorf("no ClusterRole of the CSV in %s written by the controller (%d labelled for it)", ns, len(roles.Items))
 	}
 	dep := &appsv1.Deployment{}
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: olmDeploy}, dep); err != nil {

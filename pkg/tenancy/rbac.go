@@ -39,6 +39,13 @@ package tenancy
 // +kubebuilder:rbac:groups="",namespace=opctl-system,resources=serviceaccounts,verbs=impersonate;create;patch;update;delete
 // +kubebuilder:rbac:groups="",namespace=opctl-system,resources=secrets,verbs=get;list;watch;create;patch;update;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch
+//
+// The ServiceAccount an OLM tenant's OperatorGroup names, tenant-operators
+// in the tenant's first namespace (olm_build.go): created, and changed or
+// deleted by that name only. OLM creates the InstallPlan's CSV as it, so
+// the controller holds what it grants it there.
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=patch;update;delete,resourceNames=tenant-operators
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
 //
 // A release's cluster-scoped RBAC, which the grant policy (grants.go) has
@@ -67,9 +74,12 @@ package tenancy
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
 //
 // OLM installs: the OperatorGroup, CatalogSource and Subscription of each
-// OLM tenant; InstallPlans to approve them; CSVs to read their phase and
-// delete them with the tenant. OLM itself creates the operator's
-// Deployment and RBAC.
+// OLM tenant; InstallPlans to approve them, and their status to mark the
+// cluster-wide RBAC the controller wrote for them (olm_rbac.go); CSVs to
+// read their phase and delete them with the tenant. OLM creates the
+// operator's Deployment and namespaced RBAC as the OperatorGroup's
+// ServiceAccount.
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=operatorgroups;catalogsources;subscriptions,verbs=get;list;watch;create;patch;update;delete
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=installplans,verbs=get;list;watch;patch;update
-// +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=installplans/status,verbs=update
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;create;delete

@@ -14,6 +14,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
@@ -75,8 +76,14 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			// OLM installs a bundle's CRDs, replacing what the controller
 			// wrote: the controller applies them before approving
 			// (guardPlan), not on every pass, which would fight OLM; here
-			// it only guards the skew.
-			err = crdSkew(ctx, c.client, op.analysis.CRDs)
+			// it guards the skew and creates the missing ones, which the
+			// quota counts before anything is subscribed.
+			if err = crdSkew(ctx, c.client, op.analysis.CRDs); err == nil {
+				var missing []*apiextensionsv1.CustomResourceDefinition
+				if missing, err = absentCRDs(ctx, c.client, op.analysis.CRDs); err == nil && len(missing) > 0 {
+					applied, err = ensureCRDs(ctx, c.client, c.served, FieldManager, missing)
+				}
+			}
 		} else {
 			applied, err = ensureCRDs(ctx, c.client, c.served, FieldManager, op.analysis.CRDs)
 		}

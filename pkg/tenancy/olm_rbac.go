@@ -1,0 +1,190 @@
+package tenancy
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/component-helpers/auth/rbac/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// OLM's marks on the cluster-scoped objects it makes for a CSV.
+const (
+	olmOwnerLabel          = "olm.owner"
+	olmOwnerNamespaceLabel = "olm.owner.namespace"
+	olmManagedLabel        = "olm.managed"
+)
+
+// grantPlanRBAC writes the ClusterRoles and ClusterRoleBindings of an
+// InstallPlan (its CSVs' clusterPermissions) with the controller's own
+// rights, after the grant policy, and marks their steps Present, which OLM
+// skips. OLM would otherwise create them as the OperatorGroup's
+// ServiceAccount, which holds nothing cluster-wide (installerObjects). A
+// bound role must be covered by the platform's named ClusterRoles (and get
+// on the bundles' CRDs), and a binding must bind one of the plan's roles to
+// ServiceAccounts of the plan's namespace; an object of that name that is
+// not OLM's for this CSV and namespace is never overwritten. A ClusterRole
+// no binding of the plan binds (a bundle's editor and viewer roles, which
+// aggregate into every namespace's admin, edit and view) is left out: the
+// owners hold the operator's kinds through the tenant-kinds Role. It
+// returns whether it changed the plan's status and the roles it left out.
+func (c *olmBackend) grantPlanRBAC(ctx context.Context, s *plan, ip *operatorsv1alpha1.InstallPlan, crds []string) (bool, []string, error) {
+	g := grantPolicy{roles: s.settings.ClusterRoles, crds: crds, reader: c.reader}
+	allowed, err := g.allowed(ctx)
+	if err != nil {
+		return false, nil, err
+	}
+	var roles []*rbacv1.ClusterRole
+	var bindings []*rbacv1.ClusterRoleBinding
+	steps := map[client.Object]int{}
+	for i, step := range ip.Status.Plan {
+		if step == nil || step.Status == operatorsv1alpha1.StepStatusPresent || step.Status == operatorsv1alpha1.StepStatusCreated {
+			continue
+		}
+		switch step.Resource.Kind {
+		case "ClusterRole":
+			role := &rbacv1.ClusterRole{}
+			if err := decodeStep(ip, step, role); err != nil {
+				return false, nil, err
+			}
+			roles, steps[role] = append(roles, role), i
+		case "ClusterRoleBinding":
+			b := &rbacv1.ClusterRoleBinding{}
+			if err := decodeStep(ip, step, b); err != nil {
+				return false, nil, err
+			}
+			bindings, steps[b] = append(bindings, b), i
+		}
+	}
+	refused := func(what, grants string) error {
+		return &GrantError{Release: ip.Namespace + "/" + strings.Join(ip.Spec.ClusterServiceVersionNames, ","), What: what, Grants: []string{grants}}
+	}
+	bound := map[string]bool{}
+	for _, b := range bindings {
+		if b.RoleRef.Kind != "ClusterRole" || !slices.ContainsFunc(roles, func(r *rbacv1.ClusterRole) bool { return r.Name == b.RoleRef.Name }) {
+			return false, nil, refused("its InstallPlan's ClusterRoleBinding "+b.Name, fmt.Sprintf("%s %s, which is not a ClusterRole of the plan", b.RoleRef.Kind, b.RoleRef.Name))
+		}
+		for j, sub := range b.Subjects {
+			if sub.Namespace == "" && sub.Kind == rbacv1.ServiceAccountKind {
+				b.Subjects[j].Namespace = ip.Namespace
+			}
+			if sub.Kind != rbacv1.ServiceAccountKind || b.Subjects[j].Namespace != ip.Namespace {
+				return false, nil, refused("its InstallPlan's ClusterRoleBinding "+b.Name, fmt.Sprintf("cluster-wide rights to %s %s, not a ServiceAccount of %s", sub.Kind, qualified(sub.Namespace, sub.Name), ip.Namespace))
+			}
+		}
+		bound[b.RoleRef.Name] = true
+	}
+	var writes []client.Object
+	var left []string
+	for _, role := range roles {
+		if !bound[role.Name] {
+			left = append(left, role.Name)
+			continue
+		}
+		if role.AggregationRule != nil {
+			return false, nil, refused("its InstallPlan's ClusterRole "+role.Name, "an aggregationRule")
+		}
+		if ok, missing := validation.Covers(allowed, role.Rules); !ok {
+			return false, nil, refused("its CSV's clusterPermissions, which OLM grants cluster-wide", describeRules(missing))
+		}
+		writes = append(writes, role)
+	}
+	for _, b := range bindings {
+		writes = append(writes, b)
+	}
+	for _, o := range writes {
+		if err := c.writePlanObject(ctx, ip, ip.Status.Plan[steps[o]].Resolving, o); err != nil {
+			return false, nil, err
+		}
+	}
+	for _, i := range steps {
+		ip.Status.Plan[i].Status = operatorsv1alpha1.StepStatusPresent
+	}
+	return len(steps) > 0, left, nil
+}
+
+// decodeStep reads the object of an InstallPlan step, which OLM keeps as
+// JSON, into obj. Its owner marks are OLM's for the step's CSV.
+func decodeStep(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step, obj client.Object) error {
+	if err := json.Unmarshal([]byte(step.Resource.Manifest), obj); err != nil {
+		return fmt.Errorf("InstallPlan %s/%s: reading step %s %s: %w", ip.Namespace, ip.Name, step.Resource.Kind, step.Resource.Name, err)
+	}
+	if obj.GetName() != step.Resource.Name {
+		return fmt.Errorf("InstallPlan %s/%s: step %s %s holds an object named %q", ip.Namespace, ip.Name, step.Resource.Kind, step.Resource.Name, obj.GetName())
+	}
+	labels := maps.Clone(obj.GetLabels())
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	labels[olmOwnerLabel], labels[olmOwnerNamespaceLabel], labels[olmManagedLabel] = step.Resolving, ip.Namespace, "true"
+	obj.SetLabels(labels)
+	obj.SetNamespace("")
+	obj.SetResourceVersion("")
+	return nil
+}
+
+// writePlanObject creates obj, or updates the one of that name if OLM
+// made it for the same CSV in the same namespace.
+func (c *olmBackend) writePlanObject(ctx context.Context, ip *operatorsv1alpha1.InstallPlan, csv string, obj client.Object) error {
+	err := c.client.Create(ctx, obj, client.FieldOwner(FieldManager))
+	if err == nil || !apierrors.IsAlreadyExists(err) {
+		if err != nil {
+			return fmt.Errorf("InstallPlan %s/%s: creating %T %s: %w", ip.Namespace, ip.Name, obj, obj.GetName(), err)
+		}
+		return nil
+	}
+	live := obj.DeepCopyObject().(client.Object)
+	if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return err
+	}
+	if l := live.GetLabels(); l[olmOwnerLabel] != csv || l[olmOwnerNamespaceLabel] != ip.Namespace {
+		return fmt.Errorf("InstallPlan %s/%s: %s %s already exists and is not OLM's for %s in %s: not approving it; remove it, or ask a cluster admin", ip.Namespace, ip.Name,
+			kindOf(obj), obj.GetName(), csv, ip.Namespace)
+	}
+	obj.SetResourceVersion(live.GetResourceVersion())
+	if same(live, obj) {
+		return nil
+	}
+	if err := c.client.Update(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
+		return fmt.Errorf("InstallPlan %s/%s: updating %s %s: %w", ip.Namespace, ip.Name, kindOf(obj), obj.GetName(), err)
+	}
+	return nil
+}
+
+// kindOf names the kind of an RBAC object.
+func kindOf(obj client.Object) string {
+	if _, ok := obj.(*rbacv1.ClusterRole); ok {
+		return "ClusterRole"
+	}
+	return "ClusterRoleBinding"
+}
+
+// same compares the rules or the binding of two RBAC objects.
+func same(live, want client.Object) bool {
+	switch w := want.(type) {
+	case *rbacv1.ClusterRole:
+		return equality.Semantic.DeepEqual(live.(*rbacv1.ClusterRole).Rules, w.Rules) && labelsCover(live.GetLabels(), w.Labels)
+	case *rbacv1.ClusterRoleBinding:
+		l := live.(*rbacv1.ClusterRoleBinding)
+		return l.RoleRef == w.RoleRef && slices.Equal(l.Subjects, w.Subjects) && labelsCover(l.Labels, w.Labels)
+	}
+	return false
+}
+
+// labelsCover reports whether have holds every label of want.
+func labelsCover(have, want map[string]string) bool {
+	for k, v := range want {
+		if have[k] != v {
+			return false
+		}
+	}
+	return true
+}
