@@ -15,7 +15,11 @@ package tenancy
 // holds, with three exceptions, each by name: it binds admin (to the
 // owners and the actor), and writes and binds the Role tenant-kinds, which
 // grants the operators' own kinds, whose CRDs it installs for the tenants
-// and does not use itself. The platform's named ClusterRoles are bound to
+// and does not use itself. RBAC cannot scope escalate to namespaces that
+// do not exist yet (a RoleBinding granting it in each new tenant namespace
+// would need bind on its role everywhere), so the guardrail
+// tenant-kinds-role admits rules in that Role only in a namespace labelled
+// for the Role's tenant. The platform's named ClusterRoles are bound to
 // the controller too, so that it may pass them on.
 // +kubebuilder:rbac:groups="",resources=namespaces;resourcequotas;limitranges,verbs=get;list;watch;create;patch;update;delete
 // +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;update;delete
