@@ -236,7 +236,42 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 	}
 	out = append(out, inNamespace...)
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	out = slices.Compact(out)
+	if len(out) > 0 {
+		hints, err := g.unshared(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hints...)
+	}
+	return out, nil
+}
+
+// unshared explains the commonest cause of a refusal: a CRD of the
+// operator that exists but that no one shared with tenants (installed by
+// another tool, or by another package's tests), so rules on its kinds are
+// not the operator's own.
+func (g grantPolicy) unshared(ctx context.Context) ([]string, error) {
+	if g.reader == nil {
+		return nil, nil
+	}
+	var out []string
+	for _, name := range g.crds {
+		live := &metav1.PartialObjectMetadata{}
+		live.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
+		if err := g.reader.Get(ctx, client.ObjectKey{Name: name}, live); apierrors.IsNotFound(err) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("reading CRD %s: %w", name, err)
+		}
+		if shared, err := isShared(ctx, g.reader, live.Labels); err != nil {
+			return nil, err
+		} else if !shared {
+			out = append(out, fmt.Sprintf("(CRD %s exists without the label %s=true, so its kinds are not the operator's own: "+
+				"if the platform team installed it for tenants, it labels it: kubectl label crd %s %s=true)", name, LabelSharedCRD, name, LabelSharedCRD))
+		}
+	}
+	return out, nil
 }
 
 // namespaced checks what a release grants inside the tenant's namespaces:

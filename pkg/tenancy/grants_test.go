@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -128,6 +129,41 @@ func TestGrantPolicy(t *testing.T) {
 			}
 			if len(got) != 1 || !strings.Contains(got[0], tc.want) {
 				t.Errorf("findings %v, want one with %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// A refusal names the commonest cause: the operator's CRD exists but
+// nobody shared it with tenants, and says how to share it.
+func TestUnsharedHint(t *testing.T) {
+	manifest := "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: r\nrules:\n- apiGroups: [kv.opctl.dev]\n  resources: [kvstores]\n  verbs: [get]\n" +
+		"---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: b\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: r\nsubjects:\n- kind: ServiceAccount\n  name: op\n  namespace: ns-a\n"
+	for _, tc := range []struct {
+		name   string
+		labels map[string]string
+		hint   bool
+	}{
+		{"unlabelled", nil, true},
+		{"shared", map[string]string{LabelSharedCRD: "true"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "kvstores.kv.opctl.dev", Labels: tc.labels}}
+			reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(crd).Build()
+			mapper := meta.NewDefaultRESTMapper(nil)
+			for _, k := range []string{"ClusterRole", "ClusterRoleBinding"} {
+				mapper.Add(rbacv1.SchemeGroupVersion.WithKind(k), meta.RESTScopeRoot)
+			}
+			g := grantPolicy{crds: []string{crd.Name}, namespaces: []string{"ns-a"}, reader: reader, mapper: mapper}
+			got, err := g.check(context.Background(), manifestDocs(manifest))
+			if err != nil {
+				t.Fatal(err)
+			}
+			hinted := slices.ContainsFunc(got, func(f string) bool {
+				return strings.Contains(f, "kubectl label crd kvstores.kv.opctl.dev "+LabelSharedCRD+"=true")
+			})
+			if len(got) == 0 || hinted != tc.hint {
+				t.Errorf("findings %q: hint %v, want a refusal with hint %v", got, hinted, tc.hint)
 			}
 		})
 	}
