@@ -125,6 +125,10 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 			out = append(out, g.exposed(d.obj)...)
 			continue
 		}
+		if gvk.Group == "networking.k8s.io" && gvk.Kind == "Ingress" && !g.exposure.AllowIngress {
+			out = append(out, fmt.Sprintf("Ingress %s: the profile does not allow Ingresses (a shared ingress controller serves them with its own rights)", qualified(d.obj.GetNamespace(), d.obj.GetName())))
+			continue
+		}
 		if gvk.Group == "networking.k8s.io" && gvk.Kind == "NetworkPolicy" {
 			out = append(out, g.openedTo(d.obj)...)
 			continue
@@ -398,6 +402,9 @@ func (g grantPolicy) exposed(u *unstructured.Unstructured) []string {
 	}
 	if len(ips) > 0 && !g.exposure.AllowExternalIPs {
 		out = append(out, name+" sets externalIPs (CVE-2020-8554), which the profile does not allow")
+	}
+	if typ == "ExternalName" && !g.exposure.AllowExternalName {
+		out = append(out, name+" is an ExternalName Service, which the profile does not allow")
 	}
 	return out
 }

@@ -109,6 +109,8 @@ func TestGrantPolicy(t *testing.T) {
 		{"a LoadBalancer Service", nil, service("type: LoadBalancer\n"), "is a LoadBalancer Service"},
 		{"externalIPs", nil, service("externalIPs: [8.8.8.8]\n"), "sets externalIPs"},
 		{"a ClusterIP Service", nil, service("type: ClusterIP\n"), ""},
+		{"an ExternalName Service", nil, "---\napiVersion: v1\nkind: Service\nmetadata:\n  name: s\n  namespace: ns-a\nspec:\n  type: ExternalName\n  externalName: db.example.com\n", "is an ExternalName Service"},
+		{"an Ingress", nil, "---\napiVersion: networking.k8s.io/v1\nkind: Ingress\nmetadata:\n  name: i\n  namespace: ns-a\nspec:\n  defaultBackend:\n    service:\n      name: s\n      port:\n        number: 80\n", "the profile does not allow Ingresses"},
 		{"a NetworkPolicy open to every namespace, locked", []string{"lock"}, netpol("namespaceSelector: {}"), "selects namespaces in ingress by other than tenancy.opctl.dev/tenant=a"},
 		{"a NetworkPolicy open to the tenant, locked", []string{"lock"}, netpol("namespaceSelector:\n        matchLabels:\n          tenancy.opctl.dev/tenant: a"), ""},
 		{"a NetworkPolicy open to every namespace, unlocked", nil, netpol("namespaceSelector: {}"), ""},

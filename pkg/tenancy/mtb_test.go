@@ -125,7 +125,20 @@ var mtbChecks = []mtbCheck{
 			{"a NodePort Service", "NodePort Services are not allowed"},
 			{"a LoadBalancer Service", "LoadBalancer Services are not allowed"},
 			{"a Service with externalIPs", "externalIPs are not allowed"},
+			{"an ExternalName Service", "ExternalName Services are not allowed"},
+			{"an Ingress", "Ingresses are not allowed"},
 		} {
+			want := ""
+			if owner {
+				want = tc.want
+			}
+			if tc.what == "an Ingress" {
+				ing := &networkingv1.Ingress{ObjectMeta: metav1.ObjectMeta{Name: "mtb-exposed"}, Spec: networkingv1.IngressSpec{
+					DefaultBackend: &networkingv1.IngressBackend{Service: &networkingv1.IngressServiceBackend{Name: "x", Port: networkingv1.ServiceBackendPort{Number: 80}}}}}
+				_, err := cs.NetworkingV1().Ingresses(ns).Create(ctx, ing, metav1.CreateOptions{})
+				forbidden(t, tc.what, err, want)
+				continue
+			}
 			svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "mtb-exposed"}, Spec: corev1.ServiceSpec{
 				Ports: []corev1.ServicePort{{Port: 80}}, Selector: map[string]string{"app": "x"}}}
 			switch {
@@ -133,12 +146,10 @@ var mtbChecks = []mtbCheck{
 				svc.Spec.Type = corev1.ServiceTypeNodePort
 			case strings.Contains(tc.what, "LoadBalancer"):
 				svc.Spec.Type = corev1.ServiceTypeLoadBalancer
+			case strings.Contains(tc.what, "ExternalName"):
+				svc.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "db.other-tenant.svc.cluster.local"}
 			default:
 				svc.Spec.ExternalIPs = []string{"203.0.113.10"}
-			}
-			want := ""
-			if owner {
-				want = tc.want
 			}
 			_, err := cs.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{})
 			forbidden(t, tc.what, err, want)

@@ -26,6 +26,8 @@ const (
 	LabelAllowNodePorts      = "tenancy.opctl.dev/allow-nodeports"
 	LabelAllowLoadBalancers  = "tenancy.opctl.dev/allow-loadbalancers"
 	LabelAllowExternalIPs    = "tenancy.opctl.dev/allow-externalips"
+	LabelAllowExternalName   = "tenancy.opctl.dev/allow-externalname"
+	LabelAllowIngress        = "tenancy.opctl.dev/allow-ingress"
 	LabelLockNetworkPolicies = "tenancy.opctl.dev/lock-network-policies"
 )
 
@@ -65,7 +67,8 @@ func (s settings) namespaceLabels(tenant string) map[string]string {
 	l[labelPSAEnforce] = s.PodSecurity
 	for label, on := range map[string]bool{
 		LabelAllowNodePorts: s.Services.AllowNodePorts, LabelAllowLoadBalancers: s.Services.AllowLoadBalancers,
-		LabelAllowExternalIPs: s.Services.AllowExternalIPs, LabelLockNetworkPolicies: s.LockNetworkPolicies,
+		LabelAllowExternalIPs: s.Services.AllowExternalIPs, LabelAllowExternalName: s.Services.AllowExternalName,
+		LabelAllowIngress: s.Services.AllowIngress, LabelLockNetworkPolicies: s.LockNetworkPolicies,
 	} {
 		if on {
 			l[label] = "true"

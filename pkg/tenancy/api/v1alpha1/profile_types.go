@@ -54,6 +54,15 @@ type ServiceExposure struct {
 	// intercept other traffic of the cluster (CVE-2020-8554).
 	// +optional
 	AllowExternalIPs bool `json:"allowExternalIPs,omitempty"`
+	// AllowExternalName allows ExternalName Services, a DNS alias a
+	// shared proxy or ingress controller may follow to any name.
+	// +optional
+	AllowExternalName bool `json:"allowExternalName,omitempty"`
+	// AllowIngress allows Ingresses, which a shared ingress controller
+	// serves with its own rights (CVE-2021-25740: an Ingress can route to
+	// Endpoints of other namespaces).
+	// +optional
+	AllowIngress bool `json:"allowIngress,omitempty"`
 }
 
 // TenantProfile holds defaults many Tenants share.
