@@ -53,8 +53,9 @@ func (*olmBackend) objects(t *tenancyv1.Tenant, s settings) []client.Object {
 // hold (admin), the operators' own kinds and the platform's named
 // ClusterRoles; nothing cluster-wide. It lives in the tenant's namespace,
 // as OLM requires, so the owners can act as it: it holds nothing they do
-// not. A CSV's clusterPermissions are granted by the controller itself,
-// after the grant policy (grantPlanRBAC).
+// not. It may not create CSVs (a CSV makes OLM act with its own rights
+// on the CRDs it claims): the controller creates the plan's CSV, and
+// grants its clusterPermissions, itself, after its checks (grantPlan).
 func installerObjects(t *tenancyv1.Tenant, s settings) []client.Object {
 	labels := s.ownedLabels(t.Name)
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: OperatorGroupName, Namespace: t.Spec.Namespaces[0]}}
@@ -65,12 +66,6 @@ func installerObjects(t *tenancyv1.Tenant, s settings) []client.Object {
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role}}
 		}
 		objs = append(objs, bind(OperatorGroupName, "ClusterRole", ownerRole), bind(OperatorGroupName+"-kinds", "Role", KindsRole))
-		if ns == t.Spec.Namespaces[0] {
-			// OLM creates the InstallPlan's CSV as it; admin may not.
-			objs = append(objs, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: OperatorGroupName, Namespace: ns, Labels: labels},
-				Rules: []rbacv1.PolicyRule{{APIGroups: []string{operatorsv1alpha1.GroupName}, Resources: []string{"clusterserviceversions"}, Verbs: []string{"get", "create"}}}},
-				bind(OperatorGroupName+"-csvs", "Role", OperatorGroupName))
-		}
 		for _, role := range sortedUnique(s.ClusterRoles) {
 			objs = append(objs, bind(OperatorGroupName+"-role-"+role, "ClusterRole", role))
 		}

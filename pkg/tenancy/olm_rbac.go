@@ -12,8 +12,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/pkg/operatorkit"
 )
 
 // OLM's marks on the cluster-scoped objects it makes for a CSV.
@@ -23,25 +26,40 @@ const (
 	olmManagedLabel        = "olm.managed"
 )
 
-// grantPlanRBAC writes the ClusterRoles and ClusterRoleBindings of an
-// InstallPlan (its CSVs' clusterPermissions) with the controller's own
-// rights, after the grant policy, and marks their steps Present, which OLM
-// skips. OLM would otherwise create them as the OperatorGroup's
-// ServiceAccount, which holds nothing cluster-wide (installerObjects). A
-// bound role must be covered by the platform's named ClusterRoles (and get
-// on the bundles' CRDs), and a binding must bind one of the plan's roles to
-// ServiceAccounts of the plan's namespace; an object of that name that is
-// not OLM's for this CSV and namespace is never overwritten. A ClusterRole
-// no binding of the plan binds (a bundle's editor and viewer roles, which
-// aggregate into every namespace's admin, edit and view) is left out: the
-// owners hold the operator's kinds through the tenant-kinds Role. It
-// returns whether it changed the plan's status and the roles it left out.
-func (c *olmBackend) grantPlanRBAC(ctx context.Context, s *plan, ip *operatorsv1alpha1.InstallPlan, crds []string) (bool, []string, error) {
+// ReasonBundleReference refuses an InstallPlan whose steps OLM keeps as
+// references to a bundle it unpacked (a catalog of bundle images): the
+// controller cannot check what it would write.
+const ReasonBundleReference = "UnpackedBundleUnsupported"
+
+// grantPlan writes, with the controller's own rights and after its
+// checks, what OLM would otherwise write as the OperatorGroup's
+// ServiceAccount, and marks those steps Present, which OLM skips:
+//   - the CSVs: the ServiceAccount may not create them, or a CSV the owner
+//     wrote would have OLM, with its own rights, aggregate rules on any
+//     CRD the CSV claims into every namespace's admin, and label that CRD
+//     as the tenant's. A CSV may own only the bundles' CRDs (crds), which
+//     guardPlan applied and checked.
+//   - the ClusterRoles and ClusterRoleBindings (its clusterPermissions),
+//     which the ServiceAccount, holding nothing cluster-wide, could not
+//     write. A bound role must be covered by the platform's named
+//     ClusterRoles (and get on the bundles' CRDs) and aggregate into no
+//     other role, and a binding must bind one of the plan's roles to
+//     ServiceAccounts of the plan's namespace; an object of that name that
+//     is not OLM's for this CSV and namespace is never overwritten. A
+//     ClusterRole no binding of the plan binds (a bundle's editor and
+//     viewer roles, which aggregate into every namespace's admin, edit
+//     and view) is left out: the owners hold the operator's kinds through
+//     the tenant-kinds Role.
+//
+// It returns whether it changed the plan's status and the roles it left
+// out.
+func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alpha1.InstallPlan, crds []string) (bool, []string, error) {
 	g := grantPolicy{roles: s.settings.ClusterRoles, crds: crds, reader: c.reader}
 	allowed, err := g.allowed(ctx)
 	if err != nil {
 		return false, nil, err
 	}
+	var csvs []*operatorsv1alpha1.ClusterServiceVersion
 	var roles []*rbacv1.ClusterRole
 	var bindings []*rbacv1.ClusterRoleBinding
 	steps := map[client.Object]int{}
@@ -49,7 +67,16 @@ func (c *olmBackend) grantPlanRBAC(ctx context.Context, s *plan, ip *operatorsv1
 		if step == nil || step.Status == operatorsv1alpha1.StepStatusPresent || step.Status == operatorsv1alpha1.StepStatusCreated {
 			continue
 		}
+		if err := notReference(ip, step); err != nil {
+			return false, nil, err
+		}
 		switch step.Resource.Kind {
+		case operatorsv1alpha1.ClusterServiceVersionKind:
+			csv := &operatorsv1alpha1.ClusterServiceVersion{}
+			if err := decodeStep(ip, step, csv); err != nil {
+				return false, nil, err
+			}
+			csvs, steps[csv] = append(csvs, csv), i
 		case "ClusterRole":
 			role := &rbacv1.ClusterRole{}
 			if err := decodeStep(ip, step, role); err != nil {
@@ -67,6 +94,15 @@ func (c *olmBackend) grantPlanRBAC(ctx context.Context, s *plan, ip *operatorsv1
 	refused := func(what, grants string) error {
 		return &GrantError{Release: ip.Namespace + "/" + strings.Join(ip.Spec.ClusterServiceVersionNames, ","), What: what, Grants: []string{grants}}
 	}
+	for _, csv := range csvs {
+		for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
+			if !slices.Contains(crds, owned.Name) {
+				return false, nil, refused("its InstallPlan's CSV "+csv.Name, fmt.Sprintf("ownership of CRD %s, which is not one of the bundle's CRDs the controller checked", owned.Name))
+			}
+		}
+		// As OLM creates it (catalog operator, ExecutePlan).
+		csv.Namespace = ip.Namespace
+	}
 	bound := map[string]bool{}
 	for _, b := range bindings {
 		if b.RoleRef.Kind != "ClusterRole" || !slices.ContainsFunc(roles, func(r *rbacv1.ClusterRole) bool { return r.Name == b.RoleRef.Name }) {
@@ -82,6 +118,7 @@ func (c *olmBackend) grantPlanRBAC(ctx context.Context, s *plan, ip *operatorsv1
 		}
 		bound[b.RoleRef.Name] = true
 	}
+	var aggregators []labels.Selector
 	var writes []client.Object
 	var left []string
 	for _, role := range roles {
@@ -91,6 +128,14 @@ func (c *olmBackend) grantPlanRBAC(ctx context.Context, s *plan, ip *operatorsv1
 		}
 		if role.AggregationRule != nil {
 			return false, nil, refused("its InstallPlan's ClusterRole "+role.Name, "an aggregationRule")
+		}
+		if aggregators == nil {
+			if aggregators, err = g.aggregators(ctx); err != nil {
+				return false, nil, err
+			}
+		}
+		if into := aggregatesInto(role.Labels, aggregators); into != "" {
+			return false, nil, refused("its InstallPlan's ClusterRole "+role.Name, "its rules added to other roles ("+into+")")
 		}
 		if ok, missing := validation.Covers(allowed, role.Rules); !ok {
 			return false, nil, refused("its CSV's clusterPermissions, which OLM grants cluster-wide", describeRules(missing))
@@ -105,14 +150,55 @@ func (c *olmBackend) grantPlanRBAC(ctx context.Context, s *plan, ip *operatorsv1
 			return false, nil, err
 		}
 	}
+	for _, csv := range csvs {
+		// Nobody else may create a CSV in a tenant namespace: one that
+		// exists is this plan's, from an earlier pass.
+		if err := c.client.Create(ctx, csv, client.FieldOwner(FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
+			return false, nil, fmt.Errorf("InstallPlan %s/%s: creating CSV %s: %w", ip.Namespace, ip.Name, csv.Name, err)
+		}
+	}
 	for _, i := range steps {
 		ip.Status.Plan[i].Status = operatorsv1alpha1.StepStatusPresent
 	}
 	return len(steps) > 0, left, nil
 }
 
+// aggregatesInto names how labels would add a role's rules to other
+// roles: an aggregate-to label, or the selector of an aggregated role
+// they match; "" for neither.
+func aggregatesInto(l map[string]string, aggregators []labels.Selector) string {
+	for k := range l {
+		if strings.HasPrefix(k, aggregateLabelPrefix) {
+			return "label " + k
+		}
+	}
+	for _, sel := range aggregators {
+		if sel.Matches(labels.Set(l)) {
+			return "its labels match " + sel.String()
+		}
+	}
+	return ""
+}
+
+// notReference refuses a step whose manifest is a reference to a bundle
+// OLM unpacked into a ConfigMap (a catalog of bundle images), not the
+// object itself.
+func notReference(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step) error {
+	var head struct {
+		Kind              string `json:"kind"`
+		CatalogSourceName string `json:"catalogSourceName"`
+	}
+	if json.Unmarshal([]byte(step.Resource.Manifest), &head) == nil && head.Kind == "ConfigMap" && step.Resource.Kind != "ConfigMap" && head.CatalogSourceName != "" {
+		return operatorkit.Terminal(ReasonBundleReference, fmt.Errorf("InstallPlan %s/%s: step %s %s refers to a bundle OLM unpacked from its image; the controller reads only bundles a catalog serves whole "+
+			"(a file-based catalog whose bundles carry olm.bundle.object properties, as opm render writes them), so it cannot check this one: use such a catalog, or the bundle source (spec.operators[].bundle), which reads bundle images itself",
+			ip.Namespace, ip.Name, step.Resource.Kind, step.Resource.Name))
+	}
+	return nil
+}
+
 // decodeStep reads the object of an InstallPlan step, which OLM keeps as
-// JSON, into obj. Its owner marks are OLM's for the step's CSV.
+// JSON, into obj, with OLM's marks: managed, and for a cluster-scoped
+// object owned by the step's CSV.
 func decodeStep(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step, obj client.Object) error {
 	if err := json.Unmarshal([]byte(step.Resource.Manifest), obj); err != nil {
 		return fmt.Errorf("InstallPlan %s/%s: reading step %s %s: %w", ip.Namespace, ip.Name, step.Resource.Kind, step.Resource.Name, err)
@@ -124,7 +210,10 @@ func decodeStep(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step,
 	if labels == nil {
 		labels = map[string]string{}
 	}
-	labels[olmOwnerLabel], labels[olmOwnerNamespaceLabel], labels[olmManagedLabel] = step.Resolving, ip.Namespace, "true"
+	labels[olmManagedLabel] = "true"
+	if _, csv := obj.(*operatorsv1alpha1.ClusterServiceVersion); !csv {
+		labels[olmOwnerLabel], labels[olmOwnerNamespaceLabel] = step.Resolving, ip.Namespace
+	}
 	obj.SetLabels(labels)
 	obj.SetNamespace("")
 	obj.SetResourceVersion("")

@@ -141,7 +141,7 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 			if err = c.reader.Get(ctx, client.ObjectKeyFromObject(plan), full); err == nil && full.UID == plan.UID && !full.Spec.Approved {
 				var marked bool
 				var left []string
-				if marked, left, err = c.grantPlanRBAC(ctx, s, full, crds); err == nil && marked {
+				if marked, left, err = c.grantPlan(ctx, s, full, crds); err == nil && marked {
 					err = c.client.Status().Update(ctx, full)
 				}
 				if err == nil && len(left) > 0 {
@@ -157,8 +157,8 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 				return plans.Items, c.grantRefused(t, op, st, err)
 			}
 			reason := ReasonCRDSkew
-			if re := (*operatorkit.ReasonError)(nil); errors.As(err, &re) && re.Reason == ReasonCRDNotShared {
-				reason = ReasonCRDNotShared
+			if re := (*operatorkit.ReasonError)(nil); errors.As(err, &re) {
+				reason = re.Reason
 			}
 			st.Health, st.Reason, st.LastError = HealthFailed, reason, err.Error()
 			c.event(t, "Warning", reason, "operator %s: not approving InstallPlan %s: %v", op.spec.Name, plan.Name, err)
@@ -215,6 +215,14 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 				continue
 			} else if err != nil {
 				return nil, err
+			}
+			// OLM takes over a bundle's CRDs with its own rights and marks
+			// them the tenant's (isShared): only a CRD shared already.
+			if shared, err := isShared(ctx, c.reader, live.Labels); err != nil {
+				return nil, err
+			} else if !shared {
+				return nil, operatorkit.Terminal(ReasonCRDNotShared, fmt.Errorf("CRD %s exists and was not installed for tenants (no %s label): OLM would take it over for %s; "+
+					"remove it from the operator, or have the platform team label it if it is meant to be shared", want.Name, LabelSharedCRD, name))
 			}
 			if err := olmCRDCheck(name, live, want); err != nil {
 				return nil, err

@@ -233,6 +233,19 @@ func checkOLMInstall(t *testing.T, ns string) {
 	if og.Spec.ServiceAccountName != tenancy.OperatorGroupName || og.Status.ServiceAccountRef == nil {
 		t.Errorf("OperatorGroup of %s names ServiceAccount %q (status %v), want %s", ns, og.Spec.ServiceAccountName, og.Status.ServiceAccountRef, tenancy.OperatorGroupName)
 	}
+	// The owners can act as that ServiceAccount: it may not create a CSV,
+	// which would have OLM aggregate rules on any CRD the CSV claims into
+	// every namespace's admin (the controller creates the plan's CSV).
+	sa := "system:serviceaccount:" + ns + ":" + tenancy.OperatorGroupName
+	asSA, err := client.New(cluster.As(sa, "system:serviceaccounts", "system:serviceaccounts:"+ns, "system:authenticated"), client.Options{Scheme: tenancy.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := &operatorsv1alpha1.ClusterServiceVersion{ObjectMeta: metav1.ObjectMeta{Name: "forged.v1", Namespace: ns},
+		Spec: operatorsv1alpha1.ClusterServiceVersionSpec{DisplayName: "forged", InstallStrategy: operatorsv1alpha1.NamedInstallStrategy{StrategyName: "deployment"}}}
+	if err := asSA.Create(ctx, forged); !apierrors.IsForbidden(err) {
+		t.Errorf("%s creating a CSV: %v, want Forbidden", sa, err)
+	}
 	var roles rbacv1.ClusterRoleList
 	if err := cl.List(ctx, &roles, client.MatchingLabels{"olm.owner.namespace": ns}); err != nil {
 		t.Fatal(err)
@@ -248,6 +261,19 @@ func checkOLMInstall(t *testing.T, ns string) {
 	}
 	if written == 0 {
 		t.Errorf("no ClusterRole of the CSV in %s written by the controller (%d labelled for it)", ns, len(roles.Items))
+	}
+	var csvs operatorsv1alpha1.ClusterServiceVersionList
+	if err := cl.List(ctx, &csvs, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	for _, csv := range csvs.Items {
+		if csv.Labels["olm.copiedFrom"] != "" || len(csv.ManagedFields) == 0 || csv.ManagedFields[0].Manager != tenancy.FieldManager {
+			continue
+		}
+		written = -1
+	}
+	if written != -1 {
+		t.Errorf("no CSV in %s created by the controller", ns)
 	}
 	dep := &appsv1.Deployment{}
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: olmDeploy}, dep); err != nil {

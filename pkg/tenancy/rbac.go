@@ -46,8 +46,7 @@ package tenancy
 //
 // The ServiceAccount an OLM tenant's OperatorGroup names, tenant-operators
 // in the tenant's first namespace (olm_build.go): created, and changed or
-// deleted by that name only. OLM creates the InstallPlan's CSV as it, so
-// the controller holds what it grants it there.
+// deleted by that name only.
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=patch;update;delete,resourceNames=tenant-operators
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
@@ -79,8 +78,9 @@ package tenancy
 //
 // OLM installs: the OperatorGroup, CatalogSource and Subscription of each
 // OLM tenant; InstallPlans to approve them, and their status to mark the
-// cluster-wide RBAC the controller wrote for them (olm_rbac.go); CSVs to
-// read their phase and delete them with the tenant. OLM creates the
+// CSV and the cluster-wide RBAC the controller wrote for them
+// (olm_rbac.go); CSVs to create them so, read their phase and delete them
+// with the tenant. OLM creates the
 // operator's Deployment and namespaced RBAC as the OperatorGroup's
 // ServiceAccount.
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=operatorgroups;catalogsources;subscriptions,verbs=get;list;watch;create;patch;update;delete
