@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -10,8 +11,10 @@ import (
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -53,7 +56,11 @@ const ReasonBundleReference = "UnpackedBundleUnsupported"
 //
 // It returns whether it changed the plan's status and the roles it left
 // out.
-func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alpha1.InstallPlan, crds []string) (bool, []string, error) {
+func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alpha1.InstallPlan, checked []*apiextensionsv1.CustomResourceDefinition) (bool, []string, error) {
+	crds := make([]string, 0, len(checked))
+	for _, crd := range checked {
+		crds = append(crds, crd.Name)
+	}
 	g := grantPolicy{roles: s.settings.ClusterRoles, crds: crds, reader: c.reader}
 	allowed, err := g.allowed(ctx)
 	if err != nil {
@@ -71,6 +78,13 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 			return false, nil, err
 		}
 		switch step.Resource.Kind {
+		case "CustomResourceDefinition":
+			// OLM applies these with its own rights whatever their status:
+			// exactly the CRDs guardPlan checked and applied, or nothing.
+			if err := sameCRD(ip, step, checked); err != nil {
+				return false, nil, err
+			}
+			continue
 		case operatorsv1alpha1.ClusterServiceVersionKind:
 			csv := &operatorsv1alpha1.ClusterServiceVersion{}
 			if err := decodeStep(ip, step, csv); err != nil {
@@ -95,6 +109,13 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 		return &GrantError{Release: ip.Namespace + "/" + strings.Join(ip.Spec.ClusterServiceVersionNames, ","), What: what, Grants: []string{grants}}
 	}
 	for _, csv := range csvs {
+		// OLM installs APIServices and webhooks as the OperatorGroup's
+		// ServiceAccount, which may not; and then aggregates rules on the
+		// APIs they serve into every admin.
+		if len(csv.Spec.APIServiceDefinitions.Owned) > 0 || len(csv.Spec.WebhookDefinitions) > 0 {
+			return false, nil, refused("its InstallPlan's CSV "+csv.Name, "APIServices or admission and conversion webhooks, which OLM would install cluster-wide "+
+				"(the bundle source installs webhooks narrowed to the tenant's namespaces)")
+		}
 		for _, owned := range csv.Spec.CustomResourceDefinitions.Owned {
 			if !slices.Contains(crds, owned.Name) {
 				return false, nil, refused("its InstallPlan's CSV "+csv.Name, fmt.Sprintf("ownership of CRD %s, which is not one of the bundle's CRDs the controller checked", owned.Name))
@@ -145,6 +166,12 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 	for _, b := range bindings {
 		writes = append(writes, b)
 	}
+	// Every refusal before the first write.
+	for _, o := range writes {
+		if _, err := c.planObject(ctx, ip, ip.Status.Plan[steps[o]].Resolving, o); err != nil {
+			return false, nil, err
+		}
+	}
 	for _, o := range writes {
 		if err := c.writePlanObject(ctx, ip, ip.Status.Plan[steps[o]].Resolving, o); err != nil {
 			return false, nil, err
@@ -161,6 +188,39 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 		ip.Status.Plan[i].Status = operatorsv1alpha1.StepStatusPresent
 	}
 	return len(steps) > 0, left, nil
+}
+
+// ReasonCatalogChanged: the plan OLM made differs from the bundle the
+// controller checked.
+const ReasonCatalogChanged = "CatalogChanged"
+
+// errCatalogChanged is a plan whose bundle differs from the one the
+// controller read: the catalog served it differently since.
+var errCatalogChanged = errors.New("the catalog changed since the controller read the bundle")
+
+// sameCRD refuses a CRD step that is not one of the checked CRDs, as
+// they are.
+func sameCRD(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step, checked []*apiextensionsv1.CustomResourceDefinition) error {
+	var head metav1.TypeMeta
+	if err := json.Unmarshal([]byte(step.Resource.Manifest), &head); err != nil {
+		return fmt.Errorf("InstallPlan %s/%s: reading step CRD %s: %w", ip.Namespace, ip.Name, step.Resource.Name, err)
+	}
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if head.APIVersion == apiextensionsv1.SchemeGroupVersion.String() {
+		if err := json.Unmarshal([]byte(step.Resource.Manifest), crd); err != nil {
+			return fmt.Errorf("InstallPlan %s/%s: reading step CRD %s: %w", ip.Namespace, ip.Name, step.Resource.Name, err)
+		}
+	}
+	i := slices.IndexFunc(checked, func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Name == crd.Name })
+	switch {
+	case crd.Name != step.Resource.Name || i < 0:
+		return &GrantError{Release: ip.Namespace + "/" + strings.Join(ip.Spec.ClusterServiceVersionNames, ","), What: "its InstallPlan",
+			Grants: []string{fmt.Sprintf("CRD %s (%s), which is not one of the bundle's CRDs the controller checked, and which OLM would apply with its own rights", step.Resource.Name, head.APIVersion)}}
+	case crdHash(crd) != crdHash(checked[i]):
+		return operatorkit.WithReason(ReasonCatalogChanged, fmt.Errorf("InstallPlan %s/%s: CRD %s differs from the bundle's the controller checked and applied: %w; not approving it (it reads the bundle again)",
+			ip.Namespace, ip.Name, crd.Name, errCatalogChanged))
+	}
+	return nil
 }
 
 // aggregatesInto names how labels would add a role's rules to other
@@ -223,20 +283,15 @@ func decodeStep(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step,
 // writePlanObject creates obj, or updates the one of that name if OLM
 // made it for the same CSV in the same namespace.
 func (c *olmBackend) writePlanObject(ctx context.Context, ip *operatorsv1alpha1.InstallPlan, csv string, obj client.Object) error {
-	err := c.client.Create(ctx, obj, client.FieldOwner(FieldManager))
-	if err == nil || !apierrors.IsAlreadyExists(err) {
-		if err != nil {
-			return fmt.Errorf("InstallPlan %s/%s: creating %T %s: %w", ip.Namespace, ip.Name, obj, obj.GetName(), err)
+	live, err := c.planObject(ctx, ip, csv, obj)
+	switch {
+	case err != nil:
+		return err
+	case live == nil:
+		if err := c.client.Create(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
+			return fmt.Errorf("InstallPlan %s/%s: creating %s %s: %w", ip.Namespace, ip.Name, kindOf(obj), obj.GetName(), err)
 		}
 		return nil
-	}
-	live := obj.DeepCopyObject().(client.Object)
-	if err := c.client.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
-		return err
-	}
-	if l := live.GetLabels(); l[olmOwnerLabel] != csv || l[olmOwnerNamespaceLabel] != ip.Namespace {
-		return fmt.Errorf("InstallPlan %s/%s: %s %s already exists and is not OLM's for %s in %s: not approving it; remove it, or ask a cluster admin", ip.Namespace, ip.Name,
-			kindOf(obj), obj.GetName(), csv, ip.Namespace)
 	}
 	obj.SetResourceVersion(live.GetResourceVersion())
 	if same(live, obj) {
@@ -246,6 +301,22 @@ func (c *olmBackend) writePlanObject(ctx context.Context, ip *operatorsv1alpha1.
 		return fmt.Errorf("InstallPlan %s/%s: updating %s %s: %w", ip.Namespace, ip.Name, kindOf(obj), obj.GetName(), err)
 	}
 	return nil
+}
+
+// planObject returns the live object of obj's name, nil if there is none,
+// and refuses one that is not OLM's for csv in the plan's namespace.
+func (c *olmBackend) planObject(ctx context.Context, ip *operatorsv1alpha1.InstallPlan, csv string, obj client.Object) (client.Object, error) {
+	live := obj.DeepCopyObject().(client.Object)
+	if err := c.reader.Get(ctx, client.ObjectKeyFromObject(obj), live); apierrors.IsNotFound(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	if l := live.GetLabels(); l[olmOwnerLabel] != csv || l[olmOwnerNamespaceLabel] != ip.Namespace {
+		return nil, fmt.Errorf("InstallPlan %s/%s: %s %s already exists and is not OLM's for %s in %s: not approving it; remove it, or ask a cluster admin", ip.Namespace, ip.Name,
+			kindOf(obj), obj.GetName(), csv, ip.Namespace)
+	}
+	return live, nil
 }
 
 // kindOf names the kind of an RBAC object.

@@ -141,7 +141,11 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 			if err = c.reader.Get(ctx, client.ObjectKeyFromObject(plan), full); err == nil && full.UID == plan.UID && !full.Spec.Approved {
 				var marked bool
 				var left []string
-				if marked, left, err = c.grantPlan(ctx, s, full, crds); err == nil && marked {
+				if marked, left, err = c.grantPlan(ctx, s, full, crds); errors.Is(err, errCatalogChanged) {
+					for _, name := range csvs {
+						c.catalogs.forget(op.detail.(*olmPlan).address, name)
+					}
+				} else if err == nil && marked {
 					err = c.client.Status().Update(ctx, full)
 				}
 				if err == nil && len(left) > 0 {
@@ -193,13 +197,13 @@ func planOf(sub *operatorsv1alpha1.Subscription, plan *operatorsv1alpha1.Install
 }
 
 // guardPlan runs the CRD skew guard over the CRDs of the plan's bundles,
-// and returns their names.
+// and returns them.
 // OLM replaces a CRD with the bundle's definition, so a bundle whose CRD
 // is older than the live one is refused too: it would take fields away
 // from tenants on newer versions.
-func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, csvs []string) ([]string, error) {
+func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, csvs []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	src := op.spec.OLM
-	var crds []string
+	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, name := range csvs {
 		b, err := c.catalogs.bundle(ctx, op.detail.(*olmPlan).address, src.Package, src.Channel, name)
 		if err != nil {
@@ -208,7 +212,7 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 		if err := c.olmGrants(ctx, s, b); err != nil {
 			return nil, err
 		}
-		crds = append(crds, crdNames(b.Analysis)...)
+		crds = append(crds, b.Analysis.CRDs...)
 		for _, want := range b.Analysis.CRDs {
 			live := &apiextensionsv1.CustomResourceDefinition{}
 			if err := c.client.Get(ctx, client.ObjectKey{Name: want.Name}, live); apierrors.IsNotFound(err) {
@@ -236,7 +240,7 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 			return nil, err
 		}
 	}
-	return sortedUnique(crds), nil
+	return crds, nil
 }
 
 // olmGrants refuses a bundle whose CSV's clusterPermissions, which OLM

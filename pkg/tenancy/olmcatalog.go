@@ -145,6 +145,13 @@ func (c *catalogClient) bundle(ctx context.Context, address, pkg, channel, csv s
 	return b, nil
 }
 
+// forget drops a cached bundle, which a catalog served differently since.
+func (c *catalogClient) forget(address, csv string) {
+	c.mu.Lock()
+	delete(c.bundles, address+"|"+csv)
+	c.mu.Unlock()
+}
+
 // readBundle analyses a bundle's objects as a rendered chart is analysed:
 // its CRDs and ConfigMaps as they are, and the CSV's deployments as
 // Deployments.
