@@ -1,0 +1,99 @@
+package tenancy_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/internal/testcluster"
+	"opctl.dev/opctl/pkg/sharding"
+	"opctl.dev/opctl/pkg/tenancy"
+)
+
+// The controller caches the objects of tenant namespaces that carry its
+// labels (issue "holds under abuse", item 2): the owner may not set them,
+// at create or update, on the kinds it caches (guardrail
+// tenant-owned-labels), with the controller stopped too; without them the
+// same objects are the owner's to write.
+func TestOwnersCannotPlantOwnedLabels(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	stop := startController(t, tenancy.Options{})
+	name := "plant-" + suffix()
+	owner := "owner-" + name
+	createTenant(t, newTenant(name, []string{name}, "", 0, owner))
+	waitTenant(t, name, time.Minute, "Tenant Ready", ready)
+	stop()
+	as, err := client.New(c.As(owner), client.Options{Scheme: tenancy.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	role := func(n string, labels map[string]string) *rbacv1.Role {
+		return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: name, Labels: labels},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}}
+	}
+	refused := func(what string, err error) {
+		t.Helper()
+		if err == nil || !strings.Contains(err.Error(), "are the opctl tenancy controller's") {
+			t.Errorf("the owner %s: %v, want the guardrail's refusal", what, err)
+		}
+	}
+	refused("creating a Role labelled as its tenant's", as.Create(ctx, role("planted", map[string]string{tenancy.LabelTenant: name})))
+	refused("creating a Role labelled as another tenant's", as.Create(ctx, role("planted-b", map[string]string{tenancy.LabelTenant: "someone-else"})))
+	refused("creating a Role with a shard label", as.Create(ctx, role("planted-s", map[string]string{sharding.ShardLabel("tenancy"): "0"})))
+	plain := role("plain", map[string]string{"app": "mine"})
+	if err := as.Create(ctx, plain); err != nil {
+		t.Fatalf("the owner creating an unlabelled Role: %v", err)
+	}
+	plain.Labels[tenancy.LabelTenant] = name
+	refused("labelling its Role as its tenant's", as.Update(ctx, plain))
+	plain.Labels = map[string]string{"app": "still-mine"}
+	if err := as.Update(ctx, plain); err != nil {
+		t.Errorf("the owner changing its own labels: %v", err)
+	}
+}
+
+// A scale request carries no labels, so no label rule of a guardrail
+// sees the owner scale its operator's Deployment through deployments/scale
+// (issue "holds under abuse", item 4): drift correction restores the
+// release's replicas.
+func TestScaledOperatorRestored(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	name := "scale-" + suffix()
+	owner := "owner-" + name
+	createTenant(t, newTenant(name, []string{name}, sampleChart(t, "", "0.1.0"), 1, owner))
+	waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
+	const deploy = "kv-sample-operator-controller-manager"
+	as := kubernetes.NewForConfigOrDie(c.As(owner))
+	scale, err := as.AppsV1().Deployments(name).GetScale(ctx, deploy, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := scale.Spec.Replicas
+	if want == 0 {
+		t.Fatalf("the release's Deployment %s has 0 replicas: nothing to restore", deploy)
+	}
+	scale.Spec.Replicas = 0
+	if _, err := as.AppsV1().Deployments(name).UpdateScale(ctx, deploy, scale, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("the owner scaling its operator to 0: %v (RBAC lets admin; no label rule sees a Scale)", err)
+	}
+	testcluster.Eventually(t, time.Minute, "the operator's replicas restored", func(ctx context.Context) error {
+		d, err := c.Client.AppsV1().Deployments(name).Get(ctx, deploy, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if d.Spec.Replicas == nil || *d.Spec.Replicas != want {
+			return fmt.Errorf("replicas %v, want %d", d.Spec.Replicas, want)
+		}
+		return nil
+	})
+}
