@@ -23,18 +23,8 @@ import (
 // tenant-owned-labels), with the controller stopped too; without them the
 // same objects are the owner's to write.
 func TestOwnersCannotPlantOwnedLabels(t *testing.T) {
-	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
-	stop := startController(t, tenancy.Options{})
-	name := "plant-" + suffix()
-	owner := "owner-" + name
-	createTenant(t, newTenant(name, []string{name}, "", 0, owner))
-	waitTenant(t, name, time.Minute, "Tenant Ready", ready)
-	stop()
-	as, err := client.New(c.As(owner), client.Options{Scheme: tenancy.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	name, as := stoppedTenant(t, "plant-")
 	role := func(n string, labels map[string]string) *rbacv1.Role {
 		return &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: name, Labels: labels},
 			Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"get"}}}}
@@ -96,4 +86,22 @@ func TestScaledOperatorRestored(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// stoppedTenant provisions a Tenant with no operators, named prefix and a
+// suffix, then stops the controller: what the guardrails refuse then, they
+// refuse without it. It returns the name and a client of its owner.
+func stoppedTenant(t *testing.T, prefix string) (string, client.Client) {
+	t.Helper()
+	c := testcluster.Require(t, cluster)
+	stop := startController(t, tenancy.Options{})
+	name := prefix + suffix()
+	createTenant(t, newTenant(name, []string{name}, "", 0, "owner-"+name))
+	waitTenant(t, name, time.Minute, "Tenant Ready", ready)
+	stop()
+	as, err := client.New(c.As("owner-"+name), client.Options{Scheme: tenancy.Scheme()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return name, as
 }

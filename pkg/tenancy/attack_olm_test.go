@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	authzv1 "k8s.io/api/authorization/v1"
@@ -14,7 +13,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
-	"opctl.dev/opctl/pkg/tenancy"
 )
 
 // OLM's aggregated roles give admin create, update and delete on
@@ -24,22 +22,14 @@ import (
 func TestOwnersCannotSubscribe(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
-	stop := startController(t, tenancy.Options{})
-	name := "olm-owner-" + suffix()
+	name, as := stoppedTenant(t, "olm-owner-")
 	owner := "owner-" + name
-	createTenant(t, newTenant(name, []string{name}, "", 0, owner))
-	waitTenant(t, name, time.Minute, "Tenant Ready", ready)
-	stop()
 
 	review, err := kubernetes.NewForConfigOrDie(c.As(owner)).AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, &authzv1.SelfSubjectAccessReview{
 		Spec: authzv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authzv1.ResourceAttributes{Namespace: name, Verb: "create", Group: "operators.coreos.com", Resource: "subscriptions"}}},
 		metav1.CreateOptions{})
 	if err != nil || !review.Status.Allowed {
 		t.Fatalf("RBAC does not let the owner create Subscriptions (%v): OLM's aggregated roles are missing, the test would prove nothing", err)
-	}
-	as, err := client.New(c.As(owner), client.Options{Scheme: tenancy.Scheme()})
-	if err != nil {
-		t.Fatal(err)
 	}
 	sub := &operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: name},
 		Spec: &operatorsv1alpha1.SubscriptionSpec{CatalogSource: "operatorhubio-catalog", CatalogSourceNamespace: "olm", Package: "anything", Channel: "stable"}}

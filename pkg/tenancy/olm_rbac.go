@@ -167,13 +167,14 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 		writes = append(writes, b)
 	}
 	// Every refusal before the first write.
-	for _, o := range writes {
-		if _, err := c.planObject(ctx, ip, ip.Status.Plan[steps[o]].Resolving, o); err != nil {
+	lives := make([]client.Object, len(writes))
+	for i, o := range writes {
+		if lives[i], err = c.planObject(ctx, ip, ip.Status.Plan[steps[o]].Resolving, o); err != nil {
 			return false, nil, err
 		}
 	}
-	for _, o := range writes {
-		if err := c.writePlanObject(ctx, ip, ip.Status.Plan[steps[o]].Resolving, o); err != nil {
+	for i, o := range writes {
+		if err := c.writePlanObject(ctx, ip, o, lives[i]); err != nil {
 			return false, nil, err
 		}
 	}
@@ -280,14 +281,10 @@ func decodeStep(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step,
 	return nil
 }
 
-// writePlanObject creates obj, or updates the one of that name if OLM
-// made it for the same CSV in the same namespace.
-func (c *olmBackend) writePlanObject(ctx context.Context, ip *operatorsv1alpha1.InstallPlan, csv string, obj client.Object) error {
-	live, err := c.planObject(ctx, ip, csv, obj)
-	switch {
-	case err != nil:
-		return err
-	case live == nil:
+// writePlanObject creates obj, or updates live, the object of that name
+// planObject found to be OLM's for the same CSV and namespace.
+func (c *olmBackend) writePlanObject(ctx context.Context, ip *operatorsv1alpha1.InstallPlan, obj, live client.Object) error {
+	if live == nil {
 		if err := c.client.Create(ctx, obj, client.FieldOwner(FieldManager)); err != nil {
 			return fmt.Errorf("InstallPlan %s/%s: creating %s %s: %w", ip.Namespace, ip.Name, kindOf(obj), obj.GetName(), err)
 		}
