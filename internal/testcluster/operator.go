@@ -102,7 +102,7 @@ func runProcess(t testing.TB, logPath, bin string, env []string, args ...string)
 		log.Close()
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
-			t.Logf("log of %s (%s):\n%s", filepath.Base(bin), logPath, b)
+			t.Logf("log of %s (%s), its errors and last lines:\n%s", filepath.Base(bin), logPath, logExcerpt(string(b), 40))
 		}
 	})
 	return exited
@@ -130,4 +130,22 @@ func get(ctx context.Context, client *http.Client, url string) (string, error) {
 		return string(b), fmt.Errorf("%w: %s answered %d: %s", errNotReady, url, resp.StatusCode, strings.TrimSpace(string(b)))
 	}
 	return string(b), err
+}
+
+// logExcerpt keeps a process log's lines that report errors or warnings
+// and its last n lines, at most 2n in all: a failing test's output stays
+// readable when the process logged for minutes.
+func logExcerpt(log string, n int) string {
+	lines := strings.Split(strings.TrimRight(log, "\n"), "\n")
+	tail := max(0, len(lines)-n)
+	var out []string
+	for _, l := range lines[:tail] {
+		if len(out) < n && (strings.Contains(l, "level=error") || strings.Contains(l, "level=warn") || strings.Contains(l, "rror")) {
+			out = append(out, l)
+		}
+	}
+	if tail > 0 {
+		out = append(out, fmt.Sprintf("… (%d earlier lines)", tail))
+	}
+	return strings.Join(append(out, lines[tail:]...), "\n")
 }

@@ -83,13 +83,14 @@ func slimCSV(o any) (any, error) {
 	return csv, nil
 }
 
-// slimInstallPlan keeps an InstallPlan's spec and phase, not its steps.
+// slimInstallPlan keeps an InstallPlan's spec, phase and message, not its
+// steps.
 func slimInstallPlan(o any) (any, error) {
 	plan, ok := o.(*operatorsv1alpha1.InstallPlan)
 	if !ok {
 		return o, nil
 	}
 	plan.ManagedFields = nil
-	plan.Status = operatorsv1alpha1.InstallPlanStatus{Phase: plan.Status.Phase}
+	plan.Status = operatorsv1alpha1.InstallPlanStatus{Phase: plan.Status.Phase, Message: boundText(plan.Status.Message)}
 	return plan, nil
 }

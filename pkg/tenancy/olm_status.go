@@ -26,9 +26,15 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 			s.InstallPlan = plan.Name
 		}
 	}
+	st.LastError = ""
 	for _, plan := range plans {
 		if plan.Name == s.InstallPlan {
 			s.InstallPlanPhase = string(plan.Status.Phase)
+			// OLM retries a plan it cannot execute (a Forbidden step, for
+			// ever) and says why only here.
+			if plan.Status.Phase == operatorsv1alpha1.InstallPlanPhaseInstalling && plan.Status.Message != "" {
+				st.LastError = boundText(fmt.Sprintf("InstallPlan %s: %s", plan.Name, plan.Status.Message))
+			}
 		}
 	}
 	want := op.detail.(*olmPlan).target
@@ -43,6 +49,11 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 	}
 	s.Phase, s.Version = string(csv.Status.Phase), csv.Spec.Version.String()
 	switch csv.Status.Phase {
+	case operatorsv1alpha1.CSVPhasePending:
+		// RequirementsNotMet: what the CSV still waits for.
+		if st.LastError == "" && csv.Status.Message != "" {
+			st.LastError = boundText(fmt.Sprintf("CSV %s Pending (%s): %s", s.CSV, csv.Status.Reason, csv.Status.Message))
+		}
 	case operatorsv1alpha1.CSVPhaseSucceeded:
 		st.ChartVersion = s.Version
 		if err := c.shareCRDs(ctx, op); err != nil {

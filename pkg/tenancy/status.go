@@ -41,6 +41,9 @@ func (c *Controller) Status(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			progressing++
 			if obs.Degraded == nil {
 				obs.Reason, obs.Message = "Installing", fmt.Sprintf("operator %s %s is rolling out", st.Name, st.TargetVersion)
+				if st.LastError != "" {
+					obs.Message += ": " + st.LastError
+				}
 			}
 		}
 	}
