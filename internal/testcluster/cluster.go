@@ -205,7 +205,7 @@ func (c *Cluster) loadConfig() error {
 }
 
 func (c *Cluster) start(name, bin string, args, env []string) error {
-	p, err := startProcess(name, bin, args, c.LogDir(), env)
+	p, err := startProcess(name, bin, args, c.LogDir(), environ(nil, env...))
 	if err != nil {
 		return err
 	}

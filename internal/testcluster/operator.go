@@ -6,10 +6,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -59,14 +58,12 @@ func StartOperator(t testing.TB, bin, kubeconfig string, env []string, args ...s
 		MetricsURL: fmt.Sprintf("http://127.0.0.1:%d/metrics", ports[0]),
 		LogPath:    filepath.Join(t.TempDir(), "operator.log"),
 	}
-	exited := runProcess(t, op.LogPath, bin, env, append([]string{"--kubeconfig", kubeconfig,
+	proc := runProcess(t, op.LogPath, bin, environ(nil, env...), append([]string{"--kubeconfig", kubeconfig,
 		fmt.Sprintf("--metrics-bind-address=127.0.0.1:%d", ports[0]),
 		fmt.Sprintf("--health-probe-bind-address=127.0.0.1:%d", ports[1])}, args...)...)
 	Eventually(t, 30*time.Second, "operator /readyz", func(ctx context.Context) error {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("the operator exited: %v", err)
-		default:
+		if err := proc.exited(); err != nil {
+			return err
 		}
 		_, err := HTTPGet(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", ports[1]))
 		return err
@@ -74,38 +71,36 @@ func StartOperator(t testing.TB, bin, kubeconfig string, env []string, args ...s
 	return op
 }
 
-// runProcess starts bin with its output in logPath and stops it (SIGTERM,
-// then SIGKILL after 15 s) when the test ends, printing the log if the
-// test failed. The channel receives the process's exit.
-func runProcess(t testing.TB, logPath, bin string, env []string, args ...string) <-chan error {
+// runProcess starts bin with its output in logPath and the environment
+// env and stops it (SIGTERM, then SIGKILL after 15 s) when the test ends,
+// printing the log if the test failed.
+func runProcess(t testing.TB, logPath, bin string, env []string, args ...string) *process {
 	t.Helper()
-	log, err := os.Create(logPath)
+	p, err := startProcess(strings.TrimSuffix(filepath.Base(logPath), ".log"), bin, args, filepath.Dir(logPath), env)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-exited:
-		case <-time.After(15 * time.Second):
-			_ = cmd.Process.Kill()
-		}
-		log.Close()
+		p.stop(15 * time.Second)
 		if t.Failed() {
 			b, _ := os.ReadFile(logPath)
 			t.Logf("log of %s (%s), its errors and last lines:\n%s", filepath.Base(bin), logPath, logExcerpt(string(b), 40))
 		}
 	})
-	return exited
+	return p
+}
+
+// environ is this process's environment without the variables unset,
+// plus extra.
+func environ(unset []string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(unset, name) {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
 }
 
 // HTTPGet returns the body of a GET that answered 200.

@@ -26,8 +26,9 @@ type process struct {
 	err     error
 }
 
-// startProcess starts bin with args, logging stdout and stderr to
-// logDir/<name>.log. The child gets SIGKILL if the harness dies first.
+// startProcess starts bin with args and the environment env, logging
+// stdout and stderr to logDir/<name>.log. The child gets SIGKILL if the
+// harness dies first.
 func startProcess(name, bin string, args []string, logDir string, env []string) (*process, error) {
 	logPath := filepath.Join(logDir, name+".log")
 	f, err := os.Create(logPath)
@@ -36,7 +37,7 @@ func startProcess(name, bin string, args []string, logDir string, env []string) 
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		f.Close()

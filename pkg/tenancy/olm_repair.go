@@ -157,12 +157,18 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 		}
 		if err != nil {
 			var ge *GrantError
-			if errors.As(err, &ge) {
-				return plans.Items, c.grantRefused(t, op, st, err)
-			}
+			var skew *SkewError
+			var re *operatorkit.ReasonError
 			reason := ReasonCRDSkew
-			if re := (*operatorkit.ReasonError)(nil); errors.As(err, &re) {
+			switch {
+			case errors.As(err, &ge):
+				return plans.Items, c.grantRefused(t, op, st, err)
+			case errors.As(err, &re):
 				reason = re.Reason
+			case !errors.As(err, &skew):
+				// An API or catalog error (a conflict with OLM's own status
+				// update, say): retried, not a refusal.
+				return nil, fmt.Errorf("operator %s: InstallPlan %s: %w", op.spec.Name, plan.Name, err)
 			}
 			st.Health, st.Reason, st.LastError = HealthFailed, reason, err.Error()
 			c.event(t, "Warning", reason, "operator %s: not approving InstallPlan %s: %v", op.spec.Name, plan.Name, err)

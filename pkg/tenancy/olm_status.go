@@ -26,13 +26,15 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 			s.InstallPlan = plan.Name
 		}
 	}
-	st.LastError = ""
+	if st.Reason == "" {
+		st.LastError = "" // what OLM says now, below
+	}
 	for _, plan := range plans {
 		if plan.Name == s.InstallPlan {
 			s.InstallPlanPhase = string(plan.Status.Phase)
 			// OLM retries a plan it cannot execute (a Forbidden step, for
 			// ever) and says why only here.
-			if plan.Status.Phase == operatorsv1alpha1.InstallPlanPhaseInstalling && plan.Status.Message != "" {
+			if plan.Status.Phase == operatorsv1alpha1.InstallPlanPhaseInstalling && plan.Status.Message != "" && st.Reason == "" {
 				st.LastError = boundText(fmt.Sprintf("InstallPlan %s: %s", plan.Name, plan.Status.Message))
 			}
 		}
@@ -51,7 +53,7 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 	switch csv.Status.Phase {
 	case operatorsv1alpha1.CSVPhasePending:
 		// RequirementsNotMet: what the CSV still waits for.
-		if st.LastError == "" && csv.Status.Message != "" {
+		if st.Reason == "" && st.LastError == "" && csv.Status.Message != "" {
 			st.LastError = boundText(fmt.Sprintf("CSV %s Pending (%s): %s", s.CSV, csv.Status.Reason, csv.Status.Message))
 		}
 	case operatorsv1alpha1.CSVPhaseSucceeded:
