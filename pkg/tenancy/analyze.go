@@ -23,15 +23,19 @@ type analysis struct {
 	// Others are the rendered objects that are neither CRDs nor needed
 	// here, kept for completeness.
 	Objects int
+	// Counts are the namespaced objects by count resource (countedKinds),
+	// for the default object-count quota.
+	Counts map[corev1.ResourceName]int64
 	// release is the chart Helm installs (charts only): without CRDs.
 	release *chart.Chart
 }
 
 // analyze reads CRDs, workloads and platform-as-code figures.
 func analyze(objs []*unstructured.Unstructured) (*analysis, error) {
-	a := &analysis{Objects: len(objs)}
+	a := &analysis{Objects: len(objs), Counts: map[corev1.ResourceName]int64{}}
 	configMaps := map[string]map[string]string{}
 	for _, u := range objs {
+		objectCounts(a.Counts, u.GroupVersionKind().GroupKind(), 1)
 		switch u.GetKind() {
 		case "CustomResourceDefinition":
 			crd := &apiextensionsv1.CustomResourceDefinition{}

@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -11,10 +12,12 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/sharding"
@@ -105,7 +108,10 @@ type plan struct {
 	settings  settings
 	operators []operatorPlan
 	quotas    map[string]Quota // by namespace
-	requeue   time.Duration
+	// quotaInputs are the quotas' inputs, by namespace, less the
+	// controller's own objects, which Build counts.
+	quotaInputs map[string]QuotaInput
+	requeue     time.Duration
 }
 
 // Check reads the profile and plans every operator with its backend,
@@ -121,7 +127,7 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 			return nil, err
 		}
 	}
-	p := &plan{tenant: t, settings: effectiveSettings(t, profile), quotas: map[string]Quota{}}
+	p := &plan{tenant: t, settings: effectiveSettings(t, profile), quotas: map[string]Quota{}, quotaInputs: map[string]QuotaInput{}}
 	p.settings.ClusterRoles = append(slices.Clone(c.opts.ClusterRoles), p.settings.ClusterRoles...)
 	if c.opts.Shard != nil {
 		p.settings.ShardLabel = sharding.ShardLabel(c.opts.Shard.Ring)
@@ -150,8 +156,10 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 		p.operators = append(p.operators, planned)
 	}
 	for i, ns := range t.Spec.Namespaces {
+		d := p.settings.DefaultQuota
 		in := QuotaInput{HeadroomPercent: p.settings.HeadroomPercent,
-			NoNodePorts: !p.settings.Services.AllowNodePorts, NoLoadBalancers: !p.settings.Services.AllowLoadBalancers}
+			NoNodePorts: !p.settings.Services.AllowNodePorts, NoLoadBalancers: !p.settings.Services.AllowLoadBalancers,
+			Defaults: d.Hard, ContainerRequest: d.DefaultRequest, ContainerLimit: d.Default, Objects: maps.Clone(builtIn)}
 		if t.Spec.Quota != nil {
 			in.Overrides = t.Spec.Quota.Hard
 		}
@@ -161,12 +169,16 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 			}
 			if i == 0 {
 				in.Workloads = append(in.Workloads, op.analysis.Workloads...)
+				for name, n := range op.analysis.Counts {
+					in.Objects[name] += n
+				}
 			}
 			for _, o := range op.analysis.Operands {
 				o.Instances = int64(instances(op.spec))
 				in.Operands = append(in.Operands, o)
 			}
 		}
+		p.quotaInputs[ns] = in
 		p.quotas[ns] = ComputeQuota(in)
 	}
 	return p, nil
@@ -211,7 +223,34 @@ func (c *Controller) Build(ctx context.Context, t *tenancyv1.Tenant, p *plan) ([
 	for _, b := range c.backends {
 		objs = append(objs, b.objects(t, p.settings)...)
 	}
+	p.countOwnObjects(objs, c.client.Scheme())
 	return objs, nil
+}
+
+// countOwnObjects adds the controller's objects in each namespace to its
+// quota's object counts, and sets the quotas' figures.
+func (p *plan) countOwnObjects(objs []client.Object, scheme *runtime.Scheme) {
+	counts := map[string]map[corev1.ResourceName]int64{}
+	for _, o := range objs {
+		if in, ok := p.quotaInputs[o.GetNamespace()]; ok {
+			if counts[o.GetNamespace()] == nil {
+				counts[o.GetNamespace()] = maps.Clone(in.Objects)
+			}
+			if gvk, err := apiutil.GVKForObject(o, scheme); err == nil {
+				objectCounts(counts[o.GetNamespace()], gvk.GroupKind(), 1)
+			}
+		}
+	}
+	for _, o := range objs {
+		rq, ok := o.(*corev1.ResourceQuota)
+		if !ok || rq.Name != QuotaName {
+			continue
+		}
+		in := p.quotaInputs[rq.Namespace]
+		in.Objects = counts[rq.Namespace]
+		q := ComputeQuota(in)
+		p.quotas[rq.Namespace], rq.Spec.Hard = q, q.Hard
+	}
 }
 
 // deletionSettings are t's settings when there is no plan (deletion):

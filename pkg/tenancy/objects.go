@@ -47,6 +47,8 @@ type settings struct {
 	// ShardLabel and Shard, when sharded, label every object of the
 	// tenant for its shard's cache.
 	ShardLabel, Shard string
+	// DefaultQuota is the profile's default quota, else the shipped one.
+	DefaultQuota tenancyv1.DefaultQuota
 }
 
 // ownedLabels are the labels of every object the controller makes for
@@ -78,7 +80,7 @@ func (s settings) namespaceLabels(tenant string) map[string]string {
 }
 
 func effectiveSettings(t *tenancyv1.Tenant, p *tenancyv1.TenantProfile) settings {
-	s := settings{PodSecurity: "restricted", HeadroomPercent: 20, NetworkPolicy: true}
+	s := settings{PodSecurity: "restricted", HeadroomPercent: 20, NetworkPolicy: true, DefaultQuota: defaultQuota(p)}
 	iso := t.Spec.Isolation
 	if p != nil {
 		if p.Spec.PodSecurity != "" {

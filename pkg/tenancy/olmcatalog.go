@@ -19,6 +19,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // bundle is what the controller needs of a catalog bundle: its CSV, the
@@ -184,6 +185,19 @@ func readBundle(ab *api.Bundle) (*bundle, error) {
 		return nil, err
 	}
 	b := &bundle{CSVName: csv.Name, Version: csv.Spec.Version.String(), Analysis: a, InstallModes: split.installModes}
+	// What OLM makes of the CSV's permissions in the namespace: a Role and
+	// a RoleBinding each, and their ServiceAccounts.
+	accounts := map[string]bool{}
+	install := csv.Spec.InstallStrategy.StrategySpec
+	for _, p := range install.Permissions {
+		objectCounts(a.Counts, schema.GroupKind{Group: rbacv1.GroupName, Kind: "Role"}, 1)
+		objectCounts(a.Counts, schema.GroupKind{Group: rbacv1.GroupName, Kind: "RoleBinding"}, 1)
+		accounts[p.ServiceAccountName] = true
+	}
+	for _, p := range install.ClusterPermissions {
+		accounts[p.ServiceAccountName] = true
+	}
+	objectCounts(a.Counts, schema.GroupKind{Kind: "ServiceAccount"}, int64(len(accounts)))
 	for _, p := range csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions {
 		b.ClusterPermissions = append(b.ClusterPermissions, p.Rules...)
 	}

@@ -1,6 +1,7 @@
 package tenancy_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -26,10 +27,17 @@ import (
 // and 500m/256Mi limits; one operand pod 110m/144Mi and 600m/320Mi (the
 // server and its exporter sidecar); one KVBackup Job pod per instance
 // 10m/32Mi and 200m/128Mi; headroom 20% on CPU and memory (memory
-// rounded up to Mi).
+// rounded up to Mi). The tenants' profile sets no default quota, which
+// would add to every figure (TestDefaultQuota).
 func TestPlatformAsCodeQuotaRoundTrip(t *testing.T) {
 	testcluster.Require(t, cluster)
 	startController(t, tenancy.Options{})
+	profile := &tenancyv1.TenantProfile{ObjectMeta: metav1.ObjectMeta{Name: "pac-" + suffix()},
+		Spec: tenancyv1.TenantProfileSpec{DefaultQuota: &tenancyv1.DefaultQuota{}}}
+	if err := cl.Create(t.Context(), profile); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Delete(context.Background(), profile) })
 	cases := []struct {
 		replicas int
 		want     map[corev1.ResourceName]string
@@ -60,7 +68,9 @@ func TestPlatformAsCodeQuotaRoundTrip(t *testing.T) {
 				return edited
 			})
 			name := "pac-" + id
-			createTenant(t, newTenant(name, []string{name}, sampleChart(t, dir, "0.1.0"), 2))
+			tn := newTenant(name, []string{name}, sampleChart(t, dir, "0.1.0"), 2)
+			tn.Spec.Profile = profile.Name
+			createTenant(t, tn)
 			waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
 			want := map[corev1.ResourceName]string{"count/kvstores." + corev1.ResourceName(group): "2", "count/kvbackups." + corev1.ResourceName(group): "2", "services.nodeports": "0", "services.loadbalancers": "0"}
 			for k, v := range tc.want {
@@ -77,7 +87,7 @@ func TestPlatformAsCodeQuotaRoundTrip(t *testing.T) {
 					t.Errorf("quota has %s, which the hand computation has not", k)
 				}
 			}
-			tn := &tenancyv1.Tenant{}
+			tn = &tenancyv1.Tenant{}
 			if err := cl.Get(t.Context(), client.ObjectKey{Name: name}, tn); err == nil {
 				t.Logf("derivation:\n%s", strings.Join(tn.Status.Namespaces[0].Derivation, "\n"))
 			}

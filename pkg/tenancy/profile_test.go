@@ -28,6 +28,7 @@ func TestProfileAndQuotaUpdates(t *testing.T) {
 	zero := int32(0)
 	profile := &tenancyv1.TenantProfile{ObjectMeta: metav1.ObjectMeta{Name: "profile-" + id}, Spec: tenancyv1.TenantProfileSpec{
 		HeadroomPercent: &zero, PodSecurity: "baseline", AllowedSources: []string{chart},
+		DefaultQuota: &tenancyv1.DefaultQuota{Hard: corev1.ResourceList{corev1.ResourceRequestsCPU: resource.MustParse("1")}},
 	}}
 	if err := cl.Create(ctx, profile); err != nil {
 		t.Fatal(err)
@@ -46,9 +47,14 @@ func TestProfileAndQuotaUpdates(t *testing.T) {
 		}
 		return q.Spec.Hard
 	}
-	// No headroom: 10m for the operator + 1 × (110m KVStore + 10m KVBackup).
-	if got := quota()[corev1.ResourceRequestsCPU]; got.Cmp(resource.MustParse("130m")) != 0 {
-		t.Errorf("requests.cpu %s with 0%% headroom, want 130m", got.String())
+	// No headroom: 10m for the operator + 1 × (110m KVStore + 10m KVBackup),
+	// + the profile's default 1.
+	if got := quota()[corev1.ResourceRequestsCPU]; got.Cmp(resource.MustParse("1130m")) != 0 {
+		t.Errorf("requests.cpu %s with 0%% headroom and a default of 1, want 1130m", got.String())
+	}
+	// The profile's default quota replaces the shipped one.
+	if got, ok := quota()["count/secrets"]; ok {
+		t.Errorf("count/secrets %s: the profile's default quota sets none", got.String())
 	}
 	ns := &corev1.Namespace{}
 	if err := cl.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil || ns.Labels["pod-security.kubernetes.io/enforce"] != "baseline" {
@@ -63,9 +69,9 @@ func TestProfileAndQuotaUpdates(t *testing.T) {
 		if c := hard["count/kvstores.kv.opctl.dev"]; c.Value() != 4 {
 			return fmt.Errorf("count/kvstores %s", c.String())
 		}
-		// 10m for the operator + 4 × (110m + 10m).
-		if cpu := hard[corev1.ResourceRequestsCPU]; cpu.Cmp(resource.MustParse("490m")) != 0 {
-			return fmt.Errorf("requests.cpu %s, want 490m", cpu.String())
+		// 10m for the operator + 4 × (110m + 10m), + the default 1.
+		if cpu := hard[corev1.ResourceRequestsCPU]; cpu.Cmp(resource.MustParse("1490m")) != 0 {
+			return fmt.Errorf("requests.cpu %s, want 1490m", cpu.String())
 		}
 		return nil
 	})

@@ -64,12 +64,13 @@ func TestThreeTenants(t *testing.T) {
 
 	for i, ns := range nss {
 		// Quota: (10m operator + 3 instances × (110m KVStore + 10m KVBackup))
-		// + 20% headroom; pods 1 + 3 + 3.
+		// + 20% headroom; pods 1 + 3 + 3; plus the shipped default quota
+		// (requests 2 CPU and 4Gi, limits 4 CPU, 30 pods).
 		q := &corev1.ResourceQuota{}
 		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.QuotaName}, q); err != nil {
 			t.Fatal(err)
 		}
-		want := map[corev1.ResourceName]string{"requests.cpu": "444m", "limits.cpu": "3480m", "pods": "7", "count/kvstores.kv.opctl.dev": "3", "requests.memory": "711Mi"}
+		want := map[corev1.ResourceName]string{"requests.cpu": "2444m", "limits.cpu": "7480m", "pods": "37", "count/kvstores.kv.opctl.dev": "3", "requests.memory": "4807Mi"}
 		for name, w := range want {
 			if got := q.Spec.Hard[name]; got.Cmp(resource.MustParse(w)) != 0 {
 				t.Errorf("%s quota %s = %s, want %s", ns, name, got.String(), w)

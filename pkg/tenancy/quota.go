@@ -42,6 +42,16 @@ type QuotaInput struct {
 	HeadroomPercent int64
 	// Overrides replace computed figures (spec.quota.hard).
 	Overrides corev1.ResourceList
+	// Defaults (the profile's default quota) are added to the computed
+	// figures, or stand alone where none is computed. Objects are what
+	// the platform puts in the namespace (the controller, the releases,
+	// the cluster), by count resource: added to a default object count,
+	// so the tenant's share is the default's.
+	Defaults corev1.ResourceList
+	Objects  map[corev1.ResourceName]int64
+	// ContainerRequest and ContainerLimit are the profile's container
+	// defaults; an operand's larger figures win.
+	ContainerRequest, ContainerLimit corev1.ResourceList
 	// NoNodePorts and NoLoadBalancers set services.nodeports and
 	// services.loadbalancers to 0, a second layer under the guardrails.
 	NoNodePorts, NoLoadBalancers bool
@@ -134,6 +144,21 @@ func ComputeQuota(in QuotaInput) Quota {
 		explain[corev1.ResourcePersistentVolumeClaims] = fmt.Sprintf("persistentvolumeclaims = %d", pvcs)
 		explain[corev1.ResourceRequestsStorage] = fmt.Sprintf("requests.storage = %s = %s", strings.Join(pvcTerms, " + "), storage.String())
 	}
+	for name, d := range in.Defaults {
+		total, line := d.DeepCopy(), fmt.Sprintf("%s = default %s", name, d.String())
+		if cur, ok := q.Hard[name]; ok {
+			total.Add(cur)
+			line = fmt.Sprintf("%s, + default %s", explain[name], d.String())
+		}
+		if n := in.Objects[name]; n > 0 {
+			total.Add(*resource.NewQuantity(n, resource.DecimalSI))
+			line += fmt.Sprintf(" + %d the platform creates", n)
+		}
+		q.Hard[name] = total
+		explain[name] = fmt.Sprintf("%s = %s", line, total.String())
+	}
+	mergeMax(q.Default, in.ContainerLimit)
+	mergeMax(q.DefaultRequest, in.ContainerRequest)
 	for name, none := range map[corev1.ResourceName]bool{corev1.ResourceServicesNodePorts: in.NoNodePorts, corev1.ResourceServicesLoadBalancers: in.NoLoadBalancers} {
 		if none {
 			q.Hard[name] = *resource.NewQuantity(0, resource.DecimalSI)

@@ -49,6 +49,18 @@ func TestComputeQuota(t *testing.T) {
 		{"overrides win", QuotaInput{Workloads: []Workload{operator}, Operands: []Operand{kv(3)}, Overrides: rl("requests.cpu", "4", "services", "5")},
 			map[string]string{"requests.cpu": "4", "services": "5", "pods": "4"},
 			"requests.cpu = 4 (spec.quota.hard)"},
+		{"defaults alone (no operators)", QuotaInput{Defaults: rl("requests.cpu", "2", "pods", "30", "count/secrets", "100")},
+			map[string]string{"requests.cpu": "2", "pods": "30", "count/secrets": "100"},
+			"count/secrets = default 100 = 100"},
+		{"defaults add to the computed figures", QuotaInput{Workloads: []Workload{operator}, Operands: []Operand{kv(3)}, Defaults: rl("requests.cpu", "2", "pods", "30")},
+			map[string]string{"requests.cpu": "2310m", "pods": "34", "requests.memory": "448Mi"},
+			"requests.cpu = deployment/kv-manager 1×10m + kvstores.kv.opctl.dev 3×100m = 310m, +0% headroom = 310m, + default 2 = 2310m"},
+		{"the platform's objects add to a default count", QuotaInput{Defaults: rl("count/rolebindings.rbac.authorization.k8s.io", "50", "count/configmaps", "100"),
+			Objects: map[corev1.ResourceName]int64{"count/rolebindings.rbac.authorization.k8s.io": 4, "count/secrets": 3}},
+			map[string]string{"count/rolebindings.rbac.authorization.k8s.io": "54", "count/configmaps": "100"},
+			"count/rolebindings.rbac.authorization.k8s.io = default 50 + 4 the platform creates = 54"},
+		{"overrides win over defaults", QuotaInput{Defaults: rl("requests.cpu", "2"), Overrides: rl("requests.cpu", "1")},
+			map[string]string{"requests.cpu": "1"}, "requests.cpu = 1 (spec.quota.hard)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,5 +82,18 @@ func TestComputeQuota(t *testing.T) {
 	}
 	if d := q.DefaultRequest[corev1.ResourceMemory]; d.String() != "128Mi" {
 		t.Errorf("LimitRange default request memory %s, want 128Mi", d.String())
+	}
+	// The profile's container defaults: the larger figure wins.
+	q = ComputeQuota(QuotaInput{Operands: []Operand{kv(1)}, ContainerLimit: rl("cpu", "200m", "memory", "1Gi"), ContainerRequest: rl("ephemeral-storage", "1Gi")})
+	if d, m := q.Default[corev1.ResourceCPU], q.Default[corev1.ResourceMemory]; d.String() != "500m" || m.String() != "1Gi" {
+		t.Errorf("LimitRange defaults cpu %s memory %s, want the operand's 500m and the profile's 1Gi", d.String(), m.String())
+	}
+	if d := q.DefaultRequest[corev1.ResourceEphemeralStorage]; d.String() != "1Gi" {
+		t.Errorf("LimitRange default request ephemeral-storage %s, want the profile's 1Gi", d.String())
+	}
+	// Counted objects set no figure the defaults do not.
+	q = ComputeQuota(QuotaInput{Objects: map[corev1.ResourceName]int64{"count/secrets": 3}})
+	if len(q.Hard) != 0 {
+		t.Errorf("quota %v from objects alone, want none", q.Hard)
 	}
 }

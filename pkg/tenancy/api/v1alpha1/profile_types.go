@@ -1,6 +1,9 @@
 package v1alpha1
 
-import metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+import (
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
 
 // TenantProfileSpec holds defaults many Tenants share.
 type TenantProfileSpec struct {
@@ -39,6 +42,32 @@ type TenantProfileSpec struct {
 	// +listType=set
 	// +optional
 	AllowedSources []string `json:"allowedSources,omitempty"`
+	// DefaultQuota is what each namespace of this profile's Tenants may
+	// use besides what its operators' platform-as-code figures need: each
+	// figure is added to the computed one, or stands alone where nothing
+	// is computed (a Tenant with no operators, or whose catalog cannot be
+	// read). Object counts are added to what the controller and the
+	// operators' releases create there. Unset, the controller's shipped
+	// defaults apply (docs: default quota); set with nothing in hard, no
+	// defaults.
+	// +optional
+	DefaultQuota *DefaultQuota `json:"defaultQuota,omitempty"`
+}
+
+// DefaultQuota is a profile's default quota and container defaults.
+type DefaultQuota struct {
+	// Hard are ResourceQuota figures: compute (requests.cpu, …), pods,
+	// storage and object counts (count/secrets, count/configmaps, …).
+	// +optional
+	Hard corev1.ResourceList `json:"hard,omitempty"`
+	// DefaultRequest and Default are the LimitRange's container requests
+	// and limits for containers that set none, which a quota on compute
+	// otherwise refuses; an operand's platform-as-code figures, where
+	// larger, win.
+	// +optional
+	DefaultRequest corev1.ResourceList `json:"defaultRequest,omitempty"`
+	// +optional
+	Default corev1.ResourceList `json:"default,omitempty"`
 }
 
 // ServiceExposure allows the kinds of Services that reach past the

@@ -1,0 +1,67 @@
+package tenancy
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+)
+
+// ShippedDefaultQuota is what every tenant namespace may use besides its
+// operators' needs when its profile sets no defaultQuota: a tenant with
+// no operators, or whose catalog cannot be read, still has bounded
+// compute, pods, storage and objects.
+func ShippedDefaultQuota() tenancyv1.DefaultQuota {
+	q := func(s string) resource.Quantity { return resource.MustParse(s) }
+	return tenancyv1.DefaultQuota{
+		Hard: corev1.ResourceList{
+			corev1.ResourceRequestsCPU: q("2"), corev1.ResourceRequestsMemory: q("4Gi"),
+			corev1.ResourceLimitsCPU: q("4"), corev1.ResourceLimitsMemory: q("8Gi"),
+			corev1.ResourcePods: q("30"), corev1.ResourceRequestsStorage: q("50Gi"),
+			corev1.ResourcePersistentVolumeClaims: q("20"),
+			"count/secrets":                       q("100"), "count/configmaps": q("100"), "count/services": q("30"),
+			"count/serviceaccounts": q("30"), "count/roles.rbac.authorization.k8s.io": q("30"),
+			"count/rolebindings.rbac.authorization.k8s.io": q("50"), "count/deployments.apps": q("20"),
+			"count/statefulsets.apps": q("20"), "count/jobs.batch": q("50"), "count/cronjobs.batch": q("20"),
+		},
+		DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("128Mi")},
+		Default:        corev1.ResourceList{corev1.ResourceCPU: q("500m"), corev1.ResourceMemory: q("512Mi")},
+	}
+}
+
+// countedKinds are the namespaced kinds whose objects the controller
+// counts into a default object-count quota, by the quota's resource
+// name (count/<resource>[.<group>]).
+var countedKinds = map[schema.GroupKind]corev1.ResourceName{
+	{Kind: "Secret"}:                                          "count/secrets",
+	{Kind: "ConfigMap"}:                                       "count/configmaps",
+	{Kind: "Service"}:                                         "count/services",
+	{Kind: "ServiceAccount"}:                                  "count/serviceaccounts",
+	{Kind: "PersistentVolumeClaim"}:                           corev1.ResourcePersistentVolumeClaims,
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:        "count/roles.rbac.authorization.k8s.io",
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}: "count/rolebindings.rbac.authorization.k8s.io",
+	{Group: "apps", Kind: "Deployment"}:                       "count/deployments.apps",
+	{Group: "apps", Kind: "StatefulSet"}:                      "count/statefulsets.apps",
+	{Group: "batch", Kind: "Job"}:                             "count/jobs.batch",
+	{Group: "batch", Kind: "CronJob"}:                         "count/cronjobs.batch",
+}
+
+// builtIn are the objects the cluster puts in every namespace: the
+// root CA ConfigMap and the default ServiceAccount.
+var builtIn = map[corev1.ResourceName]int64{"count/configmaps": 1, "count/serviceaccounts": 1}
+
+// objectCounts adds the object of kind gk to counts, if it is counted.
+func objectCounts(counts map[corev1.ResourceName]int64, gk schema.GroupKind, n int64) {
+	if name, ok := countedKinds[gk]; ok {
+		counts[name] += n
+	}
+}
+
+// defaultQuota is the profile's default quota, else the shipped one.
+func defaultQuota(p *tenancyv1.TenantProfile) tenancyv1.DefaultQuota {
+	if p != nil && p.Spec.DefaultQuota != nil {
+		return *p.Spec.DefaultQuota.DeepCopy()
+	}
+	return ShippedDefaultQuota()
+}
