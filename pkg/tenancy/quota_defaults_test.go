@@ -15,6 +15,7 @@ import (
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
 // TestDefaultQuota: a tenant with no operators gets the shipped default
@@ -78,4 +79,22 @@ func TestDefaultQuota(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "exceeded quota") || created != room {
 		t.Errorf("Secret %d of a count of %d (%d there before): %v, want exceeded quota at the count", created+1, secrets.Value(), len(existing.Items), err)
 	}
+
+	// An operator whose catalog cannot be read: no figures of its own, the
+	// defaults still.
+	unread := "defaults-unread-" + suffix()
+	createTenant(t, bundleTenant(unread, tenancyv1.BundleSource{Catalog: tenancyv1.BundleCatalog{Image: "127.0.0.1:1/nothing/catalog:latest"},
+		Package: olmPackage, Channel: "stable"}, "0.1.0"))
+	testcluster.Eventually(t, 2*time.Minute, "the default quota of a tenant whose catalog cannot be read", func(ctx context.Context) error {
+		q := &corev1.ResourceQuota{}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: unread, Name: tenancy.QuotaName}, q); err != nil {
+			return err
+		}
+		for _, k := range []corev1.ResourceName{corev1.ResourceRequestsCPU, corev1.ResourcePods, "count/secrets"} {
+			if got, want := q.Spec.Hard[k], shipped.Hard[k]; got.Cmp(want) < 0 {
+				return fmt.Errorf("quota %s = %s, want at least the default %s", k, got.String(), want.String())
+			}
+		}
+		return nil
+	})
 }
