@@ -48,6 +48,11 @@ func (c *Cluster) AuditWritesSince(offset int64, keep func(AuditEvent) bool) ([]
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	} else if fi.Size() < offset {
+		return nil, fmt.Errorf("audit log: %d bytes, shorter than the offset %d: it was rotated or truncated, and the writes since are unknown", fi.Size(), offset)
+	}
 	// The offset may fall inside a line the API server was writing (its
 	// JSON and its newline are two writes): start after that line.
 	start := max(offset-1, 0)

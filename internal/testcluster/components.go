@@ -97,6 +97,9 @@ func apiserverArgs(dir string, p ports) []string {
 		"--audit-log-path=" + f(auditLogName),
 		"--audit-log-format=json",
 		"--audit-log-mode=blocking",
+		// Never rotated (the default rotates at 100 MB): a reader's offset
+		// must stay in the file it was taken from.
+		"--audit-log-maxsize=1000000",
 	}
 }
 
