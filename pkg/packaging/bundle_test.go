@@ -130,3 +130,18 @@ func readCSV(t *testing.T, dir, name string) operatorsv1alpha1.ClusterServiceVer
 	}
 	return csv
 }
+
+func TestDescriptorSummary(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", ""},
+		{"Replicas is the number of pods.", "Replicas is the number of pods."},
+		{"DefaultQuota is what each namespace may\nuse besides what it needs: each figure is\nadded. Unset, the defaults apply.", "DefaultQuota is what each namespace may use besides what it needs: each figure is added."},
+		{"Image of the server\n\nDetails that only the CRD shows.", "Image of the server"},
+		{"  Version v1.2.3 of the server.  ", "Version v1.2.3 of the server."},
+	}
+	for _, tt := range tests {
+		if got := summary(tt.in); got != tt.want {
+			t.Errorf("summary(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -283,20 +283,20 @@ func ownedCRD(crd *apiextensionsv1.CustomResourceDefinition) []operatorsv1alpha1
 		d := operatorsv1alpha1.CRDDescription{
 			Name: crd.Name, Version: v.Name, Kind: crd.Spec.Names.Kind,
 			DisplayName: displayName(crd.Spec.Names.Kind),
-			Description: firstLine(schema.Description),
+			Description: summary(schema.Description),
 		}
 		if spec, ok := schema.Properties["spec"]; ok {
 			for _, name := range sortedKeys(spec.Properties) {
 				f := spec.Properties[name]
 				d.SpecDescriptors = append(d.SpecDescriptors, operatorsv1alpha1.SpecDescriptor{
-					Path: name, DisplayName: displayName(name), Description: firstLine(f.Description), XDescriptors: specXDescriptors(name, f),
+					Path: name, DisplayName: displayName(name), Description: summary(f.Description), XDescriptors: specXDescriptors(name, f),
 				})
 			}
 		}
 		if status, ok := schema.Properties["status"]; ok {
 			for _, name := range sortedKeys(status.Properties) {
 				f := status.Properties[name]
-				sd := operatorsv1alpha1.StatusDescriptor{Path: name, DisplayName: displayName(name), Description: firstLine(f.Description)}
+				sd := operatorsv1alpha1.StatusDescriptor{Path: name, DisplayName: displayName(name), Description: summary(f.Description)}
 				if name == "conditions" {
 					sd.XDescriptors = []string{"urn:alm:descriptor:io.kubernetes.conditions"}
 				}
@@ -343,7 +343,13 @@ func displayName(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	return s
+// summary is a field's description as a descriptor shows it: the first
+// sentence of its first paragraph, whose lines the comment wrapped.
+func summary(s string) string {
+	para, _, _ := strings.Cut(strings.TrimSpace(s), "\n\n")
+	para = strings.Join(strings.Fields(para), " ")
+	if i := strings.Index(para, ". "); i >= 0 {
+		para = para[:i+1]
+	}
+	return para
 }
