@@ -12,13 +12,18 @@ import (
 
 // AuditEvent is the part of an audit.k8s.io/v1 Event the tests read.
 type AuditEvent struct {
-	Verb      string `json:"verb"`
-	UserAgent string `json:"userAgent"`
-	Stage     string `json:"stage"`
-	User      struct {
+	Verb       string `json:"verb"`
+	RequestURI string `json:"requestURI"`
+	UserAgent  string `json:"userAgent"`
+	Stage      string `json:"stage"`
+	User       struct {
 		Username string `json:"username"`
 	} `json:"user"`
+	ImpersonatedUser *struct {
+		Username string `json:"username"`
+	} `json:"impersonatedUser"`
 	ObjectRef struct {
+		APIGroup    string `json:"apiGroup"`
 		Resource    string `json:"resource"`
 		Namespace   string `json:"namespace"`
 		Name        string `json:"name"`
@@ -27,6 +32,34 @@ type AuditEvent struct {
 	ResponseStatus struct {
 		Code int `json:"code"`
 	} `json:"responseStatus"`
+}
+
+// writeVerbs are the verbs AuditWritesSince returns.
+var writeVerbs = map[string]bool{"create": true, "update": true, "patch": true, "delete": true, "deletecollection": true}
+
+// AuditRequestsBy returns every request username made that the audit log
+// recorded (all of them for a ServiceAccount of AuditedNamespace), once
+// per request: a watch still open counts from its start.
+func (c *Cluster) AuditRequestsBy(username string) ([]AuditEvent, error) {
+	b, err := os.ReadFile(c.AuditLog())
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	var out []AuditEvent
+	needle := []byte(`"username":"` + username + `"`)
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if !bytes.Contains(line, needle) {
+			continue
+		}
+		var e AuditEvent
+		if err := json.Unmarshal(line, &e); err != nil {
+			continue // the last line, still being written
+		}
+		if e.User.Username == username && (e.Stage == "ResponseComplete" || e.Stage == "ResponseStarted") {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // AuditOffset returns the current end of the audit log, to read the writes
@@ -82,7 +115,7 @@ func (c *Cluster) AuditWritesSince(offset int64, keep func(AuditEvent) bool) ([]
 		if err := json.Unmarshal(line, &e); err != nil {
 			return nil, fmt.Errorf("audit log line: %w", err)
 		}
-		if e.Stage != "ResponseComplete" {
+		if e.Stage != "ResponseComplete" || !writeVerbs[e.Verb] {
 			continue
 		}
 		if keep == nil || keep(e) {

@@ -157,15 +157,23 @@ func kwokArgs(dir string, p ports) []string {
 	}
 }
 
-// auditPolicy records every write (not reads) at Metadata level, so tests
-// can count the writes a controller makes.
+// auditPolicy records every write at Metadata level, so tests can count
+// the writes a controller makes, and every request of the ServiceAccounts
+// of AuditedNamespace, so tests can compare what a controller running as
+// one requests with the rules it is granted.
 const auditPolicy = `apiVersion: audit.k8s.io/v1
 kind: Policy
 omitStages: ["RequestReceived"]
 rules:
 - level: Metadata
   verbs: ["create", "update", "patch", "delete", "deletecollection"]
+- level: Metadata
+  userGroups: ["system:serviceaccounts:` + AuditedNamespace + `"]
 - level: None
 `
+
+// AuditedNamespace is the namespace whose ServiceAccounts' reads the
+// audit log records too: the tenancy controller's.
+const AuditedNamespace = "opctl-system"
 
 const auditLogName = "audit.log"

@@ -57,6 +57,15 @@ func Main(m *testing.M, cluster **Cluster, setups ...Setup) int {
 		defer teardown()
 	}
 	code := m.Run()
+	for _, check := range afterTests {
+		if code != 0 {
+			break
+		}
+		if err := check(c); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: after the tests: %v\n", err)
+			code = 1
+		}
+	}
 	if !c.Attached() {
 		fmt.Fprintf(os.Stderr, "testcluster: peak RSS of the control plane processes: %s\n", c.PeakMemory())
 		if code != 0 {
@@ -65,6 +74,16 @@ func Main(m *testing.M, cluster **Cluster, setups ...Setup) int {
 	}
 	c.Stop()
 	return code
+}
+
+// afterTests are the checks AfterTests registered.
+var afterTests []func(*Cluster) error
+
+// AfterTests registers a check of what the package's tests did as a
+// whole (a setup calls it), run by Main once they all passed: its error
+// fails the package.
+func AfterTests(check func(*Cluster) error) {
+	afterTests = append(afterTests, check)
 }
 
 // Require returns c for a test that needs the control plane. It skips the

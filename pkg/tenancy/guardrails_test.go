@@ -113,6 +113,7 @@ func controllerIdentity(ctx context.Context, tc *testcluster.Cluster, c client.C
 	if err != nil {
 		return nil, "", err
 	}
+	controllerRBAC = objs
 	sa := ""
 	for _, o := range objs {
 		if o.GetKind() == "ServiceAccount" {

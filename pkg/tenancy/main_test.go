@@ -19,6 +19,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,7 +42,9 @@ var (
 	// controller of the tests runs so.
 	controllerConfig *rest.Config
 	// controllerUser is the controller's user name (controllerIdentity).
-	controllerUser       string
+	controllerUser string
+	// controllerRBAC are the RBAC objects of charts/opctl.
+	controllerRBAC       []*unstructured.Unstructured
 	controllerKubeconfig string
 )
 
@@ -88,6 +91,7 @@ func setup(c *testcluster.Cluster) (func(), error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
+	testcluster.AfterTests(reportUnusedRights)
 	managerBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/operators/sample/cmd", "")
 	if err == nil {
 		opctlBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/cmd/opctl", "")

@@ -3,6 +3,7 @@ package tenancy_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -204,29 +205,56 @@ func checkNoSteadyStateWrites(t *testing.T, c *testcluster.Cluster, names []stri
 		}
 		return nil
 	})
-	off, err := c.AuditOffset()
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := reconciles(t)
-	for _, name := range names {
-		testcluster.UpdateObject(t, cl, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}, func(tn *tenancyv1.Tenant) {
-			metav1.SetMetaDataAnnotation(&tn.ObjectMeta, "test.opctl.dev/touched", time.Now().Format(time.RFC3339Nano))
-		})
-	}
-	testcluster.Eventually(t, 30*time.Second, "a reconcile of each tenant", func(context.Context) error {
-		if n := reconciles(t); n < before+float64(len(names)) {
-			return fmt.Errorf("%v reconciles since, want %d", n-before, len(names))
+	// A resync must write nothing. The quota controller may still count a
+	// kind it has just begun to watch, which the status mirrors (a real
+	// change): then the window is measured again.
+	used := func() map[string]corev1.ResourceList {
+		out := map[string]corev1.ResourceList{}
+		for _, name := range names {
+			q := &corev1.ResourceQuota{}
+			if err := cl.Get(ctx, client.ObjectKey{Namespace: name, Name: tenancy.QuotaName}, q); err == nil {
+				out[name] = q.Status.Used
+			}
 		}
-		return nil
-	})
-	time.Sleep(2 * time.Second)
-	writes, err := c.AuditWritesSince(off, mine)
-	if err != nil {
-		t.Fatal(err)
+		return out
 	}
-	if len(writes) != 0 {
+	for attempt := 1; ; attempt++ {
+		usedBefore := used()
+		off, err := c.AuditOffset()
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := reconciles(t)
+		for _, name := range names {
+			testcluster.UpdateObject(t, cl, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}, func(tn *tenancyv1.Tenant) {
+				metav1.SetMetaDataAnnotation(&tn.ObjectMeta, "test.opctl.dev/touched", time.Now().Format(time.RFC3339Nano))
+			})
+		}
+		testcluster.Eventually(t, 30*time.Second, "a reconcile of each tenant", func(context.Context) error {
+			if n := reconciles(t); n < before+float64(len(names)) {
+				return fmt.Errorf("%v reconciles since, want %d", n-before, len(names))
+			}
+			return nil
+		})
+		time.Sleep(2 * time.Second)
+		writes, err := c.AuditWritesSince(off, mine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(writes) == 0 {
+			return
+		}
+		statusOnly := !slices.ContainsFunc(writes, func(e testcluster.AuditEvent) bool {
+			return e.ObjectRef.Resource != "tenants" || e.ObjectRef.Subresource != "status"
+		})
+		usedAfter := used()
+		changed := !maps.EqualFunc(usedBefore, usedAfter, quotaEqual)
+		if statusOnly && changed && attempt < 3 {
+			t.Logf("the quota usage changed during the window (%v, then %v): measuring again", usedBefore, usedAfter)
+			continue
+		}
 		t.Errorf("resyncs of unchanged tenants wrote %d times: %s", len(writes), testcluster.Describe(writes))
+		return
 	}
 }
 
