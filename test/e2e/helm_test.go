@@ -18,14 +18,37 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/internal/testproject"
+	"opctl.dev/opctl/pkg/tenancy"
 )
 
 var restricted = map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}
+
+// installSampleCRDs installs the sample's CRDs as a platform team does
+// for tenants: labelled shared. The tenancy package's tests run on the
+// same control plane at the same time and use these CRDs; its controller
+// refuses an operator whose CRD exists unshared (CRDNotShared), which a
+// CRD recreated here unlabelled, after that controller deleted it as
+// unused, would be.
+func installSampleCRDs(t *testing.T, c *testcluster.Cluster) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.InstallCRDs(ctx, "../../operators/sample/config/crd/bases"); err != nil {
+		t.Fatal(err)
+	}
+	ext := apiextensionsclient.NewForConfigOrDie(c.Config)
+	patch := []byte(`{"metadata":{"labels":{"` + tenancy.LabelSharedCRD + `":"true"}}}`)
+	for _, name := range []string{"kvstores.kv.opctl.dev", "kvbackups.kv.opctl.dev"} {
+		if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatalf("labelling CRD %s shared: %v", name, err)
+		}
+	}
+}
 
 // packageChart runs the opctl binary on project and loads the chart.
 func packageChart(t *testing.T, project string, args ...string) *chart.Chart {
@@ -87,9 +110,7 @@ func TestChartInstallsIntoTwoNamespaces(t *testing.T) {
 	ch := packageChart(t, "../../operators/sample")
 	// The CRDs are cluster-wide: the platform installs them once, and every
 	// tenant release runs with crds.install=false.
-	if err := c.InstallCRDs(ctx, "../../operators/sample/config/crd/bases"); err != nil {
-		t.Fatal(err)
-	}
+	installSampleCRDs(t, c)
 	nss := []string{c.Namespace(t, "tenant-a", restricted), c.Namespace(t, "tenant-b", restricted)}
 	const sa = "kv-sample-operator-controller-manager"
 	dc := dynamic.NewForConfigOrDie(c.Config)

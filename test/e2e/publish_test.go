@@ -138,9 +138,7 @@ func TestPublishRoundTrip(t *testing.T) {
 	if ch.Metadata.Version != "0.3.0" {
 		t.Fatalf("pulled chart version %s", ch.Metadata.Version)
 	}
-	if err := c.InstallCRDs(ctx, "../../operators/sample/config/crd/bases"); err != nil {
-		t.Fatal(err)
-	}
+	installSampleCRDs(t, c)
 	ns := c.Namespace(t, "published", restricted)
 	helmInstall(t, ch, ns, true, map[string]any{"crds": map[string]any{"install": false}})
 	deps, err := c.Client.AppsV1().Deployments(ns).List(ctx, metav1.ListOptions{})
