@@ -273,19 +273,32 @@ func (c *Controller) served(group, version, resource string) (bool, error) {
 // labels when it installs it, the controller's among them, and only the
 // controller subscribes in tenant namespaces (the tenant-olm-objects
 // guardrail).
-func isShared(ctx context.Context, reader client.Reader, labels map[string]string) (bool, error) {
+func isShared(ctx context.Context, reader client.Reader, crd metav1.Object) (bool, error) {
+	labels := crd.GetLabels()
 	if labels[LabelSharedCRD] == "true" {
 		return true, nil
 	}
 	if labels["olm.managed"] != "true" {
 		return false, nil
 	}
+	// OLM's marks name the namespaces it installed the CRD for: the
+	// operator labels its Operator controller adds, and the
+	// installed-alongside annotations it writes with the CRD itself (which
+	// drops the controller's label until shareCRDs restores it).
+	var namespaces []string
 	for k := range labels {
-		rest, ok := strings.CutPrefix(k, "operators.coreos.com/")
-		if !ok {
-			continue
+		if rest, ok := strings.CutPrefix(k, "operators.coreos.com/"); ok {
+			namespaces = append(namespaces, rest[strings.LastIndex(rest, ".")+1:])
 		}
-		ns := rest[strings.LastIndex(rest, ".")+1:]
+	}
+	for k, v := range crd.GetAnnotations() {
+		if strings.HasPrefix(k, "operatorframework.io/installed-alongside-") {
+			if ns, _, ok := strings.Cut(v, "/"); ok {
+				namespaces = append(namespaces, ns)
+			}
+		}
+	}
+	for _, ns := range namespaces {
 		n := &metav1.PartialObjectMetadata{}
 		n.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
 		if err := reader.Get(ctx, client.ObjectKey{Name: ns}, n); apierrors.IsNotFound(err) {

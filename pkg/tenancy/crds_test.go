@@ -183,9 +183,18 @@ func TestIsShared(t *testing.T) {
 		{"none", nil, false},
 	}
 	for _, tc := range cases {
-		got, err := isShared(context.Background(), reader, tc.labels)
+		got, err := isShared(context.Background(), reader, &metav1.ObjectMeta{Labels: tc.labels})
 		if err != nil || got != tc.want {
 			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
+		}
+	}
+	// OLM's own write of the CRD, before its operator labels: the
+	// installed-alongside annotation names the namespace.
+	for ns, want := range map[string]bool{"team-a": true, "platform": false} {
+		m := &metav1.ObjectMeta{Labels: map[string]string{"olm.managed": "true"},
+			Annotations: map[string]string{"operatorframework.io/installed-alongside-0123abcd": ns + "/sample-operator.v0.1.0"}}
+		if got, err := isShared(context.Background(), reader, m); err != nil || got != want {
+			t.Errorf("installed alongside in %s: %v, %v; want %v", ns, got, err, want)
 		}
 	}
 }

@@ -268,7 +268,7 @@ func (g grantPolicy) unshared(ctx context.Context) ([]string, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("reading CRD %s: %w", name, err)
 		}
-		if shared, err := isShared(ctx, g.reader, live.Labels); err != nil {
+		if shared, err := isShared(ctx, g.reader, live); err != nil {
 			return nil, err
 		} else if !shared {
 			out = append(out, fmt.Sprintf("(CRD %s exists without the label %s=true, so its kinds are not the operator's own: "+
@@ -456,7 +456,7 @@ func ownKinds(ctx context.Context, reader client.Reader, want []*apiextensionsv1
 		} else if err != nil {
 			return nil, fmt.Errorf("reading CRD %s: %w", w.Name, err)
 		}
-		shared, err := isShared(ctx, reader, live.Labels)
+		shared, err := isShared(ctx, reader, live)
 		if err != nil {
 			return nil, err
 		}

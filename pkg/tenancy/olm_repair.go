@@ -228,7 +228,7 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 			}
 			// OLM takes over a bundle's CRDs with its own rights and marks
 			// them the tenant's (isShared): only a CRD shared already.
-			if shared, err := isShared(ctx, c.reader, live.Labels); err != nil {
+			if shared, err := isShared(ctx, c.reader, live); err != nil {
 				return nil, err
 			} else if !shared {
 				return nil, operatorkit.Terminal(ReasonCRDNotShared, fmt.Errorf("CRD %s exists and was not installed for tenants (no %s label): OLM would take it over for %s; "+

@@ -90,7 +90,7 @@ func (c *olmBackend) shareCRDs(ctx context.Context, op operatorPlan) error {
 		if m.Labels[LabelSharedCRD] == "true" {
 			continue
 		}
-		if shared, err := isShared(ctx, c.client, m.Labels); err != nil || !shared {
+		if shared, err := isShared(ctx, c.client, m); err != nil || !shared {
 			continue
 		}
 		patch := client.MergeFrom(m.DeepCopy())
