@@ -156,7 +156,7 @@ func (f *fbcCatalogs) image(ctx context.Context, ref name.Reference) (*declcfg.D
 	if d := cf.Config.Labels[catalogConfigsLabel]; d != "" {
 		dir = strings.Trim(path.Clean(d), "/")
 	}
-	files, err := imageFiles(img, dir)
+	files, err := imageFiles(img, dir, maxCatalogBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -172,8 +172,9 @@ func (f *fbcCatalogs) image(ctx context.Context, ref name.Reference) (*declcfg.D
 }
 
 // imageFiles returns the regular files under dir (and, with dir "",
-// every file) of the image's flattened file system, by path.
-func imageFiles(img v1.Image, dir string) (map[string][]byte, error) {
+// every file) of the image's flattened file system, by path, refusing
+// more than limit bytes of them. Other files are streamed past, not held.
+func imageFiles(img v1.Image, dir string, limit int) (map[string][]byte, error) {
 	rc := mutate.Extract(img)
 	defer rc.Close()
 	tr := tar.NewReader(rc)
@@ -190,8 +191,8 @@ func imageFiles(img v1.Image, dir string) (map[string][]byte, error) {
 		if h.Typeflag != tar.TypeReg || (dir != "" && !strings.HasPrefix(p, dir+"/")) {
 			continue
 		}
-		if total += int(h.Size); total > maxCatalogBytes {
-			return nil, fmt.Errorf("the files under /%s are larger than %d MiB", dir, maxCatalogBytes>>20)
+		if total += int(h.Size); total > limit {
+			return nil, fmt.Errorf("the files under /%s are larger than %d MiB", dir, limit>>20)
 		}
 		b, err := io.ReadAll(tr)
 		if err != nil {

@@ -105,7 +105,7 @@ func (f *fbcCatalogs) pull(ctx context.Context, b *declcfg.Bundle) (*bundleConte
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %s: %w", b.Name, b.Image, err)
 	}
-	files, err := imageFiles(img, "manifests")
+	files, err := imageFiles(img, "manifests", maxBundleBytes)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %s: %w", b.Name, b.Image, err)
 	}
@@ -122,8 +122,25 @@ func (f *fbcCatalogs) pull(ctx context.Context, b *declcfg.Bundle) (*bundleConte
 	return &bundleContent{objects: objs, image: ref.Context().Digest(desc.Digest.String()).String()}, err
 }
 
-// readDocs parses YAML or JSON documents into objects.
+// maxBundleBytes bounds the manifests of one bundle image: OLM keeps a
+// bundle in one ConfigMap (1 MiB, compressed), so a real bundle's
+// manifests are a few MiB at most.
+const maxBundleBytes = 32 << 20
+
+// maxBundleDocs bounds the documents of one bundle: a bundle holds a CSV,
+// its CRDs and a few more objects, and every parsed document costs
+// memory far beyond its bytes ("a: 1\n---\n" is 9 bytes).
+const maxBundleDocs = 2000
+
+// readDocs parses YAML or JSON documents into objects, refusing more than
+// maxBundleDocs of them before parsing any.
 func readDocs(bundle string, docs []string) ([]*unstructured.Unstructured, error) {
+	n := 0
+	for _, doc := range docs {
+		if n += strings.Count(doc, "\n---") + 1; n > maxBundleDocs {
+			return nil, fmt.Errorf("bundle %s: more than %d YAML documents in manifests/: refusing to read it (a bundle holds a CSV, its CRDs and a few more objects)", bundle, maxBundleDocs)
+		}
+	}
 	var objs []*unstructured.Unstructured
 	for _, doc := range docs {
 		for _, d := range manifestDocs(doc) {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/binary"
+	"fmt"
+	"io"
 	"runtime"
 	"sync"
 )
@@ -60,8 +62,18 @@ func gunzip(gz []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
+// maxInflated bounds what one gzip stream may inflate to: a release
+// record of the largest chart is a few MiB of JSON, and a stream that
+// inflates further (a compression bomb: 500 KB of zeros inflate to
+// 500 MB) is refused before it can take the controller's memory.
+const maxInflated = 32 << 20
+
+// errInflatedTooLarge is a gzip stream that inflates past maxInflated.
+var errInflatedTooLarge = fmt.Errorf("the data inflates past %d MiB: refusing to read it (a release record is a few MiB at most)", maxInflated>>20)
+
 // inflate inflates gz into out with a pooled reader: every member, or
 // with multistream false only the first, returning the bytes after it.
+// It stops reading at maxInflated bytes, with errInflatedTooLarge.
 func inflate(gz []byte, out *bytes.Buffer, multistream bool) (rest []byte, err error) {
 	r, _ := gzipReaders.Get().(*gzip.Reader)
 	if r == nil {
@@ -74,25 +86,25 @@ func inflate(gz []byte, out *bytes.Buffer, multistream bool) (rest []byte, err e
 		return nil, err
 	}
 	r.Multistream(multistream)
-	if _, err := out.ReadFrom(r); err != nil {
+	n, err := out.ReadFrom(io.LimitReader(r, maxInflated+1))
+	if err != nil {
 		return nil, err
+	}
+	if n > maxInflated {
+		return nil, errInflatedTooLarge
 	}
 	return gz[len(gz)-br.Len():], nil
 }
 
-// maxSizeHint bounds the buffer a gzip trailer can ask for up front: the
-// API server stores objects of at most 1.5 MiB, a record gzips about 6:1.
-const maxSizeHint = 64 << 20
-
 // gunzippedSize is the size a gzip stream's trailer gives (ISIZE, the
-// last 4 bytes), or 0 when it is past maxSizeHint: a hint, so that a
+// last 4 bytes), or 0 when it is past maxInflated: a hint, so that a
 // stream inflates into one buffer instead of a chain of doublings.
 func gunzippedSize(gz []byte) int {
 	if len(gz) < 4 {
 		return 0
 	}
 	n := int(binary.LittleEndian.Uint32(gz[len(gz)-4:]))
-	if n > maxSizeHint {
+	if n > maxInflated {
 		return 0
 	}
 	return n

@@ -3,6 +3,8 @@ package tenancy
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/base64"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,5 +82,36 @@ func TestPackConcurrent(t *testing.T) {
 	}
 	if len(gzipWriters) != cap(gzipWriters) {
 		t.Errorf("%d of %d writers returned", len(gzipWriters), cap(gzipWriters))
+	}
+}
+
+// TestInflateBomb: a gzip stream that inflates past maxInflated (a
+// compression bomb, as a forged release record would hold) is refused
+// once maxInflated+1 bytes came out, by every reader of records.
+func TestInflateBomb(t *testing.T) {
+	var gz bytes.Buffer
+	w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
+	zeros := make([]byte, 1<<20)
+	for range maxInflated>>20 + 8 {
+		_, _ = w.Write(zeros)
+	}
+	_ = w.Close()
+	bomb := gz.Bytes()
+	var out bytes.Buffer
+	if _, err := inflate(bomb, &out, true); !errors.Is(err, errInflatedTooLarge) {
+		t.Errorf("inflate of %d bytes that inflate to %d MiB: %v, want errInflatedTooLarge", len(bomb), maxInflated>>20+8, err)
+	}
+	if out.Len() > maxInflated+1 {
+		t.Errorf("inflate wrote %d bytes before refusing, want at most %d", out.Len(), maxInflated+1)
+	}
+	record := []byte(base64.StdEncoding.EncodeToString(bomb))
+	for name, read := range map[string]func() error{
+		"gunzip":              func() error { _, err := gunzip(bomb); return err },
+		"decodeRecord":        func() error { _, err := decodeRecord(record); return err },
+		"decodeRecordSummary": func() error { _, err := decodeRecordSummary(record); return err },
+	} {
+		if err := read(); !errors.Is(err, errInflatedTooLarge) {
+			t.Errorf("%s of the bomb: %v, want errInflatedTooLarge", name, err)
+		}
 	}
 }
