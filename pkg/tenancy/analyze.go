@@ -128,8 +128,26 @@ func workload(u *unstructured.Unstructured) (Workload, error) {
 	for _, c := range spec.Containers {
 		addAll(w.Requests, c.Resources.Requests)
 		addAll(w.Limits, c.Resources.Limits)
+		unlimitedRequests(&w, c.Resources)
+	}
+	for _, c := range spec.InitContainers {
+		unlimitedRequests(&w, c.Resources)
 	}
 	return w, nil
+}
+
+// unlimitedRequests notes in w the requests of a container that sets no
+// limit for them: a LimitRange's default limit applies to it and must not
+// be below them, or the API server refuses its pods.
+func unlimitedRequests(w *Workload, r corev1.ResourceRequirements) {
+	for k, v := range r.Requests {
+		if _, limited := r.Limits[k]; !limited {
+			if w.UnlimitedRequests == nil {
+				w.UnlimitedRequests = corev1.ResourceList{}
+			}
+			mergeMax(w.UnlimitedRequests, corev1.ResourceList{k: v})
+		}
+	}
 }
 
 func addAll(dst, src corev1.ResourceList) {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
@@ -44,6 +46,31 @@ func TestAnalyzeRefusesStallingQuantities(t *testing.T) {
 			t.Errorf("%s: %v, want a refusal naming the Deployment", tc.name, err)
 		case !tc.bad && err != nil:
 			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// TestUnlimitedRequests: a workload notes, per resource, the largest
+// request of a container (init containers too) that sets no limit for it.
+func TestUnlimitedRequests(t *testing.T) {
+	d := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "m"},
+		"spec": map[string]any{"template": map[string]any{"spec": map[string]any{
+			"initContainers": []any{map[string]any{"name": "i", "resources": map[string]any{"requests": map[string]any{"memory": "3Gi"}}}},
+			"containers": []any{
+				map[string]any{"name": "a", "resources": map[string]any{"requests": map[string]any{"cpu": "1", "memory": "1Gi"}, "limits": map[string]any{"memory": "2Gi"}}},
+				map[string]any{"name": "b", "resources": map[string]any{"requests": map[string]any{"cpu": "2"}, "limits": map[string]any{"cpu": "2"}}},
+			}}}}}}
+	w, err := workload(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("3Gi")}
+	if len(w.UnlimitedRequests) != len(want) {
+		t.Fatalf("UnlimitedRequests %v, want %v", w.UnlimitedRequests, want)
+	}
+	for k, v := range want {
+		if got := w.UnlimitedRequests[k]; got.Cmp(v) != 0 {
+			t.Errorf("UnlimitedRequests %s = %s, want %s", k, got.String(), v.String())
 		}
 	}
 }

@@ -16,6 +16,10 @@ type Workload struct {
 	Replicas int64
 	Requests corev1.ResourceList
 	Limits   corev1.ResourceList
+	// UnlimitedRequests are, per resource, the largest request of a
+	// container that sets no limit for it: the LimitRange's default limit
+	// must admit it.
+	UnlimitedRequests corev1.ResourceList
 }
 
 // Operand is what one custom resource of a CRD runs, from the CRD's
@@ -137,6 +141,12 @@ func ComputeQuota(in QuotaInput) Quota {
 	if pods > 0 {
 		q.Hard[corev1.ResourcePods] = *resource.NewQuantity(pods, resource.DecimalSI)
 		explain[corev1.ResourcePods] = fmt.Sprintf("pods = %s = %d", strings.Join(podTerms, " + "), pods)
+		// Where a default bounds every Pod object (finished ones too), the
+		// running pods the operators need come on top of it.
+		if _, ok := in.Defaults[countPods]; ok {
+			q.Hard[countPods] = q.Hard[corev1.ResourcePods]
+			explain[countPods] = fmt.Sprintf("%s = pods %d", countPods, pods)
+		}
 	}
 	if pvcs > 0 {
 		q.Hard[corev1.ResourcePersistentVolumeClaims] = *resource.NewQuantity(pvcs, resource.DecimalSI)
@@ -159,6 +169,7 @@ func ComputeQuota(in QuotaInput) Quota {
 	}
 	mergeMax(q.Default, in.ContainerLimit)
 	mergeMax(q.DefaultRequest, in.ContainerRequest)
+	admitDefaults(q, in.Workloads)
 	for name, none := range map[corev1.ResourceName]bool{corev1.ResourceServicesNodePorts: in.NoNodePorts, corev1.ResourceServicesLoadBalancers: in.NoLoadBalancers} {
 		if none {
 			q.Hard[name] = *resource.NewQuantity(0, resource.DecimalSI)
@@ -174,6 +185,28 @@ func ComputeQuota(in QuotaInput) Quota {
 	}
 	sort.Strings(q.Derivation)
 	return q
+}
+
+// countPods bounds every Pod object of a namespace, finished or not;
+// "pods" counts only those not yet finished.
+const countPods corev1.ResourceName = "count/pods"
+
+// admitDefaults raises the LimitRange's default limits where they would
+// refuse what they apply to: below the default request (the API server
+// refuses such a LimitRange), or below the request of an operator's
+// container that sets no limit (its pods would be refused).
+func admitDefaults(q Quota, workloads []Workload) {
+	raise := func(min corev1.ResourceList) {
+		for k, v := range min {
+			if cur, ok := q.Default[k]; ok && v.Cmp(cur) > 0 {
+				q.Default[k] = v.DeepCopy()
+			}
+		}
+	}
+	raise(q.DefaultRequest)
+	for _, w := range workloads {
+		raise(w.UnlimitedRequests)
+	}
 }
 
 func pick(requests, limits corev1.ResourceList, useLimits bool) corev1.ResourceList {

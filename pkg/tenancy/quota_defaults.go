@@ -11,22 +11,29 @@ import (
 // ShippedDefaultQuota is what every tenant namespace may use besides its
 // operators' needs when its profile sets no defaultQuota: a tenant with
 // no operators, or whose catalog cannot be read, still has bounded
-// compute, pods, storage and objects.
+// compute, pods (running, and every Pod object: a finished Job's pods
+// count too), storage, ephemeral storage and objects of every kind an
+// owner can create with the admin role.
 func ShippedDefaultQuota() tenancyv1.DefaultQuota {
 	q := func(s string) resource.Quantity { return resource.MustParse(s) }
 	return tenancyv1.DefaultQuota{
 		Hard: corev1.ResourceList{
 			corev1.ResourceRequestsCPU: q("2"), corev1.ResourceRequestsMemory: q("4Gi"),
 			corev1.ResourceLimitsCPU: q("4"), corev1.ResourceLimitsMemory: q("8Gi"),
-			corev1.ResourcePods: q("30"), corev1.ResourceRequestsStorage: q("50Gi"),
+			corev1.ResourceRequestsEphemeralStorage: q("20Gi"), corev1.ResourceLimitsEphemeralStorage: q("40Gi"),
+			corev1.ResourcePods: q("30"), "count/pods": q("100"), corev1.ResourceRequestsStorage: q("50Gi"),
 			corev1.ResourcePersistentVolumeClaims: q("20"),
 			"count/secrets":                       q("100"), "count/configmaps": q("100"), "count/services": q("30"),
 			"count/serviceaccounts": q("30"), "count/roles.rbac.authorization.k8s.io": q("30"),
 			"count/rolebindings.rbac.authorization.k8s.io": q("50"), "count/deployments.apps": q("20"),
-			"count/statefulsets.apps": q("20"), "count/jobs.batch": q("50"), "count/cronjobs.batch": q("20"),
+			"count/replicasets.apps": q("250"), "count/statefulsets.apps": q("20"), "count/daemonsets.apps": q("5"),
+			"count/jobs.batch": q("50"), "count/cronjobs.batch": q("20"),
+			"count/poddisruptionbudgets.policy": q("20"), "count/horizontalpodautoscalers.autoscaling": q("20"),
+			"count/networkpolicies.networking.k8s.io": q("30"), "count/ingresses.networking.k8s.io": q("20"),
+			"count/leases.coordination.k8s.io": q("30"), "count/events": q("1000"), "count/events.events.k8s.io": q("1000"),
 		},
-		DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("128Mi")},
-		Default:        corev1.ResourceList{corev1.ResourceCPU: q("500m"), corev1.ResourceMemory: q("512Mi")},
+		DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("128Mi"), corev1.ResourceEphemeralStorage: q("256Mi")},
+		Default:        corev1.ResourceList{corev1.ResourceCPU: q("500m"), corev1.ResourceMemory: q("512Mi"), corev1.ResourceEphemeralStorage: q("1Gi")},
 	}
 }
 
@@ -43,9 +50,19 @@ var countedKinds = map[schema.GroupKind]corev1.ResourceName{
 	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}: "count/rolebindings.rbac.authorization.k8s.io",
 	{Group: "apps", Kind: "Deployment"}:                       "count/deployments.apps",
 	{Group: "apps", Kind: "StatefulSet"}:                      "count/statefulsets.apps",
+	{Group: "apps", Kind: "DaemonSet"}:                        "count/daemonsets.apps",
 	{Group: "batch", Kind: "Job"}:                             "count/jobs.batch",
 	{Group: "batch", Kind: "CronJob"}:                         "count/cronjobs.batch",
+	{Group: "policy", Kind: "PodDisruptionBudget"}:            "count/poddisruptionbudgets.policy",
+	{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:   "count/horizontalpodautoscalers.autoscaling",
+	{Group: "networking.k8s.io", Kind: "NetworkPolicy"}:       "count/networkpolicies.networking.k8s.io",
+	{Group: "networking.k8s.io", Kind: "Ingress"}:             "count/ingresses.networking.k8s.io",
+	{Group: "coordination.k8s.io", Kind: "Lease"}:             "count/leases.coordination.k8s.io",
 }
+
+// replicaSetsPerDeployment are the ReplicaSets a Deployment keeps: the
+// current one and, by the API's default revisionHistoryLimit, 10 old.
+const replicaSetsPerDeployment = 11
 
 // builtIn are the objects the cluster puts in every namespace: the
 // root CA ConfigMap and the default ServiceAccount.
@@ -55,6 +72,9 @@ var builtIn = map[corev1.ResourceName]int64{"count/configmaps": 1, "count/servic
 func objectCounts(counts map[corev1.ResourceName]int64, gk schema.GroupKind, n int64) {
 	if name, ok := countedKinds[gk]; ok {
 		counts[name] += n
+	}
+	if gk == (schema.GroupKind{Group: "apps", Kind: "Deployment"}) {
+		counts["count/replicasets.apps"] += n * replicaSetsPerDeployment
 	}
 }
 

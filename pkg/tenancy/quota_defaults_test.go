@@ -7,10 +7,14 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -63,22 +67,56 @@ func TestDefaultQuota(t *testing.T) {
 	if _, err := owner.CoreV1().Pods(name).Create(ctx, restrictedPod("too-big", over.String()), metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "exceeded quota") {
 		t.Errorf("a pod of %s CPU: %v, want exceeded quota", over.String(), err)
 	}
-	secrets := hard["count/secrets"]
-	existing, err := owner.CoreV1().Secrets(name).List(ctx, metav1.ListOptions{})
+	// A count stops the object past it: Secrets, and a kind an owner
+	// rarely thinks of (issue "A tenant is its namespaces", red team).
+	fillCount(t, owner, name, hard, "count/secrets", func(i int) error {
+		_, err := owner.CoreV1().Secrets(name).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s-%d", i)}}, metav1.CreateOptions{})
+		return err
+	})
+	fillCount(t, owner, name, hard, "count/poddisruptionbudgets.policy", func(i int) error {
+		one := intstr.FromInt32(1)
+		_, err := owner.PolicyV1().PodDisruptionBudgets(name).Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pdb-%d", i)},
+			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}}, metav1.CreateOptions{})
+		return err
+	})
+	// Ephemeral storage is bounded too.
+	disk := restrictedPod("disk", "10m")
+	for _, l := range []corev1.ResourceList{disk.Spec.Containers[0].Resources.Requests, disk.Spec.Containers[0].Resources.Limits} {
+		l[corev1.ResourceEphemeralStorage] = resource.MustParse("100Ti")
+	}
+	if _, err := owner.CoreV1().Pods(name).Create(ctx, disk, metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "exceeded quota") {
+		t.Errorf("a pod of 100Ti ephemeral storage: %v, want exceeded quota", err)
+	}
+	// Finished pods count: a Job of many short pods leaves at most
+	// count/pods Pod objects.
+	maxPods := hard[countPods]
+	completions, parallel := int32(maxPods.Value()+20), int32(25)
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "many"}, Spec: batchv1.JobSpec{Completions: &completions, Parallelism: &parallel,
+		Template: corev1.PodTemplateSpec{Spec: restrictedPod("", "10m").Spec}}}
+	job.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if _, err := owner.BatchV1().Jobs(name).Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("the owner's Job: %v", err)
+	}
+	testcluster.Eventually(t, 2*time.Minute, "the Job refused a pod past count/pods", func(ctx context.Context) error {
+		events, err := owner.CoreV1().Events(name).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=many"})
+		if err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if strings.Contains(e.Message, "exceeded quota") && strings.Contains(e.Message, string(countPods)) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no FailedCreate for count/pods among %d events", len(events.Items))
+	})
+	pods, err := owner.CoreV1().Pods(name).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	room := secrets.Value() - int64(len(existing.Items))
-	created := int64(0)
-	for ; created <= room; created++ {
-		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("s-%d", created)}}
-		if _, err = owner.CoreV1().Secrets(name).Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			break
-		}
+	if int64(len(pods.Items)) > maxPods.Value() {
+		t.Errorf("%d Pod objects, past count/pods %d", len(pods.Items), maxPods.Value())
 	}
-	if err == nil || !strings.Contains(err.Error(), "exceeded quota") || created != room {
-		t.Errorf("Secret %d of a count of %d (%d there before): %v, want exceeded quota at the count", created+1, secrets.Value(), len(existing.Items), err)
-	}
+	_ = owner.BatchV1().Jobs(name).Delete(ctx, "many", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 
 	// An operator whose catalog cannot be read: no figures of its own, the
 	// defaults still.
@@ -97,4 +135,35 @@ func TestDefaultQuota(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// countPods bounds every Pod object of a namespace, finished ones too.
+const countPods corev1.ResourceName = "count/pods"
+
+// fillCount creates objects in namespace until the quota's count refuses
+// one: it must refuse exactly the one past the count.
+func fillCount(t *testing.T, owner kubernetes.Interface, namespace string, hard corev1.ResourceList, count corev1.ResourceName, create func(i int) error) {
+	t.Helper()
+	used := &corev1.ResourceQuota{}
+	testcluster.Eventually(t, time.Minute, "the quota's use of "+string(count), func(ctx context.Context) error {
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: namespace, Name: tenancy.QuotaName}, used); err != nil {
+			return err
+		}
+		if _, ok := used.Status.Used[count]; !ok {
+			return fmt.Errorf("status.used has no %s yet", count)
+		}
+		return nil
+	})
+	limit, inUse := hard[count], used.Status.Used[count]
+	room := limit.Value() - inUse.Value()
+	created := int64(0)
+	var err error
+	for ; created <= room; created++ {
+		if err = create(int(created)); err != nil {
+			break
+		}
+	}
+	if err == nil || !strings.Contains(err.Error(), "exceeded quota") || created != room {
+		t.Errorf("%s: object %d of a count of %d (%d in use before): %v, want exceeded quota at the count", count, created+1, limit.Value(), inUse.Value(), err)
+	}
 }

@@ -59,6 +59,8 @@ func TestComputeQuota(t *testing.T) {
 			Objects: map[corev1.ResourceName]int64{"count/rolebindings.rbac.authorization.k8s.io": 4, "count/secrets": 3}},
 			map[string]string{"count/rolebindings.rbac.authorization.k8s.io": "54", "count/configmaps": "100"},
 			"count/rolebindings.rbac.authorization.k8s.io = default 50 + 4 the platform creates = 54"},
+		{"a default count of Pod objects adds to the running pods", QuotaInput{Workloads: []Workload{operator}, Operands: []Operand{kv(3)}, Defaults: rl("pods", "30", "count/pods", "100")},
+			map[string]string{"pods": "34", "count/pods": "104"}, "count/pods = pods 4, + default 100 = 104"},
 		{"overrides win over defaults", QuotaInput{Defaults: rl("requests.cpu", "2"), Overrides: rl("requests.cpu", "1")},
 			map[string]string{"requests.cpu": "1"}, "requests.cpu = 1 (spec.quota.hard)"},
 	}
@@ -91,9 +93,50 @@ func TestComputeQuota(t *testing.T) {
 	if d := q.DefaultRequest[corev1.ResourceEphemeralStorage]; d.String() != "1Gi" {
 		t.Errorf("LimitRange default request ephemeral-storage %s, want the profile's 1Gi", d.String())
 	}
+	// Default limits admit what they apply to (TestAdmitDefaults).
 	// Counted objects set no figure the defaults do not.
 	q = ComputeQuota(QuotaInput{Objects: map[corev1.ResourceName]int64{"count/secrets": 3}})
 	if len(q.Hard) != 0 {
 		t.Errorf("quota %v from objects alone, want none", q.Hard)
+	}
+}
+
+// TestAdmitDefaults: the LimitRange's default limits are never below the
+// default requests (the API server refuses such a LimitRange, and the
+// controller's later writes for the tenant with it), nor below the
+// request of an operator's container that sets no limit (its pods would
+// be refused).
+func TestAdmitDefaults(t *testing.T) {
+	requestsOnly := Workload{Name: "Deployment/manager", Replicas: 1, Requests: rl("cpu", "1", "memory", "1Gi"), Limits: rl("memory", "2Gi"),
+		UnlimitedRequests: rl("cpu", "1")}
+	tests := []struct {
+		name       string
+		in         QuotaInput
+		cpu, mem   string // want Default
+		defaultCPU string // want DefaultRequest cpu
+	}{
+		{"defaults as given", QuotaInput{ContainerRequest: rl("cpu", "100m", "memory", "128Mi"), ContainerLimit: rl("cpu", "500m", "memory", "512Mi")}, "500m", "512Mi", "100m"},
+		{"an operand's request over the profile's limit", QuotaInput{ContainerRequest: rl("cpu", "100m"), ContainerLimit: rl("cpu", "500m", "memory", "512Mi"),
+			Operands: []Operand{{CRD: "kvs.example.com", Instances: 1, Replicas: 1, Requests: rl("cpu", "1")}}}, "1", "512Mi", "1"},
+		{"a profile's request over its limit", QuotaInput{ContainerRequest: rl("memory", "1Gi"), ContainerLimit: rl("cpu", "500m", "memory", "512Mi")}, "500m", "1Gi", ""},
+		{"an operator container with a request and no limit", QuotaInput{Workloads: []Workload{requestsOnly}, ContainerRequest: rl("cpu", "100m"), ContainerLimit: rl("cpu", "500m", "memory", "512Mi")}, "1", "512Mi", "100m"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q := ComputeQuota(tt.in)
+			if c, m := q.Default[corev1.ResourceCPU], q.Default[corev1.ResourceMemory]; c.Cmp(resource.MustParse(tt.cpu)) != 0 || m.Cmp(resource.MustParse(tt.mem)) != 0 {
+				t.Errorf("default limits cpu %s memory %s, want %s %s", c.String(), m.String(), tt.cpu, tt.mem)
+			}
+			if tt.defaultCPU != "" {
+				if r := q.DefaultRequest[corev1.ResourceCPU]; r.Cmp(resource.MustParse(tt.defaultCPU)) != 0 {
+					t.Errorf("default request cpu %s, want %s", r.String(), tt.defaultCPU)
+				}
+			}
+			for k, r := range q.DefaultRequest {
+				if l, ok := q.Default[k]; ok && r.Cmp(l) > 0 {
+					t.Errorf("default request %s %s over its default limit %s", k, r.String(), l.String())
+				}
+			}
+		})
 	}
 }
