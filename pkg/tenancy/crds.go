@@ -12,9 +12,11 @@ import (
 	"sync"
 	"weak"
 
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -199,7 +201,9 @@ func ensureCRDs(ctx context.Context, c client.Client, served servedFunc, fieldMa
 			Spec:       want.Spec,
 		}
 		for k, v := range want.Annotations {
-			if k != "helm.sh/resource-policy" {
+			// The controller's hash is its own: a CRD's author does not get
+			// to make it skip applying a later definition.
+			if k != "helm.sh/resource-policy" && k != annotationCRDHash {
 				obj.Annotations[k] = v
 			}
 		}
@@ -268,11 +272,14 @@ func (c *Controller) served(group, version, resource string) (bool, error) {
 
 // isShared reports whether a live CRD's labels make it the tenants': the
 // controller's shared-CRD label, or OLM's marks of a CRD it installs for
-// a Subscription in a tenant namespace (olm.managed and
-// operators.coreos.com/<package>.<namespace>). OLM replaces a CRD's
-// labels when it installs it, the controller's among them, and only the
-// controller subscribes in tenant namespaces (the tenant-olm-objects
-// guardrail).
+// a Subscription of the controller's in a tenant namespace (olm.managed
+// and operators.coreos.com/<package>.<namespace>, or the
+// installed-alongside annotation naming <namespace>/<CSV>). OLM replaces
+// a CRD's labels when it installs it, the controller's among them, and
+// only the controller subscribes in tenant namespaces (the
+// tenant-olm-objects guardrail). A mark left by a Subscription the
+// controller did not make (OLM run in a namespace before it was adopted)
+// shares nothing.
 func isShared(ctx context.Context, reader client.Reader, crd metav1.Object) (bool, error) {
 	labels := crd.GetLabels()
 	if labels[LabelSharedCRD] == "true" {
@@ -281,36 +288,63 @@ func isShared(ctx context.Context, reader client.Reader, crd metav1.Object) (boo
 	if labels["olm.managed"] != "true" {
 		return false, nil
 	}
-	// OLM's marks name the namespaces it installed the CRD for: the
-	// operator labels its Operator controller adds, and the
-	// installed-alongside annotations it writes with the CRD itself (which
-	// drops the controller's label until shareCRDs restores it).
-	var namespaces []string
-	for k := range labels {
-		if rest, ok := strings.CutPrefix(k, "operators.coreos.com/"); ok {
-			namespaces = append(namespaces, rest[strings.LastIndex(rest, ".")+1:])
-		}
-	}
-	for k, v := range crd.GetAnnotations() {
-		if strings.HasPrefix(k, "operatorframework.io/installed-alongside-") {
-			if ns, _, ok := strings.Cut(v, "/"); ok {
-				namespaces = append(namespaces, ns)
-			}
-		}
-	}
-	for _, ns := range namespaces {
+	for _, m := range olmMarks(crd) {
 		n := &metav1.PartialObjectMetadata{}
 		n.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
-		if err := reader.Get(ctx, client.ObjectKey{Name: ns}, n); apierrors.IsNotFound(err) {
+		if err := reader.Get(ctx, client.ObjectKey{Name: m.namespace}, n); apierrors.IsNotFound(err) {
 			continue
 		} else if err != nil {
-			return false, fmt.Errorf("reading namespace %s: %w", ns, err)
+			return false, fmt.Errorf("reading namespace %s: %w", m.namespace, err)
 		}
-		if n.Labels[LabelTenant] != "" {
+		if n.Labels[LabelTenant] == "" {
+			continue
+		}
+		subs := &operatorsv1alpha1.SubscriptionList{}
+		if err := reader.List(ctx, subs, client.InNamespace(m.namespace), client.HasLabels{LabelTenant}); meta.IsNoMatchError(err) {
+			continue
+		} else if err != nil {
+			return false, fmt.Errorf("reading the Subscriptions of namespace %s: %w", m.namespace, err)
+		}
+		if slices.ContainsFunc(subs.Items, m.madeBy) {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// olmMark is one of OLM's marks on a CRD: the namespace it installed the
+// CRD for, and the package or the CSV it installed it with.
+type olmMark struct{ namespace, pkg, csv string }
+
+// olmMarks are the operator labels OLM's Operator controller adds and the
+// installed-alongside annotations it writes with the CRD itself (which
+// drops the controller's label until shareCRDs restores it).
+func olmMarks(crd metav1.Object) []olmMark {
+	var marks []olmMark
+	for k := range crd.GetLabels() {
+		if rest, ok := strings.CutPrefix(k, "operators.coreos.com/"); ok {
+			if i := strings.LastIndex(rest, "."); i > 0 {
+				marks = append(marks, olmMark{namespace: rest[i+1:], pkg: rest[:i]})
+			}
+		}
+	}
+	for k, v := range crd.GetAnnotations() {
+		if strings.HasPrefix(k, "operatorframework.io/installed-alongside-") {
+			if ns, csv, ok := strings.Cut(v, "/"); ok {
+				marks = append(marks, olmMark{namespace: ns, csv: csv})
+			}
+		}
+	}
+	return marks
+}
+
+// madeBy reports whether sub, a Subscription of the controller's, is the
+// one the mark names: of its package, or installing its CSV.
+func (m olmMark) madeBy(sub operatorsv1alpha1.Subscription) bool {
+	if m.pkg != "" {
+		return sub.Spec != nil && sub.Spec.Package == m.pkg
+	}
+	return sub.Status.CurrentCSV == m.csv || sub.Status.InstalledCSV == m.csv
 }
 
 // crdSkew returns the skew guard's refusal of crds against the live CRDs,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -166,9 +167,18 @@ func TestShadows(t *testing.T) {
 // OLM replaces a CRD's labels when it installs it for a tenant's
 // Subscription: its marks of a tenant namespace keep the CRD shared.
 func TestIsShared(t *testing.T) {
+	sub := func(ns, name, pkg, csv string, labels map[string]string) *operatorsv1alpha1.Subscription {
+		return &operatorsv1alpha1.Subscription{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+			Spec: &operatorsv1alpha1.SubscriptionSpec{Package: pkg}, Status: operatorsv1alpha1.SubscriptionStatus{CurrentCSV: csv}}
+	}
 	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{LabelTenant: "a"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "adopted", Labels: map[string]string{LabelTenant: "b"}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "platform"}},
+		sub("team-a", "sample", "sample-operator", "sample-operator.v0.1.0", map[string]string{LabelTenant: "a"}),
+		// OLM run in a namespace before the platform adopted it: not the
+		// controller's Subscription.
+		sub("adopted", "old", "old-operator", "old-operator.v1.0.0", nil),
 	).Build()
 	cases := []struct {
 		name   string
@@ -180,6 +190,8 @@ func TestIsShared(t *testing.T) {
 		{"OLM for the platform", map[string]string{"olm.managed": "true", "operators.coreos.com/sample-operator.platform": ""}, false},
 		{"OLM's mark without olm.managed", map[string]string{"operators.coreos.com/sample-operator.team-a": ""}, false},
 		{"a namespace that does not exist", map[string]string{"olm.managed": "true", "operators.coreos.com/x.gone": ""}, false},
+		{"a package the controller did not subscribe to", map[string]string{"olm.managed": "true", "operators.coreos.com/other.team-a": ""}, false},
+		{"OLM's mark from before the namespace was adopted", map[string]string{"olm.managed": "true", "operators.coreos.com/old-operator.adopted": ""}, false},
 		{"none", nil, false},
 	}
 	for _, tc := range cases {
@@ -190,11 +202,12 @@ func TestIsShared(t *testing.T) {
 	}
 	// OLM's own write of the CRD, before its operator labels: the
 	// installed-alongside annotation names the namespace.
-	for ns, want := range map[string]bool{"team-a": true, "platform": false} {
+	for value, want := range map[string]bool{"team-a/sample-operator.v0.1.0": true, "platform/sample-operator.v0.1.0": false,
+		"team-a/other.v1.0.0": false, "adopted/old-operator.v1.0.0": false} {
 		m := &metav1.ObjectMeta{Labels: map[string]string{"olm.managed": "true"},
-			Annotations: map[string]string{"operatorframework.io/installed-alongside-0123abcd": ns + "/sample-operator.v0.1.0"}}
+			Annotations: map[string]string{"operatorframework.io/installed-alongside-0123abcd": value}}
 		if got, err := isShared(context.Background(), reader, m); err != nil || got != want {
-			t.Errorf("installed alongside in %s: %v, %v; want %v", ns, got, err, want)
+			t.Errorf("installed alongside %s: %v, %v; want %v", value, got, err, want)
 		}
 	}
 }

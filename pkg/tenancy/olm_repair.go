@@ -174,7 +174,9 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 			c.event(t, "Warning", reason, "operator %s: not approving InstallPlan %s: %v", op.spec.Name, plan.Name, err)
 			return plans.Items, nil
 		}
-		patch := client.MergeFrom(plan.DeepCopy())
+		// At the resourceVersion checked: a plan recreated or changed since
+		// is a conflict, retried, never approved unchecked.
+		patch := client.MergeFromWithOptions(plan.DeepCopy(), client.MergeFromWithOptimisticLock{})
 		plan.Spec.Approved = true
 		if err := c.client.Patch(ctx, plan, patch); err != nil {
 			return nil, fmt.Errorf("approving InstallPlan %s: %w", plan.Name, err)
