@@ -91,7 +91,7 @@ func setup(c *testcluster.Cluster) (func(), error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	testcluster.AfterTests(reportUnusedRights)
+	testcluster.AfterTests(checkRightsExercised)
 	managerBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/operators/sample/cmd", "")
 	if err == nil {
 		opctlBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/cmd/opctl", "")

@@ -1,13 +1,19 @@
 package tenancy
 
 // The controller's permissions, generated into config/rbac/role.yaml by
-// `make generate`. README.md explains each one.
+// `make generate`. README.md explains each one. They are what the
+// controller uses and no more: it writes with patches and server-side
+// applies (update only for records, certificates, InstallPlan status and
+// the ClusterRoles of OLM plans), and reads
+// what it caches through its informers (no get). After the whole suite,
+// a check fails on any right none of its requests used
+// (rights_exercised_test.go).
 //
 // Tenants and profiles: read, the finalizer and the status.
-// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenants,verbs=get;list;watch;patch;update
-// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenants/status,verbs=get;patch;update
+// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenants,verbs=list;watch;patch
+// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenants/status,verbs=patch
 // +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenants/finalizers,verbs=update
-// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenantprofiles,verbs=get;list;watch
+// +kubebuilder:rbac:groups=tenancy.opctl.dev,resources=tenantprofiles,verbs=list;watch
 //
 // Tenant namespaces and what the controller puts in each: the quota, the
 // LimitRange, the NetworkPolicies, the owners' and the actor's bindings,
@@ -21,34 +27,34 @@ package tenancy
 // tenant-kinds-role admits rules in that Role only in a namespace labelled
 // for the Role's tenant. The platform's named ClusterRoles are bound to
 // the controller too, so that it may pass them on.
-// +kubebuilder:rbac:groups="",resources=namespaces;resourcequotas;limitranges,verbs=get;list;watch;create;patch;update;delete
-// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;update;delete
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups="",resources=namespaces;resourcequotas;limitranges,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=networking.k8s.io,resources=networkpolicies,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles;rolebindings,verbs=get;list;watch;create;patch;delete
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=bind,resourceNames=admin
 // +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=roles,verbs=bind;escalate,resourceNames=tenant-kinds
 //
 // The API server's addresses (the kubernetes Service and its
 // EndpointSlices), which tenant egress policies allow.
-// +kubebuilder:rbac:groups="",resources=services,verbs=get;list;watch
-// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=services,verbs=list;watch
+// +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list;watch
 //
 // Shared CRDs of the tenants' operators.
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;patch;delete
 //
 // Helm releases. Each tenant's actor, a ServiceAccount of the controller's
 // namespace, writes the objects of its releases in the tenant's namespaces
 // (actor.go): the controller impersonates it, and only reads what drift
 // correction and readiness follow. The release records and the webhook
 // certificates are Secrets of the controller's namespace.
-// +kubebuilder:rbac:groups="",namespace=opctl-system,resources=serviceaccounts,verbs=impersonate;create;patch;update;delete
-// +kubebuilder:rbac:groups="",namespace=opctl-system,resources=secrets,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups="",namespace=opctl-system,resources=serviceaccounts,verbs=impersonate;create;patch;delete
+// +kubebuilder:rbac:groups="",namespace=opctl-system,resources=secrets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch
 //
 // The ServiceAccount an OLM tenant's OperatorGroup names, tenant-operators
 // in the tenant's first namespace (olm_build.go): created, and changed or
 // deleted by that name only.
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=create
-// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=patch;update;delete,resourceNames=tenant-operators
+// +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=patch;delete,resourceNames=tenant-operators
 // +kubebuilder:rbac:groups=apps,resources=deployments,verbs=get;list;watch
 //
 // A release's cluster-scoped RBAC, which the grant policy (grants.go) has
@@ -57,14 +63,15 @@ package tenancy
 // hold only what the named ClusterRoles cover, which the controller holds;
 // the render guard makes the release's other ClusterRoles Roles in the
 // tenant's namespaces (localize.go), which the actor writes.
-// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles;clusterrolebindings,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterroles,verbs=get;list;create;patch;update;delete
+// +kubebuilder:rbac:groups=rbac.authorization.k8s.io,resources=clusterrolebindings,verbs=get;create;patch;update;delete
 //
 // Catalog ConfigMaps, read one by one, outside tenant namespaces.
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get
 //
 // The webhook configurations of bundle operators, named for the tenant
 // and the release and narrowed to the tenant's namespaces.
-// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;list;watch;create;patch;update;delete
+// +kubebuilder:rbac:groups=admissionregistration.k8s.io,resources=validatingwebhookconfigurations;mutatingwebhookconfigurations,verbs=get;create;patch;delete
 //
 // The guardrail policies (config/guardrails) let whoever holds this
 // verb through: the controller and cluster admins, and a tenant's actor
@@ -83,7 +90,7 @@ package tenancy
 // with the tenant. OLM creates the
 // operator's Deployment and namespaced RBAC as the OperatorGroup's
 // ServiceAccount.
-// +kubebuilder:rbac:groups=operators.coreos.com,resources=operatorgroups;catalogsources;subscriptions,verbs=get;list;watch;create;patch;update;delete
-// +kubebuilder:rbac:groups=operators.coreos.com,resources=installplans,verbs=get;list;watch;patch;update
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=operatorgroups;catalogsources;subscriptions,verbs=get;list;watch;create;patch;delete
+// +kubebuilder:rbac:groups=operators.coreos.com,resources=installplans,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=installplans/status,verbs=update
 // +kubebuilder:rbac:groups=operators.coreos.com,resources=clusterserviceversions,verbs=get;list;watch;create;delete

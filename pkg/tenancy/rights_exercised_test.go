@@ -130,15 +130,30 @@ func controllerRights(objs []*unstructured.Unstructured, user string) ([]right, 
 	return out, nil
 }
 
-// reportUnusedRights lists, after a run of the whole suite, the rights
-// charts/opctl grants the controller that none of its requests used. It
-// reports and does not fail yet: the chart still grants rights the
-// suite never uses (update where the controller patches, the leader
-// election's delete, mutating webhooks no test bundle has); once the
-// chart drops them or tests exercise them, this becomes a failure (issue
-// "holds under abuse", item 7). A run of some tests proves nothing and is
-// not reported.
-func reportUnusedRights(c *testcluster.Cluster) error {
+// unexercised are rights the controller needs that a run of the suite
+// may not use, each with why: the check does not count them.
+var unexercised = map[string]string{
+	// operatorkit's finalizer deletes every object Build names; the
+	// namespace's own deletion often removes them first.
+	"delete limitranges":                                                "the finalizer's delete, raced by the namespace's",
+	"delete resourcequotas":                                             "the finalizer's delete, raced by the namespace's",
+	"delete networkpolicies.networking.k8s.io":                          "the finalizer's delete, raced by the namespace's",
+	"delete mutatingwebhookconfigurations.admissionregistration.k8s.io": "the code that changes and deletes validating webhook configurations (exercised) writes mutating ones; no test bundle's mutating webhook changes or goes",
+	"patch mutatingwebhookconfigurations.admissionregistration.k8s.io":  "as delete",
+	"get clusterserviceversions.operators.coreos.com":                   "a shard reads a cache miss live (owned.go); no sharded test has an OLM tenant",
+	"update clusterroles.rbac.authorization.k8s.io":                     "an OLM upgrade whose cluster permissions change updates the plan's ClusterRoles (writePlanObject); no test upgrade changes them",
+	"update clusterrolebindings.rbac.authorization.k8s.io":              "as update clusterroles",
+	"patch events":                                "client-go's event correlator patches an Event repeated within minutes",
+	"patch events in opctl-system":                "client-go's event correlator patches an Event repeated within minutes",
+	"update tenants/finalizers.tenancy.opctl.dev": "OwnerReferencesPermissionEnforcement, which the test control plane does not run, checks it for blockOwnerDeletion",
+}
+
+// checkRightsExercised fails, after a run of the whole suite, when
+// charts/opctl grants the controller a right that none of its requests
+// used and that unexercised does not explain (issue "holds under abuse",
+// item 7): the chart holds what the controller uses and no more. A run
+// of some tests proves nothing and is not checked.
+func checkRightsExercised(c *testcluster.Cluster) error {
 	if f := flag.Lookup("test.run"); f == nil || f.Value.String() != "" {
 		return nil
 	}
@@ -149,9 +164,16 @@ func reportUnusedRights(c *testcluster.Cluster) error {
 	if err != nil {
 		return err
 	}
-	if len(unused) > 0 {
-		fmt.Fprintf(os.Stderr, "rights report: charts/opctl grants the controller %d rights that none of its %d requests in the suite used:\n  %s\n",
-			len(unused), requests, strings.Join(unused, "\n  "))
+	var unexplained []string
+	for _, r := range unused {
+		if _, ok := unexercised[r]; !ok {
+			unexplained = append(unexplained, r)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "rights check: %d requests of the controller; %d rights unused, %d of them explained (unexercised)\n", requests, len(unused), len(unused)-len(unexplained))
+	if len(unexplained) > 0 {
+		return fmt.Errorf("charts/opctl grants the controller %d rights that none of its %d requests in the suite used: drop them from pkg/tenancy/rbac.go (or say in unexercised why a run may not use them):\n  %s",
+			len(unexplained), requests, strings.Join(unexplained, "\n  "))
 	}
 	return nil
 }
