@@ -93,11 +93,13 @@ func (c *Cluster) createStage(ctx context.Context, stage *unstructured.Unstructu
 
 func (c *Cluster) createNode(ctx context.Context, name string) error {
 	// Large enough for the benchmarks: make bench-shards N=1000 runs two
-	// thousand tenants' pods, plus warm-ups, on one control plane.
+	// thousand tenants' pods, plus warm-ups, on one control plane. Like a
+	// kubelet's node, it has ephemeral storage, which pods may request.
 	capacity := corev1.ResourceList{
-		corev1.ResourceCPU:    resource.MustParse("512"),
-		corev1.ResourceMemory: resource.MustParse("2Ti"),
-		corev1.ResourcePods:   resource.MustParse("5000"),
+		corev1.ResourceCPU:              resource.MustParse("512"),
+		corev1.ResourceMemory:           resource.MustParse("2Ti"),
+		corev1.ResourceEphemeralStorage: resource.MustParse("10Ti"),
+		corev1.ResourcePods:             resource.MustParse("5000"),
 	}
 	node := &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{

@@ -147,6 +147,21 @@ func ComputeQuota(in QuotaInput) Quota {
 			q.Hard[countPods] = q.Hard[corev1.ResourcePods]
 			explain[countPods] = fmt.Sprintf("%s = pods %d", countPods, pods)
 		}
+		// A figure no platform-as-code gives but a default bounds (ephemeral
+		// storage): the operators' pods take the container default each.
+		for _, r := range podDefaults {
+			per, ok := pick(in.ContainerRequest, in.ContainerLimit, r.limits)[r.source]
+			if _, computed := q.Hard[r.name]; computed || !ok {
+				continue
+			}
+			if _, bounded := in.Defaults[r.name]; !bounded {
+				continue
+			}
+			need := per.DeepCopy()
+			need.Mul(pods)
+			q.Hard[r.name] = need
+			explain[r.name] = fmt.Sprintf("%s = pods %d × container default %s = %s", r.name, pods, per.String(), need.String())
+		}
 	}
 	if pvcs > 0 {
 		q.Hard[corev1.ResourcePersistentVolumeClaims] = *resource.NewQuantity(pvcs, resource.DecimalSI)
@@ -185,6 +200,16 @@ func ComputeQuota(in QuotaInput) Quota {
 	}
 	sort.Strings(q.Derivation)
 	return q
+}
+
+// podDefaults are the figures the operators' pods need from the
+// container defaults when no platform-as-code figure gives them.
+var podDefaults = []struct {
+	name, source corev1.ResourceName
+	limits       bool
+}{
+	{corev1.ResourceRequestsEphemeralStorage, corev1.ResourceEphemeralStorage, false},
+	{corev1.ResourceLimitsEphemeralStorage, corev1.ResourceEphemeralStorage, true},
 }
 
 // countPods bounds every Pod object of a namespace, finished or not;

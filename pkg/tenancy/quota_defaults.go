@@ -13,7 +13,8 @@ import (
 // no operators, or whose catalog cannot be read, still has bounded
 // compute, pods (running, and every Pod object: a finished Job's pods
 // count too), storage, ephemeral storage and objects of every kind an
-// owner can create with the admin role.
+// owner can create with the admin role but Events, which the quota
+// controller does not count (its ignored resources).
 func ShippedDefaultQuota() tenancyv1.DefaultQuota {
 	q := func(s string) resource.Quantity { return resource.MustParse(s) }
 	return tenancyv1.DefaultQuota{
@@ -30,9 +31,9 @@ func ShippedDefaultQuota() tenancyv1.DefaultQuota {
 			"count/jobs.batch": q("50"), "count/cronjobs.batch": q("20"),
 			"count/poddisruptionbudgets.policy": q("20"), "count/horizontalpodautoscalers.autoscaling": q("20"),
 			"count/networkpolicies.networking.k8s.io": q("30"), "count/ingresses.networking.k8s.io": q("20"),
-			"count/leases.coordination.k8s.io": q("30"), "count/events": q("1000"), "count/events.events.k8s.io": q("1000"),
+			"count/leases.coordination.k8s.io": q("30"),
 		},
-		DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("128Mi"), corev1.ResourceEphemeralStorage: q("256Mi")},
+		DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("128Mi"), corev1.ResourceEphemeralStorage: q("64Mi")},
 		Default:        corev1.ResourceList{corev1.ResourceCPU: q("500m"), corev1.ResourceMemory: q("512Mi"), corev1.ResourceEphemeralStorage: q("1Gi")},
 	}
 }

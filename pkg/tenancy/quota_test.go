@@ -61,6 +61,10 @@ func TestComputeQuota(t *testing.T) {
 			"count/rolebindings.rbac.authorization.k8s.io = default 50 + 4 the platform creates = 54"},
 		{"a default count of Pod objects adds to the running pods", QuotaInput{Workloads: []Workload{operator}, Operands: []Operand{kv(3)}, Defaults: rl("pods", "30", "count/pods", "100")},
 			map[string]string{"pods": "34", "count/pods": "104"}, "count/pods = pods 4, + default 100 = 104"},
+		{"the operators' pods take the container default of ephemeral storage", QuotaInput{Operands: []Operand{kv(30)},
+			Defaults: rl("requests.ephemeral-storage", "20Gi", "limits.ephemeral-storage", "40Gi"), ContainerRequest: rl("ephemeral-storage", "256Mi"), ContainerLimit: rl("ephemeral-storage", "1Gi")},
+			map[string]string{"requests.ephemeral-storage": "28160Mi", "limits.ephemeral-storage": "70Gi"},
+			"requests.ephemeral-storage = pods 30 × container default 256Mi = 7680Mi, + default 20Gi"},
 		{"overrides win over defaults", QuotaInput{Defaults: rl("requests.cpu", "2"), Overrides: rl("requests.cpu", "1")},
 			map[string]string{"requests.cpu": "1"}, "requests.cpu = 1 (spec.quota.hard)"},
 	}
