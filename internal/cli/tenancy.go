@@ -129,6 +129,7 @@ and the permissions in config/rbac; docs in README.md.`,
 	f.StringSliceVar(&opts.ClusterRoles, "tenant-cluster-roles", nil, "ClusterRoles, written by the platform team, whose rules every Tenant's operators may hold cluster-wide (a TenantProfile's spec.clusterRoles adds more); anything else cluster-wide is refused")
 	f.BoolVar(&opts.PlainHTTPRegistries, "plain-http-registries", false, "pull oci:// charts, catalog images and bundle images over plain HTTP")
 	f.DurationVar(&opts.CatalogPollInterval, "catalog-poll-interval", time.Minute, "how often a bundle source's catalog is read again, to follow its channel")
+	f.DurationVar(&opts.DriftInterval, "drift-interval", 10*time.Minute, "how often the release objects of kinds no informer follows are compared with their release and restored")
 	f.Float32Var(&qps, "kube-api-qps", 100, "queries per second to the API server")
 	f.IntVar(&burst, "kube-api-burst", 200, "burst of queries to the API server")
 	return cmd

@@ -44,6 +44,11 @@ type Options struct {
 	// CatalogPollInterval is how often the bundle source reads a catalog
 	// again, to follow its channels (default 1m).
 	CatalogPollInterval time.Duration
+	// DriftInterval is how often the release objects no informer follows
+	// (every kind but Deployments, Roles, RoleBindings and
+	// ServiceAccounts) are read and compared with their release (default
+	// 10m): a bounded poll, not an informer per kind.
+	DriftInterval time.Duration
 	// StorageNamespace holds the Helm release records of every tenant,
 	// where no tenant can read or write (default opctl-system).
 	StorageNamespace string
@@ -72,6 +77,9 @@ func (o *Options) defaults() {
 	}
 	if o.CatalogPollInterval <= 0 {
 		o.CatalogPollInterval = time.Minute
+	}
+	if o.DriftInterval <= 0 {
+		o.DriftInterval = 10 * time.Minute
 	}
 	if o.StorageNamespace == "" {
 		o.StorageNamespace = DefaultStorageNamespace

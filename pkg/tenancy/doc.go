@@ -40,9 +40,9 @@
 // chart (record_summary.go); every stored and rendered
 // manifest is checked against the tenant before Helm acts on it
 // (tamper.go), release objects changed outside the controller are
-// restored from the release (drift.go; only the documents of the kinds it
-// keeps are parsed, docKind in manifest.go; the cache holds them slimmed
-// and the memo their manifest gzipped, packed.go; what Helm just created
+// restored from the release (drift.go: four kinds watched, the others read
+// every drift interval, ignore rules in drift_ignore.go; the cache holds
+// them slimmed and the memo their manifest gzipped, packed.go; what Helm just created
 // counts as matching, helm_kube.go), an uninstall deletes only the
 // objects that carry the release's marks, so a failed install's cleanup
 // keeps an object it did not make (helm_kube.go), egress to the API server is

@@ -3,16 +3,19 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -41,12 +44,18 @@ type driftMemo struct {
 	// parsed holds each release's drift objects, by namespace/release,
 	// for the revision they were read from: a steady state parses nothing.
 	parsed map[string]parsedRelease
+	// swept is when each release's unwatched objects were last read, by
+	// namespace/release.
+	swept map[string]time.Time
 }
 
 type parsedRelease struct {
 	version int
 	labels  string // the owned labels set on objs
 	objs    []driftObject
+	// scaled are the workloads an HPA of the release scales, by
+	// Kind/name: their replicas are the HPA's.
+	scaled map[string]bool
 }
 
 // driftObject is one object of a release's manifest that drift correction
@@ -56,6 +65,9 @@ type driftObject struct {
 	gvk    schema.GroupVersionKind
 	ref    client.ObjectKey
 	packed []byte
+	// watched: of driftKinds, which an informer follows; the others are
+	// read live every Options.DriftInterval (sweep).
+	watched bool
 }
 
 // key names the object in the memo.
@@ -79,19 +91,38 @@ func (o driftObject) decode() (*unstructured.Unstructured, error) {
 // objects returns the drift objects of rel with the owned labels, parsed
 // once per revision and labels (a tenant that moved to another shard keeps
 // its revision).
-func (m *driftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant, labels map[string]string) []driftObject {
+func (m *driftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant, labels map[string]string, namespaced namespacedFunc) parsedRelease {
 	key, set := ns+"/"+rel.Name, fmt.Sprint(labels)
 	m.mu.Lock()
 	p, ok := m.parsed[key]
 	m.mu.Unlock()
 	if ok && p.version == rel.Version && p.labels == set {
-		return p.objs
+		return p
 	}
-	objs := driftObjects(rel.Manifest, ns, t, labels)
+	p = driftObjects(rel.Manifest, ns, t, labels, namespaced)
+	p.version, p.labels = rel.Version, set
 	m.mu.Lock()
-	m.parsed[key] = parsedRelease{version: rel.Version, labels: set, objs: objs}
+	m.parsed[key] = p
 	m.mu.Unlock()
-	return objs
+	return p
+}
+
+// sweepDue reports whether the unwatched objects of release key are due
+// to be read, and if not, how long until they are.
+func (m *driftMemo) sweepDue(key string, now time.Time, every time.Duration) (bool, time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	last, ok := m.swept[key]
+	if !ok || now.Sub(last) >= every {
+		return true, every
+	}
+	return false, every - now.Sub(last)
+}
+
+func (m *driftMemo) sweptAt(key string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.swept[key] = now
 }
 
 // forget drops what is remembered about the objects of namespace ns.
@@ -108,6 +139,11 @@ func (m *driftMemo) forget(ns string) {
 			delete(m.parsed, k)
 		}
 	}
+	for k := range m.swept {
+		if strings.HasPrefix(k, ns+"/") {
+			delete(m.swept, k)
+		}
+	}
 }
 
 func (m *driftMemo) synced(key, rv string) bool {
@@ -122,83 +158,143 @@ func (m *driftMemo) set(key, rv string) {
 	m.rv[key] = rv
 }
 
-// correctDrift restores the release's Deployments, Roles, RoleBindings and
-// ServiceAccounts that someone other than the controller changed or
-// deleted, from the deployed revision's manifest, with a server-side apply
-// of the controller's field manager as the tenant's actor (flux's drift
-// detection). Only objects
-// in the tenant's namespaces are touched.
-func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Release, ns string) error {
+// correctDrift restores the objects of the release that someone other
+// than the controller changed or deleted, from the deployed revision's
+// manifest, with a server-side apply of the controller's field manager as
+// the tenant's actor (flux's drift detection). Deployments, Roles,
+// RoleBindings and ServiceAccounts are followed by informers and compared
+// on every reconcile; the release's other namespaced objects are read as
+// the actor every Options.DriftInterval. The fields an ignore rule names
+// (spec.operators[].driftIgnore, and the replicas of a workload an HPA of
+// the release scales) are left as they are. Only objects in the tenant's
+// namespaces are touched.
+func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Release, ns string, rules []tenancyv1.DriftIgnoreRule) error {
 	t := p.tenant
-	var restored []string
-	var actor client.Client // the tenant's actor restores (actor.go)
-	for _, o := range c.drift.objects(rel, ns, t, p.settings.ownedLabels(t.Name)) {
-		key := o.key()
-		cached := driftKinds[o.gvk.Kind]()
-		err := c.client.Get(ctx, o.ref, cached)
-		if err == nil && c.drift.synced(key, cached.GetResourceVersion()) {
+	parsed := c.drift.objects(rel, ns, t, p.settings.ownedLabels(t.Name), c.namespaced)
+	key := ns + "/" + rel.Name
+	now := time.Now()
+	sweep, next := c.drift.sweepDue(key, now, c.opts.DriftInterval)
+	p.requeueAtMost(next)
+	rules = append(slices.Clip(rules), parsed.hpaRules()...)
+	d := &drifter{c: c, t: t, rel: rel, rules: rules}
+	for _, o := range parsed.objs {
+		if !o.watched && !sweep {
 			continue
 		}
-		if err != nil && !apierrors.IsNotFound(err) {
+		if err := d.correct(ctx, o); err != nil {
 			return err
 		}
-		obj, derr := o.decode()
-		if derr != nil {
-			return derr
-		}
-		live := &unstructured.Unstructured{}
-		live.SetGroupVersionKind(obj.GroupVersionKind())
-		err = c.reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
-		if err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("reading %s: %w", key, err)
-		}
-		if err == nil {
-			drifted, err := operatorkit.Drifted(obj.Object, live.Object)
-			if err != nil {
-				return err
-			}
-			if !drifted {
-				c.drift.set(key, live.GetResourceVersion())
-				continue
-			}
-		}
-		if actor == nil {
-			if actor, err = c.actorClient(t.Name); err != nil {
-				return err
-			}
-		}
-		applied := obj.DeepCopy() // the apply writes the response into it
-		if err := actor.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
-			return fmt.Errorf("restoring %s %s/%s from release %s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), rel.Name, err)
-		}
-		if rv := applied.GetResourceVersion(); rv != "" {
-			c.drift.set(key, rv)
-		}
-		driftCorrections.WithLabelValues(obj.GetKind()).Inc()
-		restored = append(restored, obj.GetKind()+" "+obj.GetName())
 	}
-	if len(restored) > 0 {
-		sort.Strings(restored)
-		c.event(t, "Warning", "DriftCorrected", "release %s: restored %s, changed or deleted outside the controller", rel.Name, strings.Join(restored, ", "))
+	if sweep {
+		c.drift.sweptAt(key, now)
+	}
+	if len(d.restored) > 0 {
+		sort.Strings(d.restored)
+		c.event(t, "Warning", "DriftCorrected", "release %s: restored %s, changed or deleted outside the controller", rel.Name, strings.Join(d.restored, ", "))
 	}
 	return nil
 }
 
-// driftObjects are the manifest's objects of driftKinds in the tenant's
-// namespaces, with labels set as the render guard sets them: after a
-// tenant moves shard, drift correction moves its release objects with it.
-func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]string) []driftObject {
-	var out []driftObject
+// drifter corrects the objects of one release.
+type drifter struct {
+	c        *Controller
+	t        *tenancyv1.Tenant
+	rel      *release.Release
+	rules    []tenancyv1.DriftIgnoreRule
+	actor    client.Client // the tenant's actor reads the unwatched and restores (actor.go)
+	restored []string
+}
+
+func (d *drifter) actorClient() (client.Client, error) {
+	if d.actor == nil {
+		a, err := d.c.actorClient(d.t.Name)
+		if err != nil {
+			return nil, err
+		}
+		d.actor = a
+	}
+	return d.actor, nil
+}
+
+// correct restores o if its live object differs from it.
+func (d *drifter) correct(ctx context.Context, o driftObject) error {
+	c, key := d.c, o.key()
+	var reader client.Reader = c.reader
+	if o.watched {
+		cached := driftKinds[o.gvk.Kind]()
+		err := c.client.Get(ctx, o.ref, cached)
+		if err == nil && c.drift.synced(key, cached.GetResourceVersion()) {
+			return nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+	} else {
+		actor, err := d.actorClient()
+		if err != nil {
+			return err
+		}
+		reader = actor
+	}
+	obj, err := o.decode()
+	if err != nil {
+		return err
+	}
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	err = reader.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("reading %s: %w", key, err)
+	}
+	if err == nil {
+		if !o.watched && c.drift.synced(key, live.GetResourceVersion()) {
+			return nil
+		}
+		keepIgnored(obj, live, d.rules)
+		drifted, err := operatorkit.Drifted(obj.Object, live.Object)
+		if err != nil {
+			return err
+		}
+		if !drifted {
+			c.drift.set(key, live.GetResourceVersion())
+			return nil
+		}
+	}
+	actor, err := d.actorClient()
+	if err != nil {
+		return err
+	}
+	applied := obj.DeepCopy() // the apply writes the response into it
+	if err := actor.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+		return fmt.Errorf("restoring %s %s/%s from release %s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), d.rel.Name, err)
+	}
+	if rv := applied.GetResourceVersion(); rv != "" {
+		c.drift.set(key, rv)
+	}
+	driftCorrections.WithLabelValues(obj.GetKind()).Inc()
+	d.restored = append(d.restored, obj.GetKind()+" "+obj.GetName())
+	return nil
+}
+
+// namespacedFunc reports whether objects of a kind are namespaced.
+type namespacedFunc func(schema.GroupVersionKind) bool
+
+// namespaced reports whether the API server serves gvk as a namespaced
+// kind; an unknown kind is not drift-corrected.
+func (c *Controller) namespaced(gvk schema.GroupVersionKind) bool {
+	m, err := c.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+	return err == nil && m.Scope.Name() == meta.RESTScopeNameNamespace
+}
+
+// driftObjects are the manifest's namespaced objects in the tenant's
+// namespaces, with labels set as the render guard sets them (after a
+// tenant moves shard, drift correction moves its release objects with
+// it), and the workloads its HPAs scale.
+func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]string, namespaced namespacedFunc) parsedRelease {
+	var p parsedRelease
 	for _, doc := range splitManifest(manifest) {
-		// Most of a release is of other kinds: those need no parse.
-		if kind, sure := docKind(doc); sure && driftKinds[kind] == nil {
-			continue
-		}
 		u := parseDoc(doc).obj
-		if u == nil {
-			continue
-		}
-		if _, ok := driftKinds[u.GetKind()]; !ok || u.GetName() == "" {
+		if u == nil || u.GetName() == "" || !namespaced(u.GroupVersionKind()) {
 			continue
 		}
 		if u.GetNamespace() == "" {
@@ -207,12 +303,36 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]st
 		if !slices.Contains(t.Spec.Namespaces, u.GetNamespace()) {
 			continue
 		}
+		if u.GetKind() == "HorizontalPodAutoscaler" {
+			kind, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
+			name, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")
+			if p.scaled == nil {
+				p.scaled = map[string]bool{}
+			}
+			p.scaled[kind+"/"+name] = true
+		}
 		setLabels(u, labels)
 		raw, err := u.MarshalJSON()
 		if err != nil {
 			continue // it parsed from the manifest: it marshals
 		}
-		out = append(out, driftObject{gvk: u.GroupVersionKind(), ref: client.ObjectKeyFromObject(u), packed: pack(raw)})
+		_, watched := driftKinds[u.GetKind()]
+		p.objs = append(p.objs, driftObject{gvk: u.GroupVersionKind(), ref: client.ObjectKeyFromObject(u), packed: pack(raw), watched: watched && u.GroupVersionKind().Group == driftGroups[u.GetKind()]})
 	}
-	return slices.Clip(out)
+	p.objs = slices.Clip(p.objs)
+	return p
+}
+
+// driftGroups are the API groups of driftKinds.
+var driftGroups = map[string]string{"Deployment": "apps", "Role": "rbac.authorization.k8s.io", "RoleBinding": "rbac.authorization.k8s.io", "ServiceAccount": ""}
+
+// hpaRules leave the replicas of the workloads the release's HPAs scale
+// to the HPAs.
+func (p parsedRelease) hpaRules() []tenancyv1.DriftIgnoreRule {
+	var rules []tenancyv1.DriftIgnoreRule
+	for _, target := range slices.Sorted(maps.Keys(p.scaled)) {
+		kind, name, _ := strings.Cut(target, "/")
+		rules = append(rules, tenancyv1.DriftIgnoreRule{Paths: []string{"/spec/replicas"}, Target: &tenancyv1.DriftTarget{Kind: kind, Name: name}})
+	}
+	return rules
 }

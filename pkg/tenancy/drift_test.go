@@ -3,6 +3,7 @@ package tenancy_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
 // Release objects changed or deleted by someone other than the controller
@@ -86,4 +88,173 @@ func rulesOf(r *rbacv1.Role) []rbacv1.PolicyRule {
 func driftCount(t *testing.T) float64 {
 	t.Helper()
 	return counter(t, "opctl_tenancy_drift_corrections_total", "", "")
+}
+
+// driftChart holds a release object of each kind no informer follows, an
+// HPA scaling its Deployment, and a ConfigMap key its operator manages.
+const driftChart = `apiVersion: v2
+name: drifting
+version: 0.1.0
+`
+
+var driftTemplates = map[string]string{
+	"templates/objects.yaml": `apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+data:
+  mode: strict
+  ca.crt: placeholder
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+spec:
+  selector: {app: web}
+  ports:
+  - port: 80
+    targetPort: 8080
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: web
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels: {app: web}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: db
+spec:
+  replicas: 1
+  serviceName: web
+  selector:
+    matchLabels: {app: db}
+  template:
+    metadata:
+      labels: {app: db}
+    spec:
+      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: db
+        image: busybox
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  labels:
+    app.kubernetes.io/managed-by: {{ .Release.Service }}
+    app.kubernetes.io/instance: {{ .Release.Name }}
+spec:
+  replicas: 1
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: web
+        image: busybox
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+---
+apiVersion: autoscaling/v2
+kind: HorizontalPodAutoscaler
+metadata:
+  name: web
+spec:
+  scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
+  minReplicas: 1
+  maxReplicas: 5
+`,
+}
+
+// TestDriftEveryKind: drift correction covers every object of a release
+// (issue "holds under abuse", item 5): a drifted StatefulSet, ConfigMap,
+// Service and PDB come back within the drift interval, while what an
+// ignore rule names (a ConfigMap key the operator manages) and the
+// replicas an HPA of the release scales are left alone; the steady state
+// after them makes no writes.
+func TestDriftEveryKind(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{DriftInterval: 2 * time.Second})
+	name := "drift-kinds-" + suffix()
+	files := map[string]string{"Chart.yaml": driftChart}
+	maps.Copy(files, driftTemplates)
+	tn := newTenant(name, []string{name}, writeChart(t, files), 1)
+	tn.Spec.Operators[0].DriftIgnore = []tenancyv1.DriftIgnoreRule{{Paths: []string{"/data/ca.crt"}, Target: &tenancyv1.DriftTarget{Kind: "ConfigMap"}}}
+	createTenant(t, tn)
+	waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
+	before := driftCount(t)
+
+	patch := func(what string, do func() error) {
+		t.Helper()
+		if err := do(); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	merge := func(s string) []byte { return []byte(s) }
+	patch("ConfigMap", func() error {
+		_, err := c.Client.CoreV1().ConfigMaps(name).Patch(ctx, "settings", types.MergePatchType, merge(`{"data":{"mode":"open","ca.crt":"issued by the operator"}}`), metav1.PatchOptions{})
+		return err
+	})
+	patch("Service", func() error {
+		_, err := c.Client.CoreV1().Services(name).Patch(ctx, "web", types.MergePatchType, merge(`{"spec":{"selector":{"app":"elsewhere"}}}`), metav1.PatchOptions{})
+		return err
+	})
+	patch("PDB", func() error {
+		return c.Client.PolicyV1().PodDisruptionBudgets(name).Delete(ctx, "web", metav1.DeleteOptions{})
+	})
+	patch("StatefulSet", func() error {
+		_, err := c.Client.AppsV1().StatefulSets(name).Patch(ctx, "db", types.MergePatchType, merge(`{"spec":{"replicas":0}}`), metav1.PatchOptions{})
+		return err
+	})
+	patch("Deployment the HPA scales", func() error {
+		_, err := c.Client.AppsV1().Deployments(name).Patch(ctx, "web", types.MergePatchType, merge(`{"spec":{"replicas":3}}`), metav1.PatchOptions{})
+		return err
+	})
+	testcluster.Eventually(t, time.Minute, "the release's objects restored", func(ctx context.Context) error {
+		cm, err := c.Client.CoreV1().ConfigMaps(name).Get(ctx, "settings", metav1.GetOptions{})
+		if err != nil || cm.Data["mode"] != "strict" {
+			return fmt.Errorf("ConfigMap data %v: %v", cm.Data, err)
+		}
+		svc, err := c.Client.CoreV1().Services(name).Get(ctx, "web", metav1.GetOptions{})
+		if err != nil || svc.Spec.Selector["app"] != "web" {
+			return fmt.Errorf("Service selector %v: %v", svc.Spec.Selector, err)
+		}
+		if _, err := c.Client.PolicyV1().PodDisruptionBudgets(name).Get(ctx, "web", metav1.GetOptions{}); err != nil {
+			return err
+		}
+		sts, err := c.Client.AppsV1().StatefulSets(name).Get(ctx, "db", metav1.GetOptions{})
+		if err != nil || sts.Spec.Replicas == nil || *sts.Spec.Replicas != 1 {
+			return fmt.Errorf("StatefulSet replicas: %v", err)
+		}
+		return nil
+	})
+	cm, err := c.Client.CoreV1().ConfigMaps(name).Get(ctx, "settings", metav1.GetOptions{})
+	if err != nil || cm.Data["ca.crt"] != "issued by the operator" {
+		t.Errorf("ConfigMap ca.crt %q (%v), want the operator's value: an ignore rule names it", cm.Data["ca.crt"], err)
+	}
+	d, err := c.Client.AppsV1().Deployments(name).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil || d.Spec.Replicas == nil || *d.Spec.Replicas != 3 {
+		t.Errorf("the HPA-scaled Deployment's replicas %v (%v), want 3: the HPA's, left alone", d.Spec.Replicas, err)
+	}
+	testcluster.Eventually(t, 10*time.Second, "4 drift corrections counted", func(context.Context) error {
+		if got := driftCount(t) - before; got < 4 {
+			return fmt.Errorf("%v drift corrections counted, want at least 4", got)
+		}
+		return nil
+	})
+	waitTenant(t, name, time.Minute, "Tenant Ready again", ready)
+	t.Run("steady state makes no writes", func(t *testing.T) {
+		checkNoSteadyStateWrites(t, c, []string{name})
+	})
 }

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
@@ -27,9 +28,9 @@ metadata:
   name: settings
 `
 	tenant := &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "t"}, Spec: tenancyv1.TenantSpec{Namespaces: []string{"ns"}}}
-	objs := driftObjects(manifest, "ns", tenant, map[string]string{LabelTenant: "t"})
-	if len(objs) != 1 {
-		t.Fatalf("%d drift objects, want the Role", len(objs))
+	objs := driftObjects(manifest, "ns", tenant, map[string]string{LabelTenant: "t"}, func(schema.GroupVersionKind) bool { return true }).objs
+	if len(objs) != 2 || !objs[0].watched || objs[1].watched {
+		t.Fatalf("drift objects %+v, want the Role, watched, and the ConfigMap", objs)
 	}
 	made := func(apiVersion, kind, name, rv string) *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
@@ -48,7 +49,7 @@ metadata:
 	}{
 		{"the Role, created", made("rbac.authorization.k8s.io/v1", "Role", "manager", "42"), objs[0].key(), true},
 		{"no resourceVersion", made("rbac.authorization.k8s.io/v1", "Role", "manager", ""), objs[0].key(), false},
-		{"a kind drift correction does not keep", made("v1", "ConfigMap", "settings", "43"), "ns/ConfigMap/settings", false},
+		{"a kind no informer follows", made("v1", "ConfigMap", "settings", "43"), "ns/ConfigMap/settings", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package tenancy
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,8 +13,6 @@ import (
 	"helm.sh/helm/v3/pkg/releaseutil"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
-
-	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
 // helmSplit is releaseutil.SplitManifests in document order.
@@ -181,104 +178,6 @@ func BenchmarkManifestYAML(b *testing.B) {
 			}
 		})
 	}
-}
-
-var kindCases = []struct {
-	doc  string
-	kind string
-	sure bool
-}{
-	{"# Source: c/templates/role.yaml\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n", "Role", true},
-	{"kind: ConfigMap\r\ndata:\r\n  kind: Role\r\n", "ConfigMap", true},
-	{"metadata:\n  name: x\nkind: Deployment   \n", "Deployment", true},
-	{"data:\n  a: |\n    kind: Role\nkind: Secret\n", "Secret", true},
-	{"apiVersion: v1\nmetadata: {name: x}\n", "", false},
-	{`{"kind": "Role", "metadata": {"name": "r"}}`, "", false},
-	{"kind: Role\nkind: ConfigMap\n", "", false},
-	{"\"kind\": Role\nkind: ConfigMap\n", "", false},
-	{"kind: \"Role\"\n", "", false},
-	{"kind: Role # a comment\n", "", false},
-	{"base: &b {kind: Role}\n<<: *b\nkind: ConfigMap\n", "", false},
-	{"kind: !!str Role\n", "", false},
-	{"kind: *k\n", "", false},
-	{"kind:Role\n", "", false},
-	{"metadata: {name: x,\nkind: Role}\n", "", false},
-	{"kind:\n", "", false},
-	{"--- |\nkind: Role\n", "", false},
-	{"rules:\n- kind: Role\n-\n  x: y\nkind: ClusterRole\n", "ClusterRole", true},
-	{"- kind: Role\n", "", false},
-	{"kind: 00000\n", "", false},
-	{"kind: Yes\n", "", false},
-	{"kind: role\n", "", false},
-	{" 0:\nkind: A0\n", "", false},
-	{"- a\nkind: A0\n", "", false},
-	{"  # indented comment\nkind: Role\n", "Role", true},
-	{"kind: A\n 0", "", false},
-	{"kind: A\n\n 0", "", false},
-	{"kind: A\n# c\n 0", "", false},
-}
-
-func TestDocKind(t *testing.T) {
-	for _, tc := range kindCases {
-		kind, sure := docKind(tc.doc)
-		if kind != tc.kind || sure != tc.sure {
-			t.Errorf("docKind(%q) = %q, %v; want %q, %v", tc.doc, kind, sure, tc.kind, tc.sure)
-		}
-		checkDocKind(t, tc.doc)
-	}
-	for _, m := range bundleManifests(t) {
-		b := m.data
-		if _, sure := docKind(string(b)); !sure {
-			t.Errorf("docKind of %s: not sure", m.path)
-		}
-		checkDocKind(t, string(b))
-	}
-}
-
-// checkDocKind: when docKind is sure of a document's kind, the document
-// parses to no object or to an object of that kind.
-func checkDocKind(t *testing.T, doc string) {
-	t.Helper()
-	kind, sure := docKind(doc)
-	if !sure {
-		return
-	}
-	if d := parseDoc(doc); d.err == nil && d.obj != nil && d.obj.GetKind() != kind {
-		t.Errorf("docKind(%q) is sure of %q; the document parses as a %q", doc, kind, d.obj.GetKind())
-	}
-}
-
-func FuzzDocKind(f *testing.F) {
-	for _, tc := range kindCases {
-		f.Add(tc.doc)
-	}
-	f.Fuzz(checkDocKind)
-}
-
-// BenchmarkDriftObjects reads the drift objects of a manifest of the
-// bundles' objects and, as the reference, parses every document of it
-// (what driftObjects did before it skipped the kinds it does not keep).
-func BenchmarkDriftObjects(b *testing.B) {
-	var manifest strings.Builder
-	for _, m := range bundleManifests(b) {
-		fmt.Fprintf(&manifest, "---\n# Source: %s\n%s", filepath.Base(m.path), m.data)
-	}
-	// A release's own objects: a Role and a ServiceAccount, in namespace ns.
-	manifest.WriteString("---\napiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: sa\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\nrules: []\n")
-	m := manifest.String()
-	t := &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"ns"}}}
-	b.Run("driftObjects", func(b *testing.B) {
-		for b.Loop() {
-			if objs := driftObjects(m, "ns", t, map[string]string{LabelTenant: "t"}); len(objs) != 2 {
-				b.Fatalf("%d drift objects, want 2", len(objs))
-			}
-		}
-	})
-	b.Run("parse-all", func(b *testing.B) {
-		for b.Loop() {
-			manifestDocs(m)
-		}
-	})
 }
 
 type manifestFile struct {

@@ -182,7 +182,7 @@ func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, 
 		phase := releaseState(r.facts)
 		if phase == releaseInSync {
 			st.Revision, st.Chart = r.facts.deployed.Version, r.facts.deployed.Chart.Metadata.Name
-			if err := c.correctDrift(ctx, p, r.facts.deployed, spec.Namespace); err != nil {
+			if err := c.correctDrift(ctx, p, r.facts.deployed, spec.Namespace, driftIgnore(t, spec.Name)); err != nil {
 				return err
 			}
 			r.facts.health = c.health(ctx, spec)
@@ -331,6 +331,16 @@ func sameValues(a, b map[string]any) bool {
 	_ = json.Unmarshal(x, &u)
 	_ = json.Unmarshal(y, &v)
 	return reflect.DeepEqual(u, v)
+}
+
+// driftIgnore is the ignore rules of t's operator whose release is name.
+func driftIgnore(t *tenancyv1.Tenant, name string) []tenancyv1.DriftIgnoreRule {
+	for _, op := range t.Spec.Operators {
+		if op.Name == name {
+			return op.DriftIgnore
+		}
+	}
+	return nil
 }
 
 func (p *plan) requeueAtMost(d time.Duration) {

@@ -3,6 +3,7 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"helm.sh/helm/v3/pkg/chartutil"
 	appsv1 "k8s.io/api/apps/v1"
@@ -113,7 +114,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
 		recorder: mgr.GetEventRecorder("tenancy"), analyses: map[string]*analysis{},
-		catalogs: newCatalogClient(), drift: driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}},
+		catalogs: newCatalogClient(), drift: driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}, swept: map[string]time.Time{}},
 		discovery: dc,
 	}
 	hc.created = c.drift.created

@@ -83,6 +83,40 @@ type OperatorSpec struct {
 	// +kubebuilder:default=1
 	// +optional
 	Instances int32 `json:"instances,omitempty"`
+	// DriftIgnore names fields of the release's objects that the operator
+	// or the cluster changes legitimately, which drift correction leaves
+	// as they are (as flux's driftDetection.ignore). The replicas of a
+	// workload that an HPA of the release scales are left alone without a
+	// rule.
+	// +kubebuilder:validation:MaxItems=32
+	// +optional
+	DriftIgnore []DriftIgnoreRule `json:"driftIgnore,omitempty"`
+}
+
+// DriftIgnoreRule names fields, by JSON pointer, of the release objects
+// its target selects.
+type DriftIgnoreRule struct {
+	// Paths are JSON pointers (RFC 6901), such as /spec/replicas or
+	// /data/ca.crt.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=256
+	// +kubebuilder:validation:items:Pattern=`^(/[^/]*)+$`
+	Paths []string `json:"paths"`
+	// Target selects objects by kind and name; unset, every object of the
+	// release.
+	// +optional
+	Target *DriftTarget `json:"target,omitempty"`
+}
+
+// DriftTarget selects release objects; an empty field matches any.
+type DriftTarget struct {
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Kind string `json:"kind,omitempty"`
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name,omitempty"`
 }
 
 // ChartSource locates a Helm chart.
