@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -38,6 +40,15 @@ func TestOwnersCannotPlantOwnedLabels(t *testing.T) {
 	refused("creating a Role labelled as its tenant's", as.Create(ctx, role("planted", map[string]string{tenancy.LabelTenant: name})))
 	refused("creating a Role labelled as another tenant's", as.Create(ctx, role("planted-b", map[string]string{tenancy.LabelTenant: "someone-else"})))
 	refused("creating a Role with a shard label", as.Create(ctx, role("planted-s", map[string]string{sharding.ShardLabel("tenancy"): "0"})))
+	// The cache holds Deployments labelled for a tenant and by Helm: Helm's
+	// label is anyone's, the tenant's is not.
+	zero := int32(0)
+	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "planted", Namespace: name,
+		Labels: map[string]string{tenancy.LabelTenant: name, "app.kubernetes.io/managed-by": "Helm"}},
+		Spec: appsv1.DeploymentSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "p"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "p"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
+	refused("creating a Deployment labelled as its tenant's", as.Create(ctx, deployment))
 	plain := role("plain", map[string]string{"app": "mine"})
 	if err := as.Create(ctx, plain); err != nil {
 		t.Fatalf("the owner creating an unlabelled Role: %v", err)

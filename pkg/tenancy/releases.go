@@ -293,7 +293,7 @@ func interrupted(rel *release.Release) bool {
 // health is Ready when every Deployment and StatefulSet of the release
 // runs its current revision with all replicas ready.
 func (c *Controller) health(ctx context.Context, spec releaseSpec) string {
-	sel := client.MatchingLabels{"app.kubernetes.io/instance": spec.Name}
+	sel := client.MatchingLabels{helmInstance: spec.Name}
 	var deps appsv1.DeploymentList
 	if err := c.listOwned(ctx, &deps, client.InNamespace(spec.Namespace), sel); err != nil {
 		return HealthProgressing

@@ -3,6 +3,8 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"maps"
+	"strings"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chartutil"
@@ -36,10 +38,11 @@ import (
 // its own Tenants and the objects labelled with its shard.
 func CacheOptions(cfg *rest.Config, o Options) (cache.Options, error) {
 	owned := ownedObjects(o.Shard)
-	deployments := labels.SelectorFromSet(labels.Set{helmManagedBy: "Helm"})
-	if o.Shard != nil {
-		deployments = deployments.Add(sharding.Requirement(o.Shard.Ring, o.Shard.ID))
-	}
+	// A release's Deployments: made by Helm and labelled for a tenant,
+	// which only the controller and the tenant's actor may label
+	// (guardrail tenant-owned-labels); Helm's label alone is anyone's.
+	helm, _ := labels.NewRequirement(helmManagedBy, selection.Equals, []string{"Helm"})
+	deployments := owned.Label.Add(*helm)
 	opts := cache.Options{
 		// managedFields are a large share of every cached object and the
 		// controller never reads them.
@@ -154,8 +157,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	return b.Complete(r)
 }
 
-// slimDeployment keeps what the controller reads of a Deployment (its
-// labels, replicas and rollout status), not its pod template.
+// slimDeployment keeps what the controller reads of a Deployment (the
+// labels it selects by, replicas and rollout status), not its pod
+// template, other labels, finalizers or owners.
 func slimDeployment(o any) (any, error) {
 	d, ok := o.(*appsv1.Deployment)
 	if !ok {
@@ -163,10 +167,19 @@ func slimDeployment(o any) (any, error) {
 	}
 	d.ManagedFields = nil
 	d.Annotations = nil
+	d.Finalizers = nil
+	d.OwnerReferences = nil
+	maps.DeleteFunc(d.Labels, func(k, _ string) bool {
+		return k != helmInstance && k != helmManagedBy && !strings.HasPrefix(k, "tenancy.opctl.dev/") && !strings.Contains(k, "sharding.opctl.dev/")
+	})
 	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas}
 	d.Status.Conditions = nil
 	return d, nil
 }
+
+// helmInstance names a chart's release on its objects, by convention:
+// readiness selects a release's Deployments by it.
+const helmInstance = "app.kubernetes.io/instance"
 
 // slimmed is by with the slimRelease transform.
 func slimmed(by cache.ByObject) cache.ByObject {

@@ -1,6 +1,8 @@
 package tenancy
 
 import (
+	"maps"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -23,8 +25,10 @@ func TestSlimDeployment(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &appsv1.Deployment{
-				ObjectMeta: metav1.ObjectMeta{Name: "op", Namespace: "t1", Generation: 2, Labels: map[string]string{"app.kubernetes.io/instance": "kv"},
-					Annotations: map[string]string{"meta.helm.sh/release-name": "kv"}},
+				ObjectMeta: metav1.ObjectMeta{Name: "op", Namespace: "t1", Generation: 2,
+					Labels:      map[string]string{"app.kubernetes.io/instance": "kv", LabelTenant: "t", "shard.sharding.opctl.dev/tenancy": "a", "padding": strings.Repeat("x", 63)},
+					Annotations: map[string]string{"meta.helm.sh/release-name": "kv"}, Finalizers: []string{"example.com/hold"},
+					OwnerReferences: []metav1.OwnerReference{{Kind: "Tenant", Name: "t"}}},
 				Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 					Containers: []corev1.Container{{Name: "manager", Image: "opctl/kvstore-operator:0.1.0"}}}}},
 				Status: tc.status,
@@ -39,7 +43,11 @@ func TestSlimDeployment(t *testing.T) {
 			if got := rolledOut(slim); got != want {
 				t.Errorf("rolledOut after slimming = %t, before %t", got, want)
 			}
-			if len(slim.Spec.Template.Spec.Containers) != 0 || slim.Annotations != nil || slim.Labels["app.kubernetes.io/instance"] != "kv" || *slim.Spec.Replicas != 2 {
+			// Only the labels it selects by: an owner's large labels or
+			// finalizers are not kept for it.
+			wantLabels := map[string]string{"app.kubernetes.io/instance": "kv", LabelTenant: "t", "shard.sharding.opctl.dev/tenancy": "a"}
+			if len(slim.Spec.Template.Spec.Containers) != 0 || slim.Annotations != nil || !maps.Equal(slim.Labels, wantLabels) ||
+				slim.Finalizers != nil || slim.OwnerReferences != nil || *slim.Spec.Replicas != 2 {
 				t.Errorf("slimmed Deployment %+v", slim)
 			}
 		})
