@@ -6,6 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"opctl.dev/opctl/pkg/pac"
 )
 
 // HashAnnotation holds the sha256 of the canonical JSON of the desired
@@ -108,8 +113,39 @@ func subset(desired, live any) bool {
 		}
 		return true
 	default:
-		return reflect.DeepEqual(desired, live)
+		return reflect.DeepEqual(desired, live) || sameQuantity(desired, live)
 	}
+}
+
+// sameQuantity reports whether desired, a number or a string, and live, a
+// string, are the same resource quantity written two ways: the API server
+// keeps quantities canonical ("cpu: 1" comes back "1", "0.1" as "100m").
+func sameQuantity(desired, live any) bool {
+	l, ok := live.(string)
+	if !ok {
+		return false
+	}
+	var d string
+	switch v := desired.(type) {
+	case string:
+		d = v
+	case float64:
+		d = strconv.FormatFloat(v, 'f', -1, 64)
+	case int64:
+		d = strconv.FormatInt(v, 10)
+	default:
+		return false
+	}
+	// Text from anyone who can write the object: bounded before parsing.
+	if pac.BoundedQuantity(d) != nil || pac.BoundedQuantity(l) != nil {
+		return false
+	}
+	dq, err := resource.ParseQuantity(d)
+	if err != nil {
+		return false
+	}
+	lq, err := resource.ParseQuantity(l)
+	return err == nil && dq.Cmp(lq) == 0
 }
 
 // listKey returns the key that identifies every item of items, if any.

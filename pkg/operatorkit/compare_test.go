@@ -52,6 +52,10 @@ func TestSubset(t *testing.T) {
 			p.Spec.Containers[1].Resources.Requests[corev1.ResourceCPU] = resource.MustParse("500m")
 			return p
 		}(), true},
+		{"a manifest's number is the server's canonical quantity", map[string]any{"limits": map[string]any{"cpu": 1, "memory": "0.5Gi"}, "requests": map[string]any{"cpu": 0.1}},
+			map[string]any{"limits": map[string]any{"cpu": "1", "memory": "512Mi"}, "requests": map[string]any{"cpu": "100m"}}, true},
+		{"another quantity is drift", map[string]any{"cpu": 1}, map[string]any{"cpu": "2"}, false},
+		{"an unbounded exponent is not parsed", map[string]any{"cpu": "1e-99999999"}, map[string]any{"cpu": "0"}, false},
 		{"changed image is drift", desiredPod, drifted, false},
 		{"changed label is drift", desiredPod, relabeled, false},
 		{"atomic list must be equal", argsDesired, argsLive, false},

@@ -2,8 +2,8 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -54,8 +54,8 @@ type parsedRelease struct {
 	labels  string // the owned labels set on objs
 	objs    []driftObject
 	// scaled are the workloads an HPA of the release scales, by
-	// Kind/name: their replicas are the HPA's.
-	scaled map[string]bool
+	// Kind/name, with the HPA's minReplicas: their replicas are the HPA's.
+	scaled map[string]int64
 }
 
 // driftObject is one object of a release's manifest that drift correction
@@ -175,14 +175,16 @@ func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Rel
 	now := time.Now()
 	sweep, next := c.drift.sweepDue(key, now, c.opts.DriftInterval)
 	p.requeueAtMost(next)
-	rules = append(slices.Clip(rules), parsed.hpaRules()...)
-	d := &drifter{c: c, t: t, rel: rel, rules: rules}
+	d := &drifter{c: c, t: t, rel: rel, rules: rules, scaled: parsed.scaled}
+	// One object that cannot be restored (the API server refuses what an
+	// owner made of it) does not keep the others as they drifted.
+	var errs []error
 	for _, o := range parsed.objs {
 		if !o.watched && !sweep {
 			continue
 		}
 		if err := d.correct(ctx, o); err != nil {
-			return err
+			errs = append(errs, err)
 		}
 	}
 	if sweep {
@@ -192,7 +194,7 @@ func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Rel
 		sort.Strings(d.restored)
 		c.event(t, "Warning", "DriftCorrected", "release %s: restored %s, changed or deleted outside the controller", rel.Name, strings.Join(d.restored, ", "))
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // drifter corrects the objects of one release.
@@ -201,7 +203,8 @@ type drifter struct {
 	t        *tenancyv1.Tenant
 	rel      *release.Release
 	rules    []tenancyv1.DriftIgnoreRule
-	actor    client.Client // the tenant's actor reads the unwatched and restores (actor.go)
+	scaled   map[string]int64 // the HPA-scaled workloads and their minReplicas
+	actor    client.Client    // the tenant's actor reads the unwatched and restores (actor.go)
 	restored []string
 }
 
@@ -250,7 +253,7 @@ func (d *drifter) correct(ctx context.Context, o driftObject) error {
 		if !o.watched && c.drift.synced(key, live.GetResourceVersion()) {
 			return nil
 		}
-		keepIgnored(obj, live, d.rules)
+		keepIgnored(obj, live, d.rulesFor(obj, live))
 		drifted, err := operatorkit.Drifted(obj.Object, live.Object)
 		if err != nil {
 			return err
@@ -274,6 +277,21 @@ func (d *drifter) correct(ctx context.Context, o driftObject) error {
 	driftCorrections.WithLabelValues(obj.GetKind()).Inc()
 	d.restored = append(d.restored, obj.GetKind()+" "+obj.GetName())
 	return nil
+}
+
+// rulesFor are the ignore rules for obj: the operator's, and for a
+// workload an HPA of the release scales, its replicas while the HPA
+// could have set them (at least minReplicas; an HPA does not scale up
+// from 0).
+func (d *drifter) rulesFor(obj, live *unstructured.Unstructured) []tenancyv1.DriftIgnoreRule {
+	least, ok := d.scaled[obj.GetKind()+"/"+obj.GetName()]
+	if !ok {
+		return d.rules
+	}
+	if replicas, found := intField(live.Object, "spec", "replicas"); !found || replicas < max(least, 1) {
+		return d.rules
+	}
+	return append(slices.Clip(d.rules), tenancyv1.DriftIgnoreRule{Paths: []string{"/spec/replicas"}})
 }
 
 // namespacedFunc reports whether objects of a kind are namespaced.
@@ -303,13 +321,22 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]st
 		if !slices.Contains(t.Spec.Namespaces, u.GetNamespace()) {
 			continue
 		}
-		if u.GetKind() == "HorizontalPodAutoscaler" {
+		switch u.GroupVersionKind().GroupKind() {
+		case schema.GroupKind{Group: "batch", Kind: "Job"}, schema.GroupKind{Kind: "Pod"}:
+			// They run to completion: one gone (a TTL, an owner cleaning up)
+			// is not brought back to run again.
+			continue
+		case schema.GroupKind{Group: "autoscaling", Kind: "HorizontalPodAutoscaler"}:
 			kind, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "kind")
 			name, _, _ := unstructured.NestedString(u.Object, "spec", "scaleTargetRef", "name")
-			if p.scaled == nil {
-				p.scaled = map[string]bool{}
+			least, found := intField(u.Object, "spec", "minReplicas")
+			if !found {
+				least = 1
 			}
-			p.scaled[kind+"/"+name] = true
+			if p.scaled == nil {
+				p.scaled = map[string]int64{}
+			}
+			p.scaled[kind+"/"+name] = least
 		}
 		setLabels(u, labels)
 		raw, err := u.MarshalJSON()
@@ -326,13 +353,18 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]st
 // driftGroups are the API groups of driftKinds.
 var driftGroups = map[string]string{"Deployment": "apps", "Role": "rbac.authorization.k8s.io", "RoleBinding": "rbac.authorization.k8s.io", "ServiceAccount": ""}
 
-// hpaRules leave the replicas of the workloads the release's HPAs scale
-// to the HPAs.
-func (p parsedRelease) hpaRules() []tenancyv1.DriftIgnoreRule {
-	var rules []tenancyv1.DriftIgnoreRule
-	for _, target := range slices.Sorted(maps.Keys(p.scaled)) {
-		kind, name, _ := strings.Cut(target, "/")
-		rules = append(rules, tenancyv1.DriftIgnoreRule{Paths: []string{"/spec/replicas"}, Target: &tenancyv1.DriftTarget{Kind: kind, Name: name}})
+// intField is the integer at fields of obj, whether JSON decoding made it
+// an int64 (the API's objects) or a float64 (a parsed manifest).
+func intField(obj map[string]any, fields ...string) (int64, bool) {
+	v, found, err := unstructured.NestedFieldNoCopy(obj, fields...)
+	if !found || err != nil {
+		return 0, false
 	}
-	return rules
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case float64:
+		return int64(n), true
+	}
+	return 0, false
 }

@@ -62,8 +62,9 @@ func TestKeepIgnored(t *testing.T) {
 }
 
 // TestDriftObjects: every namespaced object of the release in the
-// tenant's namespaces is kept, the four kinds informers follow marked
-// watched, and an HPA's target gets a replicas rule.
+// tenant's namespaces is kept but Jobs and Pods (they run to completion:
+// one gone is not run again), the four kinds informers follow marked
+// watched, and an HPA's target is noted with its minReplicas.
 func TestDriftObjects(t *testing.T) {
 	const manifest = `---
 apiVersion: apps/v1
@@ -88,6 +89,11 @@ kind: ClusterRole
 metadata:
   name: cluster-wide
 ---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: migrate
+---
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -105,8 +111,17 @@ metadata:
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("drift objects %q, want %q", got, want)
 	}
-	rules := p.hpaRules()
-	if len(rules) != 1 || rules[0].Target.Kind != "Deployment" || rules[0].Target.Name != "manager" || rules[0].Paths[0] != "/spec/replicas" {
-		t.Errorf("HPA rules %+v, want the replicas of Deployment manager", rules)
+	if want := map[string]int64{"Deployment/manager": 1}; !reflect.DeepEqual(p.scaled, want) {
+		t.Errorf("HPA-scaled workloads %v, want %v", p.scaled, want)
+	}
+	// An HPA keeps the replicas it could have set, not 0 (it does not
+	// scale up from 0).
+	d := &drifter{scaled: map[string]int64{"Deployment/manager": 2}}
+	desired := &unstructured.Unstructured{Object: map[string]any{"kind": "Deployment", "metadata": map[string]any{"name": "manager"}}}
+	for replicas, ignored := range map[int64]bool{0: false, 1: false, 2: true, 5: true} {
+		live := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"replicas": replicas}}}
+		if got := len(d.rulesFor(desired, live)) == 1; got != ignored {
+			t.Errorf("live replicas %d: replicas ignored %v, want %v", replicas, got, ignored)
+		}
 	}
 }
