@@ -49,7 +49,9 @@ func TestControllerRights(t *testing.T) {
 		{"delete", "", "serviceaccounts", "kube-system", "default", false},
 		{"patch", "", "serviceaccounts", "team-a", "kvstore-controller-manager", false},
 		{"patch", "", "serviceaccounts", "team-a", tenancy.OperatorGroupName, true},
-		{"update", "operators.coreos.com", "installplans", "team-a", "", true},
+		// Approving is a patch; the chart grants no update it does not use.
+		{"patch", "operators.coreos.com", "installplans", "team-a", "", true},
+		{"update", "operators.coreos.com", "installplans", "team-a", "", false},
 	}
 	for _, tc := range cases {
 		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
