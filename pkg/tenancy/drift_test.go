@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
@@ -257,4 +259,36 @@ func TestDriftEveryKind(t *testing.T) {
 	t.Run("steady state makes no writes", func(t *testing.T) {
 		checkNoSteadyStateWrites(t, c, []string{name})
 	})
+}
+
+// TestReleaseObjectsGuarded: the owner can change or delete none of its
+// release's objects, of any kind the release holds (guardrail
+// tenant-managed-objects), so drift correction is for the rest of the
+// cluster's writers and the subresources no label rule sees.
+func TestReleaseObjectsGuarded(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	name := "guarded-" + suffix()
+	owner := "owner-" + name
+	files := map[string]string{"Chart.yaml": driftChart}
+	maps.Copy(files, driftTemplates)
+	createTenant(t, newTenant(name, []string{name}, writeChart(t, files), 1, owner))
+	waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
+	as := kubernetes.NewForConfigOrDie(c.As(owner))
+	for what, del := range map[string]func() error{
+		"PodDisruptionBudget web": func() error {
+			return as.PolicyV1().PodDisruptionBudgets(name).Delete(ctx, "web", metav1.DeleteOptions{})
+		},
+		"HorizontalPodAutoscaler web": func() error {
+			return as.AutoscalingV2().HorizontalPodAutoscalers(name).Delete(ctx, "web", metav1.DeleteOptions{})
+		},
+		"StatefulSet db":     func() error { return as.AppsV1().StatefulSets(name).Delete(ctx, "db", metav1.DeleteOptions{}) },
+		"ConfigMap settings": func() error { return as.CoreV1().ConfigMaps(name).Delete(ctx, "settings", metav1.DeleteOptions{}) },
+		"Service web":        func() error { return as.CoreV1().Services(name).Delete(ctx, "web", metav1.DeleteOptions{}) },
+	} {
+		if err := del(); err == nil || !strings.Contains(err.Error(), "managed by the opctl tenancy controller") {
+			t.Errorf("the owner deleting its release's %s: %v, want the guardrail's refusal", what, err)
+		}
+	}
 }
