@@ -24,15 +24,15 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
-// driftKinds are the release objects kept as the release manifest says,
-// with the typed object their cached copy is read into. The cache holds
-// them slimmed (slimRelease): a cached copy only tells whether the object
-// changed since it was last seen to match; a changed one is read live.
-var driftKinds = map[string]func() client.Object{
-	"Deployment":     func() client.Object { return &appsv1.Deployment{} },
-	"Role":           func() client.Object { return &rbacv1.Role{} },
-	"RoleBinding":    func() client.Object { return &rbacv1.RoleBinding{} },
-	"ServiceAccount": func() client.Object { return &corev1.ServiceAccount{} },
+// driftKinds are the release objects an informer follows, with the typed
+// object their cached copy is read into. The cache holds them slimmed
+// (slimRelease): a cached copy only tells whether the object changed
+// since it was last seen to match; a changed one is read live.
+var driftKinds = map[schema.GroupKind]func() client.Object{
+	{Group: "apps", Kind: "Deployment"}:                       func() client.Object { return &appsv1.Deployment{} },
+	{Group: "rbac.authorization.k8s.io", Kind: "Role"}:        func() client.Object { return &rbacv1.Role{} },
+	{Group: "rbac.authorization.k8s.io", Kind: "RoleBinding"}: func() client.Object { return &rbacv1.RoleBinding{} },
+	{Kind: "ServiceAccount"}:                                  func() client.Object { return &corev1.ServiceAccount{} },
 }
 
 // driftMemo remembers, per object, the resourceVersion last seen to match
@@ -224,7 +224,7 @@ func (d *drifter) correct(ctx context.Context, o driftObject) error {
 	c, key := d.c, o.key()
 	var reader client.Reader = c.reader
 	if o.watched {
-		cached := driftKinds[o.gvk.Kind]()
+		cached := driftKinds[o.gvk.GroupKind()]()
 		err := c.client.Get(ctx, o.ref, cached)
 		if err == nil && c.drift.synced(key, cached.GetResourceVersion()) {
 			return nil
@@ -343,15 +343,12 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]st
 		if err != nil {
 			continue // it parsed from the manifest: it marshals
 		}
-		_, watched := driftKinds[u.GetKind()]
-		p.objs = append(p.objs, driftObject{gvk: u.GroupVersionKind(), ref: client.ObjectKeyFromObject(u), packed: pack(raw), watched: watched && u.GroupVersionKind().Group == driftGroups[u.GetKind()]})
+		_, watched := driftKinds[u.GroupVersionKind().GroupKind()]
+		p.objs = append(p.objs, driftObject{gvk: u.GroupVersionKind(), ref: client.ObjectKeyFromObject(u), packed: pack(raw), watched: watched})
 	}
 	p.objs = slices.Clip(p.objs)
 	return p
 }
-
-// driftGroups are the API groups of driftKinds.
-var driftGroups = map[string]string{"Deployment": "apps", "Role": "rbac.authorization.k8s.io", "RoleBinding": "rbac.authorization.k8s.io", "ServiceAccount": ""}
 
 // intField is the integer at fields of obj, whether JSON decoding made it
 // an int64 (the API's objects) or a float64 (a parsed manifest).

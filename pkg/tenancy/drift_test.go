@@ -178,6 +178,13 @@ spec:
 `,
 }
 
+// writeDriftChart writes driftChart and its templates, returning its path.
+func writeDriftChart(t *testing.T) string {
+	files := map[string]string{"Chart.yaml": driftChart}
+	maps.Copy(files, driftTemplates)
+	return writeChart(t, files)
+}
+
 // TestDriftEveryKind: drift correction covers every object of a release
 // (issue "holds under abuse", item 5): a drifted StatefulSet, ConfigMap,
 // Service and PDB come back within the drift interval, while what an
@@ -189,9 +196,7 @@ func TestDriftEveryKind(t *testing.T) {
 	ctx := context.Background()
 	startController(t, tenancy.Options{DriftInterval: 2 * time.Second})
 	name := "drift-kinds-" + suffix()
-	files := map[string]string{"Chart.yaml": driftChart}
-	maps.Copy(files, driftTemplates)
-	tn := newTenant(name, []string{name}, writeChart(t, files), 1)
+	tn := newTenant(name, []string{name}, writeDriftChart(t), 1)
 	tn.Spec.Operators[0].DriftIgnore = []tenancyv1.DriftIgnoreRule{{Paths: []string{"/data/ca.crt"}, Target: &tenancyv1.DriftTarget{Kind: "ConfigMap"}}}
 	createTenant(t, tn)
 	waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
@@ -271,9 +276,7 @@ func TestReleaseObjectsGuarded(t *testing.T) {
 	startController(t, tenancy.Options{})
 	name := "guarded-" + suffix()
 	owner := "owner-" + name
-	files := map[string]string{"Chart.yaml": driftChart}
-	maps.Copy(files, driftTemplates)
-	createTenant(t, newTenant(name, []string{name}, writeChart(t, files), 1, owner))
+	createTenant(t, newTenant(name, []string{name}, writeDriftChart(t), 1, owner))
 	waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
 	as := kubernetes.NewForConfigOrDie(c.As(owner))
 	for what, del := range map[string]func() error{

@@ -182,10 +182,10 @@ func isHook(obj runtime.Object) bool {
 // Only a created object is trusted so: an upgrade patches objects that
 // may have drifted in fields the patch does not touch.
 func (m *driftMemo) created(obj runtime.Object) {
-	kind := obj.GetObjectKind().GroupVersionKind().Kind
+	gk := obj.GetObjectKind().GroupVersionKind().GroupKind()
 	o, err := meta.Accessor(obj)
-	if err != nil || driftKinds[kind] == nil || o.GetResourceVersion() == "" {
+	if err != nil || driftKinds[gk] == nil || o.GetResourceVersion() == "" {
 		return
 	}
-	m.set(driftKey(o.GetNamespace(), kind, o.GetName()), o.GetResourceVersion())
+	m.set(driftKey(o.GetNamespace(), gk.Kind, o.GetName()), o.GetResourceVersion())
 }
