@@ -107,6 +107,15 @@ func (m *driftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant
 	return p
 }
 
+// release returns the drift objects last parsed for release key
+// (namespace/name), if any.
+func (m *driftMemo) release(key string) (parsedRelease, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.parsed[key]
+	return p, ok
+}
+
 // sweepDue reports whether the unwatched objects of release key are due
 // to be read, and if not, how long until they are.
 func (m *driftMemo) sweepDue(key string, now time.Time, every time.Duration) (bool, time.Duration) {

@@ -278,13 +278,14 @@ func TestMTBLevel1(t *testing.T) {
 			`{"metadata":{"labels":{"tenancy.opctl.dev/tenant":"` + b + `"}}}`,
 			`{"metadata":{"labels":{"pod-security.kubernetes.io/enforce":"privileged"}}}`,
 			`{"metadata":{"labels":{"tenancy.opctl.dev/allow-nodeports":"true"}}}`,
+			`{"metadata":{"annotations":{"tenancy.opctl.dev/release-workloads":"deployments/mine"}}}`,
 		} {
 			_, err := editor.CoreV1().Namespaces().Patch(ctx, a, types.MergePatchType, []byte(patch), metav1.PatchOptions{})
 			forbidden(t, "namespace patch "+patch, err, "are the tenancy controller's")
 		}
 		forbidden(t, "deleting a tenant namespace", editor.CoreV1().Namespaces().Delete(ctx, a, metav1.DeleteOptions{}), "are the tenancy controller's")
-		if _, err := editor.CoreV1().Namespaces().Patch(ctx, a, types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"blue"}}}`), metav1.PatchOptions{}); err != nil {
-			t.Errorf("an unrelated label: %v, want allowed", err)
+		if _, err := editor.CoreV1().Namespaces().Patch(ctx, a, types.MergePatchType, []byte(`{"metadata":{"labels":{"team":"blue"},"annotations":{"team":"blue"}}}`), metav1.PatchOptions{}); err != nil {
+			t.Errorf("an unrelated label and annotation: %v, want allowed", err)
 		}
 	})
 

@@ -125,6 +125,9 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			errs = append(errs, err)
 		}
 	}
+	if err := c.guardScale(ctx, p); err != nil {
+		errs = append(errs, err)
+	}
 	sort.Slice(statuses, func(i, j int) bool { return statuses[i].Name < statuses[j].Name })
 	for i := range statuses {
 		statuses[i].LastError = boundText(statuses[i].LastError)
