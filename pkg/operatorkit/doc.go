@@ -22,7 +22,9 @@
 // reasons, plus status.observedGeneration and status.phase, written only
 // when they change. Reconciling and Stalled mirror Progressing and stalled
 // Degraded so kstatus-based tools (kubectl wait, Helm v4, flux) read the
-// same state; package kstatustest asserts it in tests. A reconcile that
+// same state; package kstatustest asserts it in tests. An error's text
+// reaches conditions, Events and logs cut to MaxMessage (BoundText), since
+// errors quote what users wrote. A reconcile that
 // finds in the cache a version of the object this controller has already
 // written past waits for the cache (10 s at most) instead of deciding
 // from the older state (a status can record what was done, such as a

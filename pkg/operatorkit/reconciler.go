@@ -148,6 +148,7 @@ func (r *Reconciler[T]) Reconcile(ctx context.Context, req ctrl.Request) (res ct
 		if perr := r.patchStatus(ctx, before, obj); perr != nil {
 			err = errors.Join(err, perr)
 		}
+		err = bound(err) // controller-runtime logs it
 		wrote(rv)
 		r.stale.wrote(req.NamespacedName, passed)
 	}()
@@ -239,6 +240,7 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, obj T) (ctrl.Result, erro
 // fail records err in the conditions: Degraded with its reason, and Stalled
 // when it is terminal.
 func (r *Reconciler[T]) fail(ctx context.Context, obj T, err error) {
+	err = bound(err)
 	terminal := IsTerminal(err)
 	reason := reasonOf(err, ReasonReconcileFailed)
 	st, gen := obj.KitStatus(), obj.GetGeneration()

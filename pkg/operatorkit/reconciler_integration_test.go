@@ -284,6 +284,40 @@ func TestTerminalErrorStallsAndTouchesNothing(t *testing.T) {
 	assertKstatus(t, w, "Current")
 }
 
+// An error that quotes 256 KB of what a user wrote reaches the conditions
+// and Events cut to MaxMessage bytes: the status is still written (the API
+// refuses condition messages over 32 KiB) and nothing fills etcd.
+func TestLongErrorsAreBounded(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ns := c.Namespace(t, "kit-long", nil)
+	createWidget(t, ns, "w", func(w *testv1.Widget) { w.Spec.Invalid, w.Spec.Message = true, strings.Repeat("v", 256<<10) })
+	w := waitWidget(t, ns, "w", "Stalled", hasCondition(operatorkit.ConditionStalled, metav1.ConditionTrue, "InvalidSpec"))
+	for _, cond := range w.Status.Conditions {
+		if len(cond.Message) > operatorkit.MaxMessage {
+			t.Errorf("condition %s: a message of %d bytes, want at most %d", cond.Type, len(cond.Message), operatorkit.MaxMessage)
+		}
+	}
+	if msg := condition(w, "Degraded").Message; !strings.Contains(msg, "spec.invalid is set") || !strings.HasSuffix(msg, "bytes cut)") {
+		t.Errorf("Degraded says %.200q…, want the error's start and how much was cut", msg)
+	}
+	testcluster.Eventually(t, wait, "the failure's Event", func(ctx context.Context) error {
+		events := &corev1.EventList{}
+		if err := kube.List(ctx, events, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for _, e := range events.Items {
+			if e.Reason != "InvalidSpec" {
+				continue
+			}
+			if len(e.Message) > operatorkit.MaxMessage {
+				return fmt.Errorf("an Event of %d bytes", len(e.Message))
+			}
+			return nil
+		}
+		return fmt.Errorf("no InvalidSpec Event among %d", len(events.Items))
+	})
+}
+
 func TestTransientErrorsAreRetried(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()

@@ -2,7 +2,6 @@ package operatorkit_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -27,7 +26,8 @@ type widgetHandler struct {
 
 func (h *widgetHandler) Check(_ context.Context, w *testv1.Widget) error {
 	if w.Spec.Invalid {
-		return operatorkit.Terminal("InvalidSpec", errors.New("spec.invalid is set: this Widget cannot work"))
+		// The error quotes the spec, as errors often quote what a user wrote.
+		return operatorkit.Terminal("InvalidSpec", fmt.Errorf("spec.invalid is set: this Widget cannot work (message %q)", w.Spec.Message))
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -13,6 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	"opctl.dev/opctl/pkg/operatorkit"
 )
 
 func init() {
@@ -91,6 +93,6 @@ func slimInstallPlan(o any) (any, error) {
 		return o, nil
 	}
 	plan.ManagedFields = nil
-	plan.Status = operatorsv1alpha1.InstallPlanStatus{Phase: plan.Status.Phase, Message: boundText(plan.Status.Message)}
+	plan.Status = operatorsv1alpha1.InstallPlanStatus{Phase: plan.Status.Phase, Message: operatorkit.BoundText(plan.Status.Message)}
 	return plan, nil
 }

@@ -8,9 +8,10 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"opctl.dev/opctl/pkg/operatorkit"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
 // olmStatus maps the Subscription, the installed CSV and the InstallPlan
@@ -35,7 +36,7 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 			// OLM retries a plan it cannot execute (a Forbidden step, for
 			// ever) and says why only here.
 			if plan.Status.Phase == operatorsv1alpha1.InstallPlanPhaseInstalling && plan.Status.Message != "" && st.Reason == "" {
-				st.LastError = boundText(fmt.Sprintf("InstallPlan %s: %s", plan.Name, plan.Status.Message))
+				st.LastError = operatorkit.BoundText(fmt.Sprintf("InstallPlan %s: %s", plan.Name, plan.Status.Message))
 			}
 		}
 	}
@@ -54,7 +55,7 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 	case operatorsv1alpha1.CSVPhasePending:
 		// RequirementsNotMet: what the CSV still waits for.
 		if st.Reason == "" && st.LastError == "" && csv.Status.Message != "" {
-			st.LastError = boundText(fmt.Sprintf("CSV %s Pending (%s): %s", s.CSV, csv.Status.Reason, csv.Status.Message))
+			st.LastError = operatorkit.BoundText(fmt.Sprintf("CSV %s Pending (%s): %s", s.CSV, csv.Status.Reason, csv.Status.Message))
 		}
 	case operatorsv1alpha1.CSVPhaseSucceeded:
 		st.ChartVersion = s.Version

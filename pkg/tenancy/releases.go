@@ -130,7 +130,7 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 	}
 	sort.Slice(statuses, func(i, j int) bool { return statuses[i].Name < statuses[j].Name })
 	for i := range statuses {
-		statuses[i].LastError = boundText(statuses[i].LastError)
+		statuses[i].LastError = operatorkit.BoundText(statuses[i].LastError)
 	}
 	t.Status.Operators = statuses
 	return errors.Join(errs...)
@@ -370,6 +370,6 @@ func (c *Controller) timed(op string, f func() (*release.Release, error)) (*rele
 
 func (c *Controller) event(t *tenancyv1.Tenant, typ, reason, format string, args ...any) {
 	if c.recorder != nil {
-		c.recorder.Eventf(t, nil, typ, reason, reason, "%s", boundText(fmt.Sprintf(format, args...)))
+		c.recorder.Eventf(t, nil, typ, reason, reason, "%s", operatorkit.BoundText(fmt.Sprintf(format, args...)))
 	}
 }

@@ -1,4 +1,4 @@
-package tenancy
+package operatorkit
 
 import (
 	"strings"
@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// TestBoundText: tenant text reaches status and Events cut to maxMessage
+// TestBoundText: tenant text reaches status and Events cut to MaxMessage
 // bytes, valid UTF-8, saying how much was cut.
 func TestBoundText(t *testing.T) {
 	for _, tc := range []struct {
@@ -14,18 +14,18 @@ func TestBoundText(t *testing.T) {
 		in   string
 	}{
 		{"short", "release failed"},
-		{"exactly the bound", strings.Repeat("a", maxMessage)},
+		{"exactly the bound", strings.Repeat("a", MaxMessage)},
 		{"a 256 KB annotation", "cannot be imported: annotation x=" + strings.Repeat("v", 256<<10)},
-		{"multi-byte runes at the cut", strings.Repeat("é", maxMessage)},
+		{"multi-byte runes at the cut", strings.Repeat("é", MaxMessage)},
 	} {
-		got := boundText(tc.in)
-		if len(got) > maxMessage || !utf8.ValidString(got) {
+		got := BoundText(tc.in)
+		if len(got) > MaxMessage || !utf8.ValidString(got) {
 			t.Errorf("%s: %d bytes, valid UTF-8 %v", tc.name, len(got), utf8.ValidString(got))
 		}
-		if len(tc.in) <= maxMessage && got != tc.in {
+		if len(tc.in) <= MaxMessage && got != tc.in {
 			t.Errorf("%s: changed a short message", tc.name)
 		}
-		if len(tc.in) > maxMessage && !strings.HasSuffix(got, "bytes cut)") {
+		if len(tc.in) > MaxMessage && !strings.HasSuffix(got, "bytes cut)") {
 			t.Errorf("%s: %q does not say it was cut", tc.name, got[len(got)-40:])
 		}
 	}
