@@ -103,6 +103,9 @@ type Controller struct {
 	drift driftMemo
 	// discovery reads what the API server serves, uncached (served).
 	discovery discovery.DiscoveryInterface
+	// servedCounts are the shipped default quota's counts of kinds a
+	// cluster may not serve, for those it served at start (servedCounts).
+	servedCounts corev1.ResourceList
 	// finalized holds the UIDs of the Tenants whose Finalize is done.
 	finalized sync.Map
 
@@ -136,6 +139,9 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 		}
 	}
 	p := &plan{tenant: t, settings: effectiveSettings(t, profile), quotas: map[string]Quota{}, quotaInputs: map[string]QuotaInput{}}
+	if profile == nil || profile.Spec.DefaultQuota == nil {
+		maps.Copy(p.settings.DefaultQuota.Hard, c.servedCounts)
+	}
 	p.settings.ClusterRoles = append(slices.Clone(c.opts.ClusterRoles), p.settings.ClusterRoles...)
 	if c.opts.Shard != nil {
 		p.settings.ShardLabel = sharding.ShardLabel(c.opts.Shard.Ring)

@@ -1,9 +1,13 @@
 package tenancy
 
 import (
+	"fmt"
+
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
@@ -14,7 +18,8 @@ import (
 // compute, pods (running, and every Pod object: a finished Job's pods
 // count too), storage, ephemeral storage and objects of every kind an
 // owner can create with the admin role but Events, which the quota
-// controller does not count (its ignored resources).
+// controller does not count (its ignored resources). The controller adds
+// the optionalCounts the cluster serves.
 func ShippedDefaultQuota() tenancyv1.DefaultQuota {
 	q := func(s string) resource.Quantity { return resource.MustParse(s) }
 	return tenancyv1.DefaultQuota{
@@ -36,6 +41,44 @@ func ShippedDefaultQuota() tenancyv1.DefaultQuota {
 		DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: q("100m"), corev1.ResourceMemory: q("128Mi"), corev1.ResourceEphemeralStorage: q("64Mi")},
 		Default:        corev1.ResourceList{corev1.ResourceCPU: q("500m"), corev1.ResourceMemory: q("512Mi"), corev1.ResourceEphemeralStorage: q("1Gi")},
 	}
+}
+
+// optionalCounts are counts the shipped default quota holds where the
+// cluster serves their kind: a quota naming a resource the API server
+// does not serve is never counted, and its namespace would wait for that
+// forever. Dynamic resource allocation's claims are served by default
+// from Kubernetes 1.34, and admin may create them.
+var optionalCounts = []struct {
+	groupVersion, resource string
+	name                   corev1.ResourceName
+	count                  string
+}{
+	{"resource.k8s.io/v1", "resourceclaims", "count/resourceclaims.resource.k8s.io", "20"},
+	{"resource.k8s.io/v1", "resourceclaimtemplates", "count/resourceclaimtemplates.resource.k8s.io", "20"},
+}
+
+// servedCounts are the optionalCounts whose kinds the cluster serves.
+func servedCounts(dc discovery.DiscoveryInterface) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	served := map[string]bool{}
+	for _, oc := range optionalCounts {
+		if _, read := served[oc.groupVersion]; !read {
+			list, err := dc.ServerResourcesForGroupVersion(oc.groupVersion)
+			if err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("reading what %s serves: %w", oc.groupVersion, err)
+			}
+			served[oc.groupVersion] = false
+			if list != nil {
+				for _, r := range list.APIResources {
+					served[oc.groupVersion+"/"+r.Name] = true
+				}
+			}
+		}
+		if served[oc.groupVersion+"/"+oc.resource] {
+			out[oc.name] = resource.MustParse(oc.count)
+		}
+	}
+	return out, nil
 }
 
 // countedKinds are the namespaced kinds whose objects the controller

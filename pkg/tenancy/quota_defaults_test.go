@@ -10,6 +10,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	resourcev1 "k8s.io/api/resource/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -77,6 +78,14 @@ func TestDefaultQuota(t *testing.T) {
 		one := intstr.FromInt32(1)
 		_, err := owner.PolicyV1().PodDisruptionBudgets(name).Create(ctx, &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pdb-%d", i)},
 			Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &one, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}}, metav1.CreateOptions{})
+		return err
+	})
+	// The cluster serves dynamic resource allocation (Kubernetes 1.36):
+	// its claims are counted too.
+	fillCount(t, owner, name, hard, "count/resourceclaims.resource.k8s.io", func(i int) error {
+		_, err := owner.ResourceV1().ResourceClaims(name).Create(ctx, &resourcev1.ResourceClaim{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("claim-%d", i)},
+			Spec: resourcev1.ResourceClaimSpec{Devices: resourcev1.DeviceClaim{Requests: []resourcev1.DeviceRequest{{Name: "gpu",
+				Exactly: &resourcev1.ExactDeviceRequest{DeviceClassName: "gpu.example.com"}}}}}}, metav1.CreateOptions{})
 		return err
 	})
 	// Ephemeral storage is bounded too.

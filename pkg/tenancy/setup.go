@@ -121,6 +121,9 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		discovery: dc,
 	}
 	hc.created = c.drift.created
+	if c.servedCounts, err = servedCounts(dc); err != nil {
+		return err
+	}
 	for _, bt := range backendTypes {
 		b, err := bt.new(c)
 		if err != nil {
