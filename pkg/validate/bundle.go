@@ -56,13 +56,15 @@ type namedValidator struct {
 
 // frameworkValidators are the operator-framework validators opctl runs on
 // bundles. MultipleArchitectures is left out: it shells out to docker.
+// StandardCategories warns, not fails, on a category OperatorHub accepts
+// that its list lacks (categories.go).
 var frameworkValidators = []namedValidator{
 	{"ClusterServiceVersionValidator", validation.ClusterServiceVersionValidator, false},
 	{"CustomResourceDefinitionValidator", validation.CustomResourceDefinitionValidator, false},
 	{"BundleValidator", validation.BundleValidator, false},
 	{"OperatorHubV2Validator", validation.OperatorHubV2Validator, true},
 	{"StandardCapabilitiesValidator", validation.StandardCapabilitiesValidator, true},
-	{"StandardCategoriesValidator", validation.StandardCategoriesValidator, true},
+	{"StandardCategoriesValidator", operatorHubCategories(validation.StandardCategoriesValidator), true},
 	{"GoodPracticesValidator", validation.GoodPracticesValidator, false},
 	{"AlphaDeprecatedAPIsValidator", validation.AlphaDeprecatedAPIsValidator, false},
 	{"ObjectValidator", validation.ObjectValidator, false},
