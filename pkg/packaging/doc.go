@@ -14,13 +14,14 @@
 // (pac.go) and kind scopes (kinds.go).
 //
 // Load accepts what kustomize builds: where opctl would once have refused
-// (several Deployments, samples that are not CRs, a placeholder VERSION, a
-// binding of a role the cluster defines, a second Namespace, an
-// APIService, cert-manager objects beside the webhooks'), it decides, and a
-// warning names the file and says what it did; PackageOptions.Strict makes
-// warnings errors. It refuses only output that would be wrong, such as a
-// chart whose Helm release record would not fit its Secret in any layout
-// (chart_record.go measures it and picks the layout).
+// (several Deployments, samples that are not CRs or do not parse, a
+// placeholder VERSION, a binding of a role the cluster defines, a second
+// Namespace, an APIService, cert-manager objects beside the webhooks'), it
+// decides, and a warning names the file and says what it did;
+// PackageOptions.Strict makes warnings errors. It refuses only output that
+// would be wrong, such as a chart whose Helm release record would not fit
+// its Secret in any layout (chart_record.go measures it and picks the
+// layout).
 //
 // Targets render a Project: each implements Target in a target_*.go file
 // and registers itself, so a new output is a new file. The chart target

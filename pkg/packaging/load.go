@@ -156,9 +156,7 @@ func Load(dir string, opts Options) (*Project, error) {
 	if err := p.loadComponents(); err != nil {
 		return nil, err
 	}
-	if p.Samples, err = p.loadSamples(filepath.Join(dir, "config", "samples")); err != nil {
-		return nil, err
-	}
+	p.Samples = p.loadSamples(filepath.Join(dir, "config", "samples"))
 	return p, nil
 }
 
@@ -675,10 +673,11 @@ func namePrefix(manager string, objs []*unstructured.Unstructured) string {
 // loadSamples reads the custom resources in dir: its kustomization when it
 // has one, else every YAML file. A sample that is not of a project CRD (an
 // Ingress, a configuration type with no CRD) is left out with a warning:
-// the CSV's alm-examples and the chart's samples are the CRs.
-func (p *Project) loadSamples(dir string) ([]*unstructured.Unstructured, error) {
+// the CSV's alm-examples and the chart's samples are the CRs. Samples
+// never stop packaging: what cannot be read is left out with a warning.
+func (p *Project) loadSamples(dir string) []*unstructured.Unstructured {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	var objs []*unstructured.Unstructured
 	if _, err := os.Stat(filepath.Join(dir, "kustomization.yaml")); err == nil {
@@ -687,7 +686,7 @@ func (p *Project) loadSamples(dir string) ([]*unstructured.Unstructured, error) 
 			// The samples are not the overlay: a package without examples
 			// is still right.
 			p.warnf("%s: the samples' kustomization does not build, so the package has no examples: %v", dir, err)
-			return nil, nil
+			return nil
 		}
 		objs = built
 	} else {
@@ -696,7 +695,10 @@ func (p *Project) loadSamples(dir string) ([]*unstructured.Unstructured, error) 
 		for _, f := range files {
 			docs, err := readYAMLDocs(f)
 			if err != nil {
-				return nil, err
+				// As a kustomization that does not build: the package is
+				// still right without these examples.
+				p.warnf("%v, so the samples of that file are left out of the examples", err)
+				continue
 			}
 			objs = append(objs, docs...)
 		}
@@ -728,7 +730,7 @@ func (p *Project) loadSamples(dir string) ([]*unstructured.Unstructured, error) 
 		crs = append(crs, o)
 	}
 	slices.SortFunc(crs, compareObjects)
-	return crs, nil
+	return crs
 }
 
 // readYAMLDocs decodes every document of a YAML file.

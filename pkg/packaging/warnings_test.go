@@ -173,6 +173,17 @@ func TestWarnings(t *testing.T) {
 		{"Deployments with equal evidence: the first by name, said", sampleDir, func(t *testing.T, dir string) {
 			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: zz-manager-two\n  namespace: system\n  labels:\n    control-plane: controller-manager\nspec:\n  selector:\n    matchLabels: {app: adapter}\n  template:\n    metadata:\n      labels: {app: adapter}\n    spec:\n      serviceAccountName: controller-manager\n      containers:\n      - name: adapter\n        image: example.com/adapter:1.0.0\n        args: [--leader-elect]\n        env: [{name: RELATED_IMAGE_X, value: example.com/x:1.0.0}]\n")
 		}, []string{"could be the manager and none stands out, so opctl took kvstore-controller-manager and carries [kvstore-zz-manager-two]"}, nil},
+		{"a sample file that does not parse is skipped", sampleDir, func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, "config/samples/kustomization.yaml")); err != nil {
+				t.Fatal(err)
+			}
+			mustWrite(t, filepath.Join(dir, "config/samples/notes.yaml"), "replicas: 3\n")
+		}, []string{"config/samples/notes.yaml: document 1 has no apiVersion or kind", "samples of that file are left out of the examples"},
+			func(t *testing.T, out string, _ *Result) {
+				if csv := csvText(t, out, "sample-operator"); !strings.Contains(csv, `"kind": "KVStore"`) || !strings.Contains(csv, `"kind": "KVBackup"`) {
+					t.Error("alm-examples lost the samples of the files that parse")
+				}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
