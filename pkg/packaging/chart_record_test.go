@@ -85,6 +85,16 @@ func TestReleaseRecordChoosesALayout(t *testing.T) {
 	}
 }
 
+// A layout asked for with --crds whose release record would not fit is
+// refused, naming the layout that would: helm install would fail.
+func TestReleaseRecordTooLargeForTheLayoutAsked(t *testing.T) {
+	dir := withBigCRDs(t, 2, 1000<<10)
+	_, err := Package(t.Context(), dir, PackageOptions{Out: t.TempDir(), Chart: ChartOptions{CRDs: CRDsTemplated}})
+	if err == nil || !containsAll(err.Error(), []string{"charts/sample-operator: its Helm release record would be", "so helm install would fail: use --crds crds-dir"}) {
+		t.Fatalf("error %v", err)
+	}
+}
+
 // CRDs too large for any layout are refused, naming the sizes: helm
 // install would fail.
 func TestReleaseRecordTooLargeForEveryLayout(t *testing.T) {

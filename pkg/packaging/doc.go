@@ -21,7 +21,8 @@
 // PackageOptions.Strict makes warnings errors. It refuses only output that
 // would be wrong, such as a chart whose Helm release record would not fit
 // its Secret in any layout (chart_record.go measures it and picks the
-// layout).
+// layout). Each warning has a case in TestWarnings (or a test of its
+// own), each refusal one in TestBadInputGivesClearErrors (or its own).
 //
 // Targets render a Project: each implements Target in a target_*.go file
 // and registers itself, so a new output is a new file. The chart target

@@ -16,16 +16,6 @@ import (
 // file and says what opctl did, with output that says the same.
 func TestWarnings(t *testing.T) {
 	const types = "api/v1alpha1/memcache_types.go"
-	replace := func(file, from, to string) func(*testing.T, string) {
-		return func(t *testing.T, dir string) {
-			p := filepath.Join(dir, file)
-			b := string(readFile(t, p))
-			if !strings.Contains(b, from) {
-				t.Fatalf("%s has no %q", file, from)
-			}
-			mustWrite(t, p, strings.Replace(b, from, to, 1))
-		}
-	}
 	tests := []struct {
 		name, project string
 		mutate        func(*testing.T, string)
@@ -34,18 +24,18 @@ func TestWarnings(t *testing.T) {
 		// check looks at what was written.
 		check func(t *testing.T, out string, res *Result)
 	}{
-		{"a field marker without type is left out", sdkDir, replace(types, `type=spec,displayName="Pod count"`, `displayName="Pod count"`),
+		{"a field marker without type is left out", sdkDir, replaceIn(types, `type=spec,displayName="Pod count"`, `displayName="Pod count"`),
 			[]string{"memcache_types.go:11:", `type=""`, "left out of the CSV"},
 			func(t *testing.T, out string, _ *Result) {
 				if csv := csvText(t, out, "memcache-operator"); strings.Contains(csv, "Pod count") {
 					t.Error("the descriptor of the unmarked field is in the CSV")
 				}
 			}},
-		{"an unknown marker argument is left out", sdkDir, replace(types, `displayName="Memcache Cluster"`, `displayNam="Memcache Cluster"`),
+		{"an unknown marker argument is left out", sdkDir, replaceIn(types, `displayName="Memcache Cluster"`, `displayNam="Memcache Cluster"`),
 			[]string{"memcache_types.go:", "displayNam", "left out of the CSV"}, nil},
-		{"a resources entry without a version is left out", sdkDir, replace(types, "{Deployment,v1,memcache-deployment}", "{Deployment}"),
+		{"a resources entry without a version is left out", sdkDir, replaceIn(types, "{Deployment,v1,memcache-deployment}", "{Deployment}"),
 			[]string{"memcache_types.go:", `resources entry ["Deployment"]`}, nil},
-		{"a resource without a name, as operator-sdk's grammar allows", sdkDir, replace(types, "{Deployment,v1,memcache-deployment}", "{Pod,v1}"),
+		{"a resource without a name, as operator-sdk's grammar allows", sdkDir, replaceIn(types, "{Deployment,v1,memcache-deployment}", "{Pod,v1}"),
 			nil, func(t *testing.T, out string, _ *Result) {
 				if csv := csvText(t, out, "memcache-operator"); !strings.Contains(csv, "- kind: Pod\n        name: \"\"\n        version: v1") {
 					t.Errorf("the CSV has no resource Pod v1:\n%s", csv)
@@ -69,7 +59,7 @@ func TestWarnings(t *testing.T) {
 				}
 			}},
 		{"a manager without serviceAccountName gets an account per release", sampleDir, func(t *testing.T, dir string) {
-			replace("config/manager/manager.yaml", "serviceAccountName: controller-manager", "automountServiceAccountToken: true")(t, dir)
+			replaceIn("config/manager/manager.yaml", "serviceAccountName: controller-manager", "automountServiceAccountToken: true")(t, dir)
 		}, []string{"manager Deployment kvstore-controller-manager runs as ServiceAccount default, which the overlay does not define", "creates it per release"},
 			func(t *testing.T, out string, _ *Result) {
 				sa := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/serviceaccount-default.yaml")))
@@ -94,7 +84,7 @@ func TestWarnings(t *testing.T) {
 				}
 			}},
 		{"an operator with no CRD of its own", sampleDir, func(t *testing.T, dir string) {
-			replace("config/default/kustomization.yaml", "- ../crd\n", "")(t, dir)
+			replaceIn("config/default/kustomization.yaml", "- ../crd\n", "")(t, dir)
 			mustWrite(t, filepath.Join(dir, "config/samples/kustomization.yaml"), "resources: []\n")
 		}, []string{"no CustomResourceDefinition in the overlay, so the package owns none"},
 			func(t *testing.T, out string, _ *Result) {
@@ -114,7 +104,7 @@ func TestWarnings(t *testing.T) {
 			}
 		}},
 		{"unquoted numbers in labels are quoted", sampleDir, func(t *testing.T, dir string) {
-			replace("config/manager/manager.yaml", "      labels:\n", "      labels:\n        rht.comp_ver: 2.16\n")(t, dir)
+			replaceIn("config/manager/manager.yaml", "      labels:\n", "      labels:\n        rht.comp_ver: 2.16\n")(t, dir)
 		}, []string{"Deployment kvstore-controller-manager: spec.template.metadata.labels.rht.comp_ver are not strings", "opctl quoted them"},
 			func(t *testing.T, out string, _ *Result) {
 				if d := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/deployment.yaml"))); !strings.Contains(d, `rht.comp_ver: "2.16"`) {
@@ -134,7 +124,7 @@ func TestWarnings(t *testing.T) {
 				}
 			}},
 		{"a Makefile VERSION that is not SemVer gives 0.0.0-dev", sampleDir, func(t *testing.T, dir string) {
-			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
+			replaceIn(ConfigFile, "version: 0.1.0\n", "")(t, dir)
 			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= main\n")
 		}, []string{"Makefile: VERSION \"main\" is a placeholder", "version 0.0.0-dev", "--version"},
 			func(t *testing.T, out string, res *Result) {
@@ -143,7 +133,7 @@ func TestWarnings(t *testing.T) {
 				}
 			}},
 		{"a Makefile VERSION of 0.0.0 is a placeholder too", sampleDir, func(t *testing.T, dir string) {
-			replace(ConfigFile, "version: 0.1.0\n", "")(t, dir)
+			replaceIn(ConfigFile, "version: 0.1.0\n", "")(t, dir)
 			mustWrite(t, filepath.Join(dir, "Makefile"), "VERSION ?= 0.0.0\n")
 		}, []string{"Makefile: VERSION \"0.0.0\" is a placeholder", "OLM reads as no version"}, nil},
 		{"a binding of a role defined elsewhere is kept as it is", sampleDir, func(t *testing.T, dir string) {
@@ -173,6 +163,13 @@ func TestWarnings(t *testing.T) {
 		{"Deployments with equal evidence: the first by name, said", sampleDir, func(t *testing.T, dir string) {
 			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: zz-manager-two\n  namespace: system\n  labels:\n    control-plane: controller-manager\nspec:\n  selector:\n    matchLabels: {app: adapter}\n  template:\n    metadata:\n      labels: {app: adapter}\n    spec:\n      serviceAccountName: controller-manager\n      containers:\n      - name: adapter\n        image: example.com/adapter:1.0.0\n        args: [--leader-elect]\n        env: [{name: RELATED_IMAGE_X, value: example.com/x:1.0.0}]\n")
 		}, []string{"could be the manager and none stands out, so opctl took kvstore-controller-manager and carries [kvstore-zz-manager-two]"}, nil},
+		{"a field marker on an inlined field is left out", sdkDir, replaceIn(types, "\tTuning `json:\",inline\"`", "\t// +operator-sdk:csv:customresourcedefinitions:type=spec,displayName=\"Tuning\"\n\tTuning `json:\",inline\"`"),
+			[]string{"memcache_types.go:18:", "an inlined field has no path of its own", "left out of the CSV"},
+			func(t *testing.T, out string, _ *Result) {
+				if csv := csvText(t, out, "memcache-operator"); strings.Contains(csv, "displayName: Tuning") || !strings.Contains(csv, "path: threads") {
+					t.Error("the CSV has a descriptor for the inlined struct itself, or lost its fields'")
+				}
+			}},
 		{"a sample file that does not parse is skipped", sampleDir, func(t *testing.T, dir string) {
 			if err := os.Remove(filepath.Join(dir, "config/samples/kustomization.yaml")); err != nil {
 				t.Fatal(err)
@@ -182,6 +179,39 @@ func TestWarnings(t *testing.T) {
 			func(t *testing.T, out string, _ *Result) {
 				if csv := csvText(t, out, "sample-operator"); !strings.Contains(csv, `"kind": "KVStore"`) || !strings.Contains(csv, `"kind": "KVBackup"`) {
 					t.Error("alm-examples lost the samples of the files that parse")
+				}
+			}},
+		{"an operand without all its figures gets the annotations it has", sampleDir, replaceIn(ConfigFile, "    pdb: {maxUnavailable: \"1\"}\n", ""),
+			[]string{"CRD kvstores.kv.opctl.dev: pdb-minavailable/pdb-maxunavailable unknown in opctl.yaml, annotations left out"},
+			func(t *testing.T, out string, _ *Result) {
+				crd := string(readFile(t, filepath.Join(out, "bundle/sample-operator/manifests/kv.opctl.dev_kvstores.yaml")))
+				if strings.Contains(crd, "platform-as-code/pdb-") || !strings.Contains(crd, "platform-as-code/cpu-requests") {
+					t.Errorf("the CRD's platform-as-code annotations:\n%s", crd)
+				}
+			}},
+		{"a ValidatingAdmissionPolicy is left out of the bundle", sampleDir, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\nmetadata:\n  name: replicas\nspec:\n  matchConstraints:\n    resourceRules:\n    - apiGroups: [kv.opctl.dev]\n      apiVersions: [v1alpha1]\n      operations: [CREATE]\n      resources: [kvstores]\n  validations:\n  - expression: object.spec.replicas <= 9\n")
+		}, []string{"ValidatingAdmissionPolicy kvstore-replicas: OLM cannot install kind ValidatingAdmissionPolicy, so the bundle leaves it out", "apply it from the chart"},
+			func(t *testing.T, out string, _ *Result) {
+				if _, err := os.Stat(filepath.Join(out, "charts/sample-operator/templates/validatingadmissionpolicy-replicas.yaml")); err != nil {
+					t.Errorf("the chart lacks the policy: %v", err)
+				}
+				entries, _ := os.ReadDir(filepath.Join(out, "bundle/sample-operator/manifests"))
+				for _, e := range entries {
+					if strings.Contains(e.Name(), "validatingadmissionpolicy") {
+						t.Errorf("the bundle carries %s", e.Name())
+					}
+				}
+			}},
+		{"an APIService no Deployment serves on a numbered port is not declared", sampleDir, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/metrics_service.yaml"), "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1alpha1.metrics.kv.opctl.dev\nspec:\n  group: metrics.kv.opctl.dev\n  version: v1alpha1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n  service:\n    name: controller-manager-metrics\n    namespace: system\n    port: 9443\n")
+		}, []string{"APIService v1alpha1.metrics.kv.opctl.dev: no Deployment of the overlay serves it on a numbered port, so the bundle does not declare it"},
+			func(t *testing.T, out string, _ *Result) {
+				if csv := csvText(t, out, "sample-operator"); strings.Contains(csv, "metrics.kv.opctl.dev") {
+					t.Error("the CSV declares the APIService")
+				}
+				if _, err := os.Stat(filepath.Join(out, "charts/sample-operator/templates/apiservice-v1alpha1.metrics.kv.opctl.dev.yaml")); err != nil {
+					t.Errorf("the chart lacks the APIService: %v", err)
 				}
 			}},
 	}
@@ -217,6 +247,18 @@ func TestWarnings(t *testing.T) {
 	}
 }
 
+// replaceIn is a mutation of a project: the first from in file becomes to.
+func replaceIn(file, from, to string) func(*testing.T, string) {
+	return func(t *testing.T, dir string) {
+		p := filepath.Join(dir, file)
+		b := string(readFile(t, p))
+		if !strings.Contains(b, from) {
+			t.Fatalf("%s has no %q", file, from)
+		}
+		mustWrite(t, p, strings.Replace(b, from, to, 1))
+	}
+}
+
 func warningsOf(t *testing.T, dir string) []string {
 	t.Helper()
 	_, res := packageTo(t, dir, PackageOptions{})
@@ -247,16 +289,25 @@ func TestSampleHasNoWarnings(t *testing.T) {
 
 // An overlay that creates a second Namespace (where the operator keeps its
 // leases, as ironcore does) is not refused: the chart creates it by name
-// behind sharedNamespaces.create, and what is in it stays there.
+// behind sharedNamespaces.create, and what is in it stays there; the
+// bundle leaves out what is in it, with a warning.
 func TestSharedNamespace(t *testing.T) {
 	dir := copyProject(t, sampleDir)
 	mustWrite(t, filepath.Join(dir, "config/leases/kustomization.yaml"), "resources:\n- leases.yaml\n")
 	mustWrite(t, filepath.Join(dir, "config/leases/leases.yaml"), "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: kv-leases\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: lease-writer\n  namespace: kv-leases\nrules:\n- apiGroups: [coordination.k8s.io]\n  resources: [leases]\n  verbs: [get, create, update]\n")
 	mustWrite(t, filepath.Join(dir, "config/all/kustomization.yaml"), "resources:\n- ../default\n- ../leases\n")
 	out, res := packageTo(t, dir, PackageOptions{Load: Options{Overlay: "config/all"}})
-	want := []string{"the overlay creates Namespace kv-leases beside the operator's kvstore-system", "sharedNamespaces.create"}
-	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return containsAll(w, want) }) {
-		t.Errorf("warnings %q, want one holding %q", res.Warnings, want)
+	for _, want := range [][]string{
+		{"the overlay creates Namespace kv-leases beside the operator's kvstore-system", "sharedNamespaces.create"},
+		// OLM would install the Role in the operator's namespace.
+		{"Role lease-writer: OLM installs a bundle's objects in the operator's namespace, not in kv-leases, so the bundle leaves it out"},
+	} {
+		if !slices.ContainsFunc(res.Warnings, func(w string) bool { return containsAll(w, want) }) {
+			t.Errorf("warnings %q, want one holding %q", res.Warnings, want)
+		}
+	}
+	if entries, _ := os.ReadDir(filepath.Join(out, "bundle/sample-operator/manifests")); slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.Contains(e.Name(), "lease-writer") }) {
+		t.Error("the bundle carries the Role of kv-leases")
 	}
 	tmpl := filepath.Join(out, "charts/sample-operator/templates")
 	if ns := string(readFile(t, filepath.Join(tmpl, "namespace-kv-leases.yaml"))); !strings.HasPrefix(ns, "{{- if .Values.sharedNamespaces.create }}") || !strings.Contains(ns, "name: kv-leases") {
