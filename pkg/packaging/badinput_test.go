@@ -103,6 +103,12 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		// Objects the API server refuses: the chart would not install.
 		{"a manager without containers", "", PackageOptions{}, replaceIn("config/manager/manager.yaml", "      containers:\n", "      containers: []\n      unusedContainers:\n"),
 			[]string{"manager Deployment kvstore-controller-manager: spec.template.spec.containers is empty"}},
+		{"a manager that is not a Deployment's shape", "", PackageOptions{}, replaceIn("config/manager/manager.yaml", "  replicas: 1\n", "  replicas: one\n"),
+			[]string{"manager Deployment kvstore-controller-manager:", "spec.replicas"}},
+		{"a CRD that is not a CRD's shape", "", PackageOptions{}, replaceIn("config/crd/bases/kv.opctl.dev_kvstores.yaml", "  scope: Namespaced\n", "  scope: [Namespaced]\n"),
+			[]string{"CustomResourceDefinition kvstores.kv.opctl.dev:", "spec.scope"}},
+		{"a Role that is not a Role's shape", "", PackageOptions{}, replaceIn("config/rbac/leader_election_role.yaml", "  verbs:\n  - get\n  - list\n  - watch\n  - create\n  - update\n  - patch\n  - delete\n", "  verbs: all\n"),
+			[]string{"Role kvstore-leader-election-role:", "rules.verbs"}},
 		{"a CRD of apiextensions.k8s.io/v1beta1", "", PackageOptions{}, replaceIn("config/crd/bases/kv.opctl.dev_kvstores.yaml", "apiVersion: apiextensions.k8s.io/v1\n", "apiVersion: apiextensions.k8s.io/v1beta1\n"),
 			[]string{"CustomResourceDefinition kvstores.kv.opctl.dev: apiVersion apiextensions.k8s.io/v1beta1 is not supported"}},
 		// The base CSV opctl starts from must be the project's one.

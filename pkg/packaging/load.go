@@ -399,8 +399,8 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 	p.Objects = append(p.Objects, rest...)
 	p.managerRaw = d
 	p.Manager = &appsv1.Deployment{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(d.Object, p.Manager); err != nil {
-		return fmt.Errorf("manager Deployment %s: %w", d.GetName(), err)
+	if err := fromUnstructured(d, p.Manager); err != nil {
+		return fmt.Errorf("manager %w", err)
 	}
 	if len(p.Manager.Spec.Template.Spec.Containers) == 0 {
 		return fmt.Errorf("manager Deployment %s: spec.template.spec.containers is empty", d.GetName())
@@ -641,8 +641,8 @@ func toCRD(o *unstructured.Unstructured) (*apiextensionsv1.CustomResourceDefinit
 		return nil, fmt.Errorf("CustomResourceDefinition %s: apiVersion %s is not supported: use apiextensions.k8s.io/v1", o.GetName(), o.GetAPIVersion())
 	}
 	crd := &apiextensionsv1.CustomResourceDefinition{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, crd); err != nil {
-		return nil, fmt.Errorf("CustomResourceDefinition %s: %w", o.GetName(), err)
+	if err := fromUnstructured(o, crd); err != nil {
+		return nil, err
 	}
 	for i, v := range crd.Spec.Versions {
 		if v.Schema == nil || v.Schema.OpenAPIV3Schema == nil {

@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -163,9 +164,17 @@ func (p *Project) ManagerGrant(grants []Grant) Grant {
 	return Grant{ServiceAccount: sa}
 }
 
+// fromUnstructured decodes o into a typed object; an error names the
+// object and, from encoding/json, the field (the converter names neither).
 func fromUnstructured(o *unstructured.Unstructured, into any) error {
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into); err != nil {
-		return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
+	err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, into)
+	if err == nil {
+		return nil
 	}
-	return nil
+	if b, jerr := json.Marshal(o.Object); jerr == nil {
+		if jerr = json.Unmarshal(b, into); jerr != nil {
+			err = jerr
+		}
+	}
+	return fmt.Errorf("%s %s: %w", o.GetKind(), o.GetName(), err)
 }
