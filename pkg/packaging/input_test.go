@@ -164,6 +164,7 @@ func TestBadOperatorSDKInputs(t *testing.T) {
 		{"Go syntax error", "api/v1alpha1/memcache_types.go", "type MemcacheList struct {", "type MemcacheList struct", "memcache_types.go:"},
 		{"base CSV minKubeVersion", "config/manifests/bases/memcache-operator.clusterserviceversion.yaml", "minKubeVersion: 1.29.0", "minKubeVersion: latest", "memcache-operator.clusterserviceversion.yaml: minKubeVersion"},
 		{"base CSV kind", "config/manifests/bases/memcache-operator.clusterserviceversion.yaml", "kind: ClusterServiceVersion", "kind: Deployment", "want ClusterServiceVersion"},
+		{"base CSV not YAML", "config/manifests/bases/memcache-operator.clusterserviceversion.yaml", "kind: ClusterServiceVersion", "kind: [ClusterServiceVersion", "memcache-operator.clusterserviceversion.yaml: "},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
