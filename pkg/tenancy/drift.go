@@ -183,7 +183,9 @@ func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Rel
 	key := ns + "/" + rel.Name
 	now := time.Now()
 	sweep, next := c.drift.sweepDue(key, now, c.opts.DriftInterval)
-	p.requeueAtMost(next)
+	if slices.ContainsFunc(parsed.objs, func(o driftObject) bool { return !o.watched }) {
+		p.requeueAtMost(next) // the next sweep; informers bring the rest
+	}
 	d := &drifter{c: c, t: t, rel: rel, rules: rules, scaled: parsed.scaled}
 	// One object that cannot be restored (the API server refuses what an
 	// owner made of it) does not keep the others as they drifted.
