@@ -84,7 +84,7 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 			appendTo(t, filepath.Join(dir, "PROJECT"), "layout: [unclosed\n")
 		}, []string{"PROJECT: not valid YAML"}},
 		{"PROJECT of the wrong shape", "", PackageOptions{}, replaceIn("PROJECT", "projectName: kvstore-operator", "projectName: [kvstore-operator]"),
-			[]string{"PROJECT:", "ProjectFile.projectName"}},
+			[]string{"PROJECT:", "projectName"}},
 		// The icon opctl.yaml names must be in the CSV as the image it is.
 		{"an icon that is missing", "", PackageOptions{}, replaceIn(ConfigFile, "icon: icon.svg", "icon: logo.svg"),
 			[]string{"opctl.yaml: icon:", "logo.svg"}},

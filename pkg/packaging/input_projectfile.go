@@ -7,10 +7,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"sigs.k8s.io/kubebuilder/v4/pkg/config"
+	_ "sigs.k8s.io/kubebuilder/v4/pkg/config/v3" // registers version 3
 	"sigs.k8s.io/yaml"
 )
 
-// ProjectFile is what opctl reads of kubebuilder's PROJECT file.
+// ProjectFile is what opctl reads of kubebuilder's PROJECT file, through
+// kubebuilder's own config types for the versions kubebuilder reads.
 type ProjectFile struct {
 	ProjectName string `json:"projectName"`
 	Domain      string `json:"domain"`
@@ -42,6 +45,17 @@ func loadProjectFile(dir string) (*ProjectFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	var versioned struct {
+		Version config.Version `json:"version"`
+	}
+	if err := yaml.Unmarshal(b, &versioned); err != nil {
+		return nil, fmt.Errorf("%s: not valid YAML: %w", path, err)
+	}
+	if config.IsRegistered(versioned.Version) {
+		return kubebuilderProject(path, versioned.Version, b)
+	}
+	// Version 2 files, which kubebuilder v4 no longer reads: layout is a
+	// string there.
 	var raw map[string]any
 	if err := yaml.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("%s: not valid YAML: %w", path, err)
@@ -56,6 +70,28 @@ func loadProjectFile(dir string) (*ProjectFile, error) {
 	pf := &ProjectFile{}
 	if err := yaml.Unmarshal(j, pf); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return pf, nil
+}
+
+// kubebuilderProject reads a PROJECT file of a version kubebuilder reads
+// (3) with kubebuilder's own config types.
+func kubebuilderProject(path string, version config.Version, b []byte) (*ProjectFile, error) {
+	cfg, err := config.New(version)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := cfg.UnmarshalYAML(b); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	resources, err := cfg.GetResources()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	pf := &ProjectFile{ProjectName: cfg.GetProjectName(), Domain: cfg.GetDomain(), Layout: cfg.GetPluginChain(),
+		Repo: cfg.GetRepository(), MultiGroup: cfg.IsMultiGroup()}
+	for _, r := range resources {
+		pf.Resources = append(pf.Resources, APIResource{Group: r.Group, Domain: r.Domain, Version: r.Version, Kind: r.Kind, Path: r.Path})
 	}
 	return pf, nil
 }
