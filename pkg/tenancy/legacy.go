@@ -33,9 +33,12 @@ func legacyName(name string) *regexp.Regexp {
 	return regexp.MustCompile("^" + regexp.QuoteMeta(helmKeyPrefix+name) + `\.v[0-9]+$`)
 }
 
+// legacyPage is how many Secrets one page of dropLegacy's list holds.
+const legacyPage = 8
+
 // dropLegacy deletes the records of release name that Helm's default
 // storage would hold in namespace, reading only their names and labels
-// (a metadata list), once per release and process. It returns the names
+// (a metadata list, in pages), once per release and process. It returns the names
 // of the Secrets deleted.
 func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name string) ([]string, error) {
 	key := releaseRef(tenant, namespace, name)
@@ -52,23 +55,31 @@ func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name str
 	if err != nil {
 		return nil, err
 	}
+	// The labels are anyone's in the namespace: a tenant can label many
+	// large Secrets so, and a list of them all at once would hold them all
+	// in memory. Pages of legacyPage bound that.
 	sel := labels.SelectorFromSet(labels.Set{"owner": "helm", "name": name}).String()
-	list, err := meta.Resource(secretsResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		return nil, fmt.Errorf("listing the Helm records of release %s in namespace %s: %w", name, namespace, err)
-	}
 	match := legacyName(name)
 	var dropped []string
-	for _, s := range list.Items {
-		if !match.MatchString(s.Name) {
-			continue // labelled like a record, named otherwise: not Helm's, not ours to delete
+	for next := ""; ; {
+		list, err := meta.Resource(secretsResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel, Limit: legacyPage, Continue: next})
+		if err != nil {
+			return dropped, fmt.Errorf("listing the Helm records of release %s in namespace %s: %w", name, namespace, err)
 		}
-		uid := s.UID
-		err := meta.Resource(secretsResource).Namespace(namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
-		if err != nil && !apierrors.IsNotFound(err) {
-			return dropped, fmt.Errorf("deleting the Helm record %s/%s: %w", namespace, s.Name, err)
+		for _, s := range list.Items {
+			if !match.MatchString(s.Name) {
+				continue // labelled like a record, named otherwise: not Helm's, not ours to delete
+			}
+			uid := s.UID
+			err := meta.Resource(secretsResource).Namespace(namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return dropped, fmt.Errorf("deleting the Helm record %s/%s: %w", namespace, s.Name, err)
+			}
+			dropped = append(dropped, s.Name)
 		}
-		dropped = append(dropped, s.Name)
+		if next = list.GetContinue(); next == "" {
+			break
+		}
 	}
 	slices.Sort(dropped)
 	h.noLegacy(tenant, namespace, name)
