@@ -9,6 +9,7 @@ import (
 	"time"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -167,6 +168,24 @@ spec:
         image: busybox
         securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 ---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: spare
+spec:
+  replicas: 0
+  selector:
+    matchLabels: {app: spare}
+  template:
+    metadata:
+      labels: {app: spare}
+    spec:
+      securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+      containers:
+      - name: spare
+        image: busybox
+        securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
+---
 apiVersion: autoscaling/v2
 kind: HorizontalPodAutoscaler
 metadata:
@@ -174,7 +193,7 @@ metadata:
 spec:
   scaleTargetRef: {apiVersion: apps/v1, kind: Deployment, name: web}
   minReplicas: 1
-  maxReplicas: 5
+  maxReplicas: {{ .Values.maxReplicas | default 5 }}
 `,
 }
 
@@ -287,11 +306,46 @@ func TestReleaseObjectsGuarded(t *testing.T) {
 			return as.AutoscalingV2().HorizontalPodAutoscalers(name).Delete(ctx, "web", metav1.DeleteOptions{})
 		},
 		"StatefulSet db":     func() error { return as.AppsV1().StatefulSets(name).Delete(ctx, "db", metav1.DeleteOptions{}) },
+		"ReplicaSet spare":   func() error { return as.AppsV1().ReplicaSets(name).Delete(ctx, "spare", metav1.DeleteOptions{}) },
 		"ConfigMap settings": func() error { return as.CoreV1().ConfigMaps(name).Delete(ctx, "settings", metav1.DeleteOptions{}) },
 		"Service web":        func() error { return as.CoreV1().Services(name).Delete(ctx, "web", metav1.DeleteOptions{}) },
 	} {
 		if err := del(); err == nil || !strings.Contains(err.Error(), "managed by the opctl tenancy controller") {
 			t.Errorf("the owner deleting its release's %s: %v, want the guardrail's refusal", what, err)
 		}
+	}
+	// Every workload of the release is guarded from scaling too
+	// (tenant-release-scale), while the release's own autoscaler, which
+	// the tenant's actor applies, still upgrades.
+	testcluster.Eventually(t, time.Minute, "the release's workloads listed", func(ctx context.Context) error {
+		ns, err := c.Client.CoreV1().Namespaces().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if got, want := ns.Annotations[tenancy.AnnotationReleaseWorkloads], "deployments/web,replicasets/spare,statefulsets/db"; got != want {
+			return fmt.Errorf("%s is %q, want %q", tenancy.AnnotationReleaseWorkloads, got, want)
+		}
+		return nil
+	})
+	scale, err := as.AppsV1().StatefulSets(name).GetScale(ctx, "db", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scale.Spec.Replicas = 5
+	if _, err := as.AppsV1().StatefulSets(name).UpdateScale(ctx, "db", scale, metav1.UpdateOptions{}); err == nil || !strings.Contains(err.Error(), "statefulsets/db is a workload of an operator release") {
+		t.Errorf("the owner scaling its release's StatefulSet: %v, want tenant-release-scale's refusal", err)
+	}
+	testcluster.UpdateObject(t, cl, &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: name}}, func(tn *tenancyv1.Tenant) {
+		tn.Spec.Operators[0].Values = &apiextensionsv1.JSON{Raw: []byte(`{"maxReplicas": 6}`)}
+	})
+	waitTenant(t, name, 2*time.Minute, "upgraded to revision 2 and Ready", func(tn *tenancyv1.Tenant) error {
+		if len(tn.Status.Operators) == 0 || tn.Status.Operators[0].Revision != 2 {
+			return fmt.Errorf("operators %+v", tn.Status.Operators)
+		}
+		return ready(tn)
+	})
+	hpa, err := c.Client.AutoscalingV2().HorizontalPodAutoscalers(name).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil || hpa.Spec.MaxReplicas != 6 {
+		t.Errorf("the release's HPA after the upgrade: %v, maxReplicas %d, want 6", err, hpa.Spec.MaxReplicas)
 	}
 }

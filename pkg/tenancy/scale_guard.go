@@ -32,20 +32,22 @@ var scaleResources = map[schema.GroupKind]string{
 
 // guardScale keeps AnnotationReleaseWorkloads of each tenant namespace
 // equal to the workloads of the tenant's deployed releases, read from
-// the drift memo. Until every release has been seen deployed by this
-// process (after a restart, while one installs), it leaves the
-// annotations as they are rather than narrow the guard. An unchanged
-// annotation costs no request.
+// the drift memo. While a release has not been seen deployed by this
+// process (after a restart, while one installs or fails to), the guard
+// only widens: the workloads of the others are added, none listed is
+// dropped. An unchanged annotation costs no request.
 func (c *Controller) guardScale(ctx context.Context, p *plan) error {
 	t := p.tenant
 	want := map[string][]string{}
+	complete := true
 	for _, op := range p.operators {
 		if op.release == nil {
 			continue
 		}
 		parsed, ok := c.drift.release(op.release.Namespace + "/" + op.release.Name)
 		if !ok {
-			return nil
+			complete = false
+			continue
 		}
 		for _, o := range parsed.objs {
 			if res, ok := scaleResources[o.gvk.GroupKind()]; ok {
@@ -63,6 +65,10 @@ func (c *Controller) guardScale(ctx context.Context, p *plan) error {
 			return fmt.Errorf("namespace %s: %w", name, err)
 		}
 		list := want[name]
+		if !complete && ns.Annotations[AnnotationReleaseWorkloads] != "" {
+			// A release not seen deployed yet keeps what was listed.
+			list = append(list, strings.Split(ns.Annotations[AnnotationReleaseWorkloads], ",")...)
+		}
 		slices.Sort(list)
 		value := strings.Join(slices.Compact(list), ",")
 		if ns.Annotations[AnnotationReleaseWorkloads] == value {
