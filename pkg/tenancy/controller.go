@@ -100,7 +100,8 @@ type Controller struct {
 	opts     Options
 	recorder events.EventRecorder
 
-	drift driftMemo
+	drift    driftMemo
+	installs failedInstalls
 	// discovery reads what the API server serves, uncached (served).
 	discovery discovery.DiscoveryInterface
 	// servedCounts are the shipped default quota's counts of kinds a

@@ -47,6 +47,53 @@ type driftMemo struct {
 	// swept is when each release's unwatched objects were last read, by
 	// namespace/release.
 	swept map[string]time.Time
+	// restores are the recent restores of each object, by driftKey.
+	restores map[string]restores
+}
+
+// restores counts an object's restores since the last quiet spell.
+type restores struct {
+	n    int
+	last time.Time
+}
+
+// Restores of one object back off: the first freeRestores within
+// restoreQuiet of each other are immediate, then each waits twice as long
+// as the last, from restoreBackoff up to restoreQuiet. Whoever keeps
+// changing the object (an owner's autoscaler made before the scale
+// guardrail armed, a controller of the cluster) cannot make the controller
+// fight it at the API server's expense; an object left alone for
+// restoreQuiet starts over.
+const (
+	freeRestores   = 3
+	restoreBackoff = 10 * time.Second
+	restoreQuiet   = 10 * time.Minute
+)
+
+// restoreWait is how long a restore of key must wait, at now.
+func (m *driftMemo) restoreWait(key string, now time.Time) time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	r := m.restores[key]
+	if r.n < freeRestores || now.Sub(r.last) >= restoreQuiet {
+		return 0
+	}
+	wait := min(restoreBackoff<<min(r.n-freeRestores, 10), restoreQuiet)
+	return max(r.last.Add(wait).Sub(now), 0)
+}
+
+// restoredAt records a restore of key at now.
+func (m *driftMemo) restoredAt(key string, now time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.restores == nil {
+		m.restores = map[string]restores{}
+	}
+	r := m.restores[key]
+	if now.Sub(r.last) >= restoreQuiet {
+		r.n = 0
+	}
+	m.restores[key] = restores{n: r.n + 1, last: now}
 }
 
 type parsedRelease struct {
@@ -153,6 +200,11 @@ func (m *driftMemo) forget(ns string) {
 			delete(m.swept, k)
 		}
 	}
+	for k := range m.restores {
+		if strings.HasPrefix(k, ns+"/") {
+			delete(m.restores, k)
+		}
+	}
 }
 
 func (m *driftMemo) synced(key, rv string) bool {
@@ -186,7 +238,7 @@ func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Rel
 	if slices.ContainsFunc(parsed.objs, func(o driftObject) bool { return !o.watched }) {
 		p.requeueAtMost(next) // the next sweep; informers bring the rest
 	}
-	d := &drifter{c: c, t: t, rel: rel, rules: rules, scaled: parsed.scaled}
+	d := &drifter{c: c, t: t, rel: rel, rules: rules, scaled: parsed.scaled, requeue: p.requeueAtMost, now: now}
 	// One object that cannot be restored (the API server refuses what an
 	// owner made of it) does not keep the others as they drifted.
 	var errs []error
@@ -217,6 +269,8 @@ type drifter struct {
 	scaled   map[string]int64 // the HPA-scaled workloads and their minReplicas
 	actor    client.Client    // the tenant's actor reads the unwatched and restores (actor.go)
 	restored []string
+	requeue  func(time.Duration) // when a restore backs off
+	now      time.Time
 }
 
 func (d *drifter) actorClient() (client.Client, error) {
@@ -274,6 +328,10 @@ func (d *drifter) correct(ctx context.Context, o driftObject) error {
 			return nil
 		}
 	}
+	if wait := c.drift.restoreWait(key, d.now); wait > 0 {
+		d.requeue(wait)
+		return nil
+	}
 	actor, err := d.actorClient()
 	if err != nil {
 		return err
@@ -285,6 +343,7 @@ func (d *drifter) correct(ctx context.Context, o driftObject) error {
 	if rv := applied.GetResourceVersion(); rv != "" {
 		c.drift.set(key, rv)
 	}
+	c.drift.restoredAt(key, d.now)
 	driftCorrections.WithLabelValues(obj.GetKind()).Inc()
 	d.restored = append(d.restored, obj.GetKind()+" "+obj.GetName())
 	return nil

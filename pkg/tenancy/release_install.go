@@ -11,8 +11,14 @@ import (
 )
 
 // installRelease installs the release from scratch, first removing a
-// revision that never deployed.
+// revision that never deployed. After a failure the same install waits
+// (release_install_backoff.go).
 func (c *Controller) installRelease(r *releaseRun) error {
+	ref := releaseRef(r.t.Name, r.spec.Namespace, r.spec.Name)
+	if wait := c.installs.wait(ref, r.spec.Install, r.spec.Values, r.facts.now); wait > 0 {
+		r.p.requeueAtMost(wait) // the status still says why the last one failed
+		return nil
+	}
 	if cur := r.facts.current; cur != nil {
 		if stop, err := c.refused(r.ctx, r.t, r.st, r.scope, cur); stop || err != nil {
 			return err
@@ -30,10 +36,12 @@ func (c *Controller) installRelease(r *releaseRun) error {
 	want := r.facts.want
 	err = actorForbidden(r.t.Name, err)
 	if err != nil {
+		c.installs.failed(ref, r.spec.Install, r.spec.Values, r.facts.now)
 		r.st.Health, r.st.LastError, r.st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
 		c.event(r.t, "Warning", ReasonInstallFailed, "installing %s %s: %v", r.spec.Name, want, err)
 		return err
 	}
+	c.installs.forget(ref)
 	c.helm.noLegacy(r.t.Name, r.spec.Namespace, r.spec.Name)
 	c.event(r.t, "Normal", "Installed", "installed %s %s (revision %d)", r.spec.Name, want, rel.Version)
 	c.hooksNotRun(r.t, rel)

@@ -3,6 +3,8 @@ package tenancy
 import (
 	"helm.sh/helm/v3/pkg/release"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"opctl.dev/opctl/pkg/operatorkit"
 )
 
 // upgradeRelease upgrades to the spec's chart and values; a failed
@@ -19,7 +21,7 @@ func (c *Controller) upgradeRelease(r *releaseRun) error {
 		return nil
 	}
 	if err != nil {
-		log.FromContext(r.ctx).Info("upgrade failed, rolling back", "release", r.spec.Namespace+"/"+r.spec.Name, "error", err.Error())
+		log.FromContext(r.ctx).Info("upgrade failed, rolling back", "release", r.spec.Namespace+"/"+r.spec.Name, "error", operatorkit.BoundText(err.Error()))
 		return c.rollback(r.ctx, r.t, r.cfg, r.scope, deployed.Version, r.facts.want, r.st, err.Error())
 	}
 	c.event(r.t, "Normal", "Upgraded", "upgraded %s from %s to %s (revision %d)", r.spec.Name, deployed.Chart.Metadata.Version, r.facts.want, rel.Version)

@@ -1,0 +1,67 @@
+package tenancy
+
+import (
+	"sync"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+)
+
+// A failed install is not tried again with the same chart (the loaded
+// chart, so the same source) and values until a wait that doubles with each failure, from installBackoff
+// up to maxInstallBackoff. Any event in a tenant's namespaces reconciles
+// the Tenant, and an install costs tens of requests: an owner who makes
+// one fail (an object of the release's name in the way) must not make
+// every pod it deletes cost one. A changed spec is installed at once.
+const (
+	installBackoff    = 10 * time.Second
+	maxInstallBackoff = 5 * time.Minute
+)
+
+// failedInstalls remembers the last failed install of each release, by
+// releaseRef.
+type failedInstalls struct {
+	mu sync.Mutex
+	m  map[string]failedInstall
+}
+
+type failedInstall struct {
+	chart  *chart.Chart
+	values map[string]any
+	n      int
+	at     time.Time
+}
+
+// wait is how long an install of ch and values must wait, at now.
+func (f *failedInstalls) wait(ref string, ch *chart.Chart, values map[string]any, now time.Time) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	last, ok := f.m[ref]
+	if !ok || last.chart != ch || !sameValues(last.values, values) {
+		return 0
+	}
+	backoff := min(installBackoff<<min(last.n-1, 10), maxInstallBackoff)
+	return max(last.at.Add(backoff).Sub(now), 0)
+}
+
+// failed records a failed install of ch and values at now.
+func (f *failedInstalls) failed(ref string, ch *chart.Chart, values map[string]any, now time.Time) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]failedInstall{}
+	}
+	last := f.m[ref]
+	n := 1
+	if last.chart == ch && sameValues(last.values, values) {
+		n = last.n + 1
+	}
+	f.m[ref] = failedInstall{chart: ch, values: values, n: n, at: now}
+}
+
+// forget drops what is remembered of ref, after an install succeeded.
+func (f *failedInstalls) forget(ref string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.m, ref)
+}

@@ -1,0 +1,46 @@
+package tenancy
+
+import (
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+)
+
+// TestInstallBackoff: the same chart and values wait after a failure,
+// twice as long after each, up to maxInstallBackoff; another chart or
+// other values, or a success, do not wait.
+func TestInstallBackoff(t *testing.T) {
+	var f failedInstalls
+	a, b := &chart.Chart{}, &chart.Chart{}
+	values := map[string]any{"replicas": 1}
+	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	const ref = "t/ns/kv"
+	if w := f.wait(ref, a, values, t0); w != 0 {
+		t.Fatalf("before any failure: wait %v", w)
+	}
+	f.failed(ref, a, values, t0)
+	if w := f.wait(ref, a, values, t0.Add(time.Second)); w != installBackoff-time.Second {
+		t.Errorf("after one failure: wait %v, want %v", w, installBackoff-time.Second)
+	}
+	if w := f.wait(ref, b, values, t0); w != 0 {
+		t.Errorf("another chart waits %v", w)
+	}
+	if w := f.wait(ref, a, map[string]any{"replicas": 2}, t0); w != 0 {
+		t.Errorf("other values wait %v", w)
+	}
+	f.failed(ref, a, values, t0.Add(installBackoff))
+	if w := f.wait(ref, a, values, t0.Add(installBackoff)); w != 2*installBackoff {
+		t.Errorf("after two failures: wait %v, want %v", w, 2*installBackoff)
+	}
+	for i := range 20 {
+		f.failed(ref, a, values, t0.Add(time.Duration(i)*time.Hour))
+	}
+	if w := f.wait(ref, a, values, t0.Add(19*time.Hour)); w != maxInstallBackoff {
+		t.Errorf("after many failures: wait %v, want the cap %v", w, maxInstallBackoff)
+	}
+	f.forget(ref)
+	if w := f.wait(ref, a, values, t0.Add(19*time.Hour)); w != 0 {
+		t.Errorf("after a success: wait %v", w)
+	}
+}
