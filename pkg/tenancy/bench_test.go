@@ -46,8 +46,9 @@ var (
 // prints the wall time to all-Ready, the controller's peak RSS, the API
 // writes of the provisioning and of one steady-state resync, and two
 // references: a loop of `helm install --wait` CLI calls and a raw
-// write-throughput probe, which gives the physical floor. Run it on a
-// control plane of its own: make bench-tenancy N=1000.
+// write-throughput probe, which gives the physical floor. Then the owners
+// of -attackers tenants attack the controller's memory (attackMemory).
+// Run it on a control plane of its own: make bench-tenancy N=1000.
 func BenchmarkTenancyProvision(b *testing.B) {
 	c := testcluster.Require(b, cluster)
 	ctx := context.Background()
@@ -163,6 +164,7 @@ func BenchmarkTenancyProvision(b *testing.B) {
 	if len(resyncWrites) > 0 {
 		fmt.Printf("  resync writes: %s\n", testcluster.Describe(resyncWrites[:min(10, len(resyncWrites))]))
 	}
+	attackMemory(b, c, proc, names, metricsAddr, func() *exec.Cmd { return benchController(b, metricsAddr) })
 	b.ReportMetric(toReady.Seconds(), "s-to-all-ready")
 	b.ReportMetric(float64(rss)/(1<<20), "MiB-peak-rss")
 	b.ReportMetric(float64(len(resyncWrites)), "writes/resync")
