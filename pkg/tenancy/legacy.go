@@ -2,16 +2,19 @@ package tenancy
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage/driver"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 )
 
 // Helm's default storage keeps a release's records in the release
@@ -33,13 +36,13 @@ func legacyName(name string) *regexp.Regexp {
 	return regexp.MustCompile("^" + regexp.QuoteMeta(helmKeyPrefix+name) + `\.v[0-9]+$`)
 }
 
-// legacyPage is how many Secrets one page of dropLegacy's list holds.
-const legacyPage = 8
+// legacyPage is how many names one page of dropLegacy's list holds.
+const legacyPage = 100
 
 // dropLegacy deletes the records of release name that Helm's default
-// storage would hold in namespace, reading only their names and labels
-// (a metadata list, in pages), once per release and process. It returns the names
-// of the Secrets deleted.
+// storage would hold in namespace, reading only their names (a table, in
+// pages), once per release and process. It returns the names of the
+// Secrets deleted.
 func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name string) ([]string, error) {
 	key := releaseRef(tenant, namespace, name)
 	h.mu.Lock()
@@ -51,39 +54,69 @@ func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name str
 	if gone, err := h.namespaceGone(ctx, namespace); err != nil || gone {
 		return nil, err // nothing left to drop, nor any right to
 	}
-	_, meta, err := h.actor(tenant)
+	cs, meta, err := h.actor(tenant)
 	if err != nil {
 		return nil, err
 	}
-	// The labels are anyone's in the namespace: a tenant can label many
-	// large Secrets so, and a list of them all at once would hold them all
-	// in memory. Pages of legacyPage bound that.
-	sel := labels.SelectorFromSet(labels.Set{"owner": "helm", "name": name}).String()
 	match := legacyName(name)
 	var dropped []string
 	for next := ""; ; {
-		list, err := meta.Resource(secretsResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: sel, Limit: legacyPage, Continue: next})
+		names, cont, err := legacyNames(ctx, cs, namespace, name, next)
 		if err != nil {
-			return dropped, fmt.Errorf("listing the Helm records of release %s in namespace %s: %w", name, namespace, err)
+			return dropped, err
 		}
-		for _, s := range list.Items {
-			if !match.MatchString(s.Name) {
+		for _, n := range names {
+			if !match.MatchString(n) {
 				continue // labelled like a record, named otherwise: not Helm's, not ours to delete
 			}
-			uid := s.UID
-			err := meta.Resource(secretsResource).Namespace(namespace).Delete(ctx, s.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			err := meta.Resource(secretsResource).Namespace(namespace).Delete(ctx, n, metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
-				return dropped, fmt.Errorf("deleting the Helm record %s/%s: %w", namespace, s.Name, err)
+				return dropped, fmt.Errorf("deleting the Helm record %s/%s: %w", namespace, n, err)
 			}
-			dropped = append(dropped, s.Name)
+			dropped = append(dropped, n)
 		}
-		if next = list.GetContinue(); next == "" {
+		if next = cont; next == "" {
 			break
 		}
 	}
 	slices.Sort(dropped)
 	h.noLegacy(tenant, namespace, name)
 	return dropped, nil
+}
+
+// legacyNames lists a page of the names of the Secrets in namespace
+// labelled as records of release name. The labels are anyone's there: a
+// tenant can give many Secrets 1.5 MB of labels each, so the list asks
+// the API server for a table of names only (includeObject=None), never
+// for the objects or their metadata.
+func legacyNames(ctx context.Context, cs kubernetes.Interface, namespace, name, next string) (names []string, cont string, err error) {
+	sel := labels.SelectorFromSet(labels.Set{"owner": "helm", "name": name}).String()
+	req := cs.CoreV1().RESTClient().Get().Namespace(namespace).Resource("secrets").
+		Param("labelSelector", sel).Param("limit", strconv.Itoa(legacyPage)).
+		Param("includeObject", "None").SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io")
+	if next != "" {
+		req = req.Param("continue", next)
+	}
+	raw, err := req.DoRaw(ctx)
+	if err != nil {
+		return nil, "", fmt.Errorf("listing the Helm records of release %s in namespace %s: %w", name, namespace, err)
+	}
+	var table metav1.Table
+	if err := json.Unmarshal(raw, &table); err != nil {
+		return nil, "", fmt.Errorf("listing the Helm records of release %s in namespace %s: %w", name, namespace, err)
+	}
+	col := slices.IndexFunc(table.ColumnDefinitions, func(c metav1.TableColumnDefinition) bool { return c.Name == "Name" })
+	if col < 0 {
+		return nil, "", fmt.Errorf("listing the Helm records of release %s in namespace %s: the table has no Name column", name, namespace)
+	}
+	for _, row := range table.Rows {
+		if col < len(row.Cells) {
+			if n, ok := row.Cells[col].(string); ok {
+				names = append(names, n)
+			}
+		}
+	}
+	return names, table.Continue, nil
 }
 
 // noLegacy notes that a release has no records in its namespace for
