@@ -1,14 +1,16 @@
 package tenancy
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"sync"
 	"time"
 
 	"helm.sh/helm/v3/pkg/chart"
 )
 
-// A failed install is not tried again with the same chart (the loaded
-// chart, so the same source) and values until a wait that doubles with each failure, from installBackoff
+// A failed install is not tried again with the same chart (its name,
+// version and templates) and values until a wait that doubles with each failure, from installBackoff
 // up to maxInstallBackoff. Any event in a tenant's namespaces reconciles
 // the Tenant, and an install costs tens of requests: an owner who makes
 // one fail (an object of the release's name in the way) must not make
@@ -26,7 +28,7 @@ type failedInstalls struct {
 }
 
 type failedInstall struct {
-	chart  *chart.Chart
+	chart  string // chartIdentity
 	values map[string]any
 	n      int
 	at     time.Time
@@ -37,7 +39,7 @@ func (f *failedInstalls) wait(ref string, ch *chart.Chart, values map[string]any
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	last, ok := f.m[ref]
-	if !ok || last.chart != ch || !sameValues(last.values, values) {
+	if !ok || last.chart != chartIdentity(ch) || !sameValues(last.values, values) {
 		return 0
 	}
 	backoff := min(installBackoff<<min(last.n-1, 10), maxInstallBackoff)
@@ -51,12 +53,12 @@ func (f *failedInstalls) failed(ref string, ch *chart.Chart, values map[string]a
 	if f.m == nil {
 		f.m = map[string]failedInstall{}
 	}
-	last := f.m[ref]
+	last, id := f.m[ref], chartIdentity(ch)
 	n := 1
-	if last.chart == ch && sameValues(last.values, values) {
+	if last.chart == id && sameValues(last.values, values) {
 		n = last.n + 1
 	}
-	f.m[ref] = failedInstall{chart: ch, values: values, n: n, at: now}
+	f.m[ref] = failedInstall{chart: id, values: values, n: n, at: now}
 }
 
 // forget drops what is remembered of ref, after an install succeeded.
@@ -64,4 +66,20 @@ func (f *failedInstalls) forget(ref string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.m, ref)
+}
+
+// chartIdentity is a digest of what an install of ch renders from: its
+// name, version and templates. A bundle's chart is made anew for every
+// plan, so the pointer would not do.
+func chartIdentity(ch *chart.Chart) string {
+	h := sha256.New()
+	if ch.Metadata != nil {
+		h.Write([]byte(ch.Metadata.Name + "\x00" + ch.Metadata.Version + "\x00"))
+	}
+	for _, t := range ch.Templates {
+		h.Write([]byte(t.Name + "\x00"))
+		h.Write(t.Data)
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }

@@ -7,12 +7,14 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 )
 
-// TestInstallBackoff: the same chart and values wait after a failure,
+// TestInstallBackoff: the same chart (by content) and values wait after a failure,
 // twice as long after each, up to maxInstallBackoff; another chart or
 // other values, or a success, do not wait.
 func TestInstallBackoff(t *testing.T) {
 	var f failedInstalls
-	a, b := &chart.Chart{}, &chart.Chart{}
+	a := &chart.Chart{Metadata: &chart.Metadata{Name: "kv", Version: "0.1.0"}, Templates: []*chart.File{{Name: "templates/a.yaml", Data: []byte("a")}}}
+	b := &chart.Chart{Metadata: &chart.Metadata{Name: "kv", Version: "0.1.0"}, Templates: []*chart.File{{Name: "templates/a.yaml", Data: []byte("b")}}}
+	same := &chart.Chart{Metadata: a.Metadata, Templates: []*chart.File{{Name: "templates/a.yaml", Data: []byte("a")}}}
 	values := map[string]any{"replicas": 1}
 	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	const ref = "t/ns/kv"
@@ -24,7 +26,10 @@ func TestInstallBackoff(t *testing.T) {
 		t.Errorf("after one failure: wait %v, want %v", w, installBackoff-time.Second)
 	}
 	if w := f.wait(ref, b, values, t0); w != 0 {
-		t.Errorf("another chart waits %v", w)
+		t.Errorf("another chart of the same version waits %v", w)
+	}
+	if w := f.wait(ref, same, values, t0.Add(time.Second)); w != installBackoff-time.Second {
+		t.Errorf("the same chart made anew (a bundle's, every plan): wait %v, want %v", w, installBackoff-time.Second)
 	}
 	if w := f.wait(ref, a, map[string]any{"replicas": 2}, t0); w != 0 {
 		t.Errorf("other values wait %v", w)
