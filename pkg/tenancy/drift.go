@@ -57,17 +57,18 @@ type restores struct {
 	last time.Time
 }
 
-// Restores of one object back off: the first freeRestores within
-// restoreQuiet of each other are immediate, then each waits twice as long
-// as the last, from restoreBackoff up to restoreQuiet. Whoever keeps
-// changing the object (an owner's autoscaler made before the scale
-// guardrail armed, a controller of the cluster) cannot make the controller
-// fight it at the API server's expense; an object left alone for
-// restoreQuiet starts over.
+// Restores of one object back off: the first freeRestores are immediate,
+// then each waits twice as long as the last, from restoreBackoff up to
+// maxRestoreWait. Whoever keeps changing the object (an owner's
+// autoscaler made before the scale guardrail armed, a controller of the
+// cluster) cannot make the controller fight it at the API server's
+// expense: a fight settles at one restore per maxRestoreWait. An object
+// left alone for restoreQuiet, longer than any wait, starts over.
 const (
 	freeRestores   = 3
 	restoreBackoff = 10 * time.Second
-	restoreQuiet   = 10 * time.Minute
+	maxRestoreWait = 10 * time.Minute
+	restoreQuiet   = 2 * maxRestoreWait
 )
 
 // restoreWait is how long a restore of key must wait, at now.
@@ -78,7 +79,7 @@ func (m *driftMemo) restoreWait(key string, now time.Time) time.Duration {
 	if r.n < freeRestores || now.Sub(r.last) >= restoreQuiet {
 		return 0
 	}
-	wait := min(restoreBackoff<<min(r.n-freeRestores, 10), restoreQuiet)
+	wait := min(restoreBackoff<<min(r.n-freeRestores, 10), maxRestoreWait)
 	return max(r.last.Add(wait).Sub(now), 0)
 }
 
