@@ -61,16 +61,16 @@ var memoryAttacks = []struct {
 			Type: "helm.sh/release.v1", Data: map[string][]byte{"release": bomb400MB()}}, metav1.CreateOptions{})
 		return err
 	}},
-	{"Secrets labelled as the release's Helm records, 0.8 MB of labels each, 60 in the first namespace (listed at start)", func(ctx context.Context, owner kubernetes.Interface, ns string, i int) error {
-		if !strings.HasSuffix(ns, "-0000") {
+	{"Secrets labelled as the release's Helm records, 100,000 labels each, 20 in each of the first two namespaces (listed at start)", func(ctx context.Context, owner kubernetes.Interface, ns string, i int) error {
+		if (!strings.HasSuffix(ns, "-0000") && !strings.HasSuffix(ns, "-0001")) || i > 0 {
 			return errSkipped
 		}
-		for j := range 10 {
-			labels := map[string]string{"owner": "helm", "name": "kv"}
-			for k := range 10000 {
-				labels[fmt.Sprintf("pad-%05d", k)] = strings.Repeat("p", 63)
-			}
-			if _, err := owner.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pad-%d-%d", i, j), Labels: labels}}, metav1.CreateOptions{}); err != nil {
+		labels := map[string]string{"owner": "helm", "name": "kv"}
+		for k := range 100000 {
+			labels[fmt.Sprintf("p%06d", k)] = ""
+		}
+		for j := range 20 {
+			if _, err := owner.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pad-%d", j), Labels: labels}}, metav1.CreateOptions{}); err != nil {
 				return err
 			}
 		}

@@ -168,6 +168,18 @@ spec:
         image: busybox
         securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}
 ---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: gpu
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.example.com
+---
 apiVersion: apps/v1
 kind: ReplicaSet
 metadata:
@@ -305,8 +317,11 @@ func TestReleaseObjectsGuarded(t *testing.T) {
 		"HorizontalPodAutoscaler web": func() error {
 			return as.AutoscalingV2().HorizontalPodAutoscalers(name).Delete(ctx, "web", metav1.DeleteOptions{})
 		},
-		"StatefulSet db":     func() error { return as.AppsV1().StatefulSets(name).Delete(ctx, "db", metav1.DeleteOptions{}) },
-		"ReplicaSet spare":   func() error { return as.AppsV1().ReplicaSets(name).Delete(ctx, "spare", metav1.DeleteOptions{}) },
+		"StatefulSet db":   func() error { return as.AppsV1().StatefulSets(name).Delete(ctx, "db", metav1.DeleteOptions{}) },
+		"ReplicaSet spare": func() error { return as.AppsV1().ReplicaSets(name).Delete(ctx, "spare", metav1.DeleteOptions{}) },
+		"ResourceClaimTemplate gpu": func() error {
+			return as.ResourceV1().ResourceClaimTemplates(name).Delete(ctx, "gpu", metav1.DeleteOptions{})
+		},
 		"ConfigMap settings": func() error { return as.CoreV1().ConfigMaps(name).Delete(ctx, "settings", metav1.DeleteOptions{}) },
 		"Service web":        func() error { return as.CoreV1().Services(name).Delete(ctx, "web", metav1.DeleteOptions{}) },
 	} {
