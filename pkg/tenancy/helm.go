@@ -44,6 +44,9 @@ type helmClient struct {
 	records *recordStore
 	// actor makes the clients of a tenant's actor (actorClients).
 	actor func(tenant string) (kubernetes.Interface, metadata.Interface, error)
+	// legacyNames lists a page of a release's record-labelled Secrets by
+	// name (legacy.go; a fake clientset serves no tables).
+	legacyNames func(ctx context.Context, cs kubernetes.Interface, namespace, name, next string) ([]string, string, error)
 	// namespaces reads namespaces with the controller's rights: in one
 	// gone or going, the actor holds nothing (namespaceGone).
 	namespaces corev1client.NamespaceInterface
@@ -89,7 +92,7 @@ func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, lo
 		records: records, namespaces: cs.CoreV1().Namespaces(),
 	}
 	h.cluster = kube.New(&restGetter{h: h, config: cfg})
-	h.actor = h.actorClients
+	h.actor, h.legacyNames = h.actorClients, legacyNames
 	return h, nil
 }
 

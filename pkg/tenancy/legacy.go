@@ -61,7 +61,7 @@ func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name str
 	match := legacyName(name)
 	var dropped []string
 	for next := ""; ; {
-		names, cont, err := legacyNames(ctx, cs, namespace, name, next)
+		names, cont, err := h.legacyNames(ctx, cs, namespace, name, next)
 		if err != nil {
 			return dropped, err
 		}

@@ -92,7 +92,7 @@ func TestStorageIsPerTenant(t *testing.T) {
 
 // Records in a release namespace are the tenant's: dropLegacy deletes
 // those named and labelled as the release's Helm records without reading
-// them (a metadata list, no get), once per release and process, and
+// them (a list of names, no get), once per release and process, and
 // leaves every other Secret. handBack writes the stored records back over
 // whatever the namespace holds, never reading it.
 func TestLegacyRecordsDroppedUnread(t *testing.T) {
@@ -108,6 +108,19 @@ func TestLegacyRecordsDroppedUnread(t *testing.T) {
 		record("sh.helm.release.v1.kv.v1", "kv"), record("sh.helm.release.v1.kv.v12", "kv"),
 		record("sh.helm.release.v1.kv.v2-mine", "kv"), record("sh.helm.release.v1.other.v1", "other"))
 	h.actor = func(string) (kubernetes.Interface, metadata.Interface, error) { return cs, meta, nil }
+	// The API server's table of names (TestLegacyRecordsListedByName
+	// lists one), from the fake's metadata.
+	h.legacyNames = func(ctx context.Context, _ kubernetes.Interface, namespace, name, _ string) ([]string, string, error) {
+		list, err := meta.Resource(secretsResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
+		if err != nil {
+			return nil, "", err
+		}
+		var names []string
+		for _, s := range list.Items {
+			names = append(names, s.Name)
+		}
+		return names, "", nil
+	}
 	dropped, err := h.dropLegacy(ctx, "a", "ns-a", "kv")
 	if err != nil || !slices.Equal(dropped, []string{"sh.helm.release.v1.kv.v1", "sh.helm.release.v1.kv.v12"}) {
 		t.Fatalf("dropLegacy: %v, %v", dropped, err)
