@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // backend installs the operators of one source (spec.operators[].chart,
@@ -48,7 +49,7 @@ type operatorPlan struct {
 	backend backend
 	// analysis is the quota input and the shared CRDs; nil while a
 	// catalog cannot be read.
-	analysis *analysis
+	analysis *quota.Analysis
 	// release is the Helm release the operator runs as, for the backends
 	// that install through the shared release path.
 	release *releaseSpec

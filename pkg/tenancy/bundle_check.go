@@ -77,7 +77,7 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 		return operatorPlan{}, fmt.Errorf("operator %s: bundle %s: %w", op.Name, res.bundle.Name, err)
 	}
 	install := bundleChart(src.Package, res, rendered)
-	rendered.analysis.release = install
+	rendered.analysis.Release = install
 	values := map[string]any{"bundle": res.bundle.Name, "image": content.image, "manifest": rendered.digest}
 	return operatorPlan{analysis: rendered.analysis, detail: &bundlePlan{res: res, content: content},
 		release: &releaseSpec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: install, Values: values}}, nil

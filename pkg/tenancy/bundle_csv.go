@@ -7,6 +7,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // bundleObjects are a registry+v1 bundle's objects, sorted out: the CSV,
@@ -23,7 +24,7 @@ func splitBundle(objs []*unstructured.Unstructured) (*bundleObjects, error) {
 	for _, u := range objs {
 		switch u.GetKind() {
 		case "ClusterServiceVersion":
-			if err := boundedQuantities(u.Object, ""); err != nil {
+			if err := quota.BoundedQuantities(u.Object, ""); err != nil {
 				return nil, fmt.Errorf("reading the CSV %s: %w", u.GetName(), err)
 			}
 			b.csv = &operatorsv1alpha1.ClusterServiceVersion{}

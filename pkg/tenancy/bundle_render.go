@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // bundleRender is what renderBundle needs: the tenant, the release and
@@ -43,7 +44,7 @@ type renderedBundle struct {
 	digest string
 	// analysis holds the CRDs (applied through the shared-CRD path, not
 	// the release) and the quota input.
-	analysis *analysis
+	analysis *quota.Analysis
 }
 
 // renderBundle renders a registry+v1 bundle as OLM would install it into
@@ -110,7 +111,7 @@ func renderBundle(in bundleRender) (*renderedBundle, error) {
 		manifest.WriteString("---\n")
 		manifest.Write(b)
 	}
-	a, err := analyze(append(append([]*unstructured.Unstructured{}, crds...), objs...))
+	a, err := quota.Analyze(append(append([]*unstructured.Unstructured{}, crds...), objs...))
 	if err != nil {
 		return nil, err
 	}

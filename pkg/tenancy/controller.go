@@ -22,6 +22,7 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // FieldManager is the server-side apply manager of the controller.
@@ -111,7 +112,7 @@ type Controller struct {
 	finalized sync.Map
 
 	mu       sync.Mutex
-	analyses map[string]*analysis // by chart and user values
+	analyses map[string]*quota.Analysis // by chart and user values
 }
 
 // plan is the scope of one reconcile: what Check worked out for a Tenant.
@@ -119,10 +120,10 @@ type plan struct {
 	tenant    *tenancyv1.Tenant
 	settings  settings
 	operators []operatorPlan
-	quotas    map[string]Quota // by namespace
+	quotas    map[string]quota.Quota // by namespace
 	// quotaInputs are the quotas' inputs, by namespace, less the
 	// controller's own objects, which Build counts.
-	quotaInputs map[string]QuotaInput
+	quotaInputs map[string]quota.Input
 	requeue     time.Duration
 }
 
@@ -139,7 +140,7 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 			return nil, err
 		}
 	}
-	p := &plan{tenant: t, settings: effectiveSettings(t, profile), quotas: map[string]Quota{}, quotaInputs: map[string]QuotaInput{}}
+	p := &plan{tenant: t, settings: effectiveSettings(t, profile), quotas: map[string]quota.Quota{}, quotaInputs: map[string]quota.Input{}}
 	if profile == nil || profile.Spec.DefaultQuota == nil {
 		maps.Copy(p.settings.DefaultQuota.Hard, c.servedCounts)
 	}
@@ -172,9 +173,9 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 	}
 	for i, ns := range t.Spec.Namespaces {
 		d := p.settings.DefaultQuota
-		in := QuotaInput{HeadroomPercent: p.settings.HeadroomPercent,
+		in := quota.Input{HeadroomPercent: p.settings.HeadroomPercent,
 			NoNodePorts: !p.settings.Services.AllowNodePorts, NoLoadBalancers: !p.settings.Services.AllowLoadBalancers,
-			Defaults: d.Hard, ContainerRequest: d.DefaultRequest, ContainerLimit: d.Default, Objects: maps.Clone(builtIn)}
+			Defaults: d.Hard, ContainerRequest: d.DefaultRequest, ContainerLimit: d.Default, Objects: maps.Clone(quota.BuiltIn)}
 		if t.Spec.Quota != nil {
 			in.Overrides = t.Spec.Quota.Hard
 		}
@@ -194,7 +195,7 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 			}
 		}
 		p.quotaInputs[ns] = in
-		p.quotas[ns] = ComputeQuota(in)
+		p.quotas[ns] = quota.Compute(in)
 	}
 	return p, nil
 }
@@ -228,7 +229,7 @@ func (c *Controller) Build(ctx context.Context, t *tenancyv1.Tenant, p *plan) ([
 		return nil, err
 	}
 	if p == nil {
-		p = &plan{tenant: t, settings: c.deletionSettings(t), quotas: map[string]Quota{}}
+		p = &plan{tenant: t, settings: c.deletionSettings(t), quotas: map[string]quota.Quota{}}
 	}
 	var objs []client.Object
 	for _, ns := range t.Spec.Namespaces {
@@ -252,7 +253,7 @@ func (p *plan) countOwnObjects(objs []client.Object, scheme *runtime.Scheme) {
 				counts[o.GetNamespace()] = maps.Clone(in.Objects)
 			}
 			if gvk, err := apiutil.GVKForObject(o, scheme); err == nil {
-				objectCounts(counts[o.GetNamespace()], gvk.GroupKind(), 1)
+				quota.ObjectCounts(counts[o.GetNamespace()], gvk.GroupKind(), 1)
 			}
 		}
 	}
@@ -263,7 +264,7 @@ func (p *plan) countOwnObjects(objs []client.Object, scheme *runtime.Scheme) {
 		}
 		in := p.quotaInputs[rq.Namespace]
 		in.Objects = counts[rq.Namespace]
-		q := ComputeQuota(in)
+		q := quota.Compute(in)
 		p.quotas[rq.Namespace], rq.Spec.Hard = q, q.Hard
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // crdAdmission validates objects the way the API server does for a CRD
@@ -110,7 +111,7 @@ func FuzzTenantSpec(f *testing.F) {
 			if errs := k8svalidation.IsDNS1123Label(ns); len(errs) > 0 {
 				t.Fatalf("admitted namespace %q is not a DNS-1123 label: %v", ns, errs)
 			}
-			for _, o := range namespaceObjects(&tn, ns, s, ComputeQuota(QuotaInput{HeadroomPercent: s.HeadroomPercent})) {
+			for _, o := range namespaceObjects(&tn, ns, s, quota.Compute(quota.Input{HeadroomPercent: s.HeadroomPercent})) {
 				checkTenantObject(t, &tn, ns, o)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // helmBackend installs operators from charts (spec.operators[].chart) as
@@ -48,13 +49,13 @@ func (h helmBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1
 	if err != nil {
 		return operatorPlan{}, err
 	}
-	return operatorPlan{analysis: a, release: &releaseSpec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: a.release, Values: values}}, nil
+	return operatorPlan{analysis: a, release: &releaseSpec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: a.Release, Values: values}}, nil
 }
 
 // analysis renders the chart with CRDs and reads it. The result does not
 // depend on the tenant's namespaces, so it is computed once per chart and
 // user values, not once per tenant.
-func (c *Controller) analysis(lc *loadedChart, op tenancyv1.OperatorSpec) (*analysis, error) {
+func (c *Controller) analysis(lc *loadedChart, op tenancyv1.OperatorSpec) (*quota.Analysis, error) {
 	key := lc.key
 	if op.Values != nil {
 		key += "|" + string(op.Values.Raw)
@@ -78,10 +79,10 @@ func (c *Controller) analysis(lc *loadedChart, op tenancyv1.OperatorSpec) (*anal
 	for _, name := range slices.Sorted(maps.Keys(rendered)) {
 		objs = append(objs, rendered[name]...)
 	}
-	if a, err = analyze(objs); err != nil {
+	if a, err = quota.Analyze(objs); err != nil {
 		return nil, operatorkit.Terminal("InvalidPlatformAsCode", fmt.Errorf("operator %s: %w", op.Name, err))
 	}
-	a.release = lc.withoutCRDs(rendered)
+	a.Release = lc.withoutCRDs(rendered)
 	c.mu.Lock()
 	c.analyses[key] = a
 	c.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // Names of the objects in every tenant namespace.
@@ -80,7 +81,7 @@ func (s settings) namespaceLabels(tenant string) map[string]string {
 }
 
 func effectiveSettings(t *tenancyv1.Tenant, p *tenancyv1.TenantProfile) settings {
-	s := settings{PodSecurity: "restricted", HeadroomPercent: 20, NetworkPolicy: true, DefaultQuota: defaultQuota(p)}
+	s := settings{PodSecurity: "restricted", HeadroomPercent: 20, NetworkPolicy: true, DefaultQuota: quota.DefaultQuota(p)}
 	iso := t.Spec.Isolation
 	if p != nil {
 		if p.Spec.PodSecurity != "" {
@@ -108,7 +109,7 @@ func effectiveSettings(t *tenancyv1.Tenant, p *tenancyv1.TenantProfile) settings
 }
 
 // namespaceObjects are the objects of one tenant namespace.
-func namespaceObjects(t *tenancyv1.Tenant, ns string, s settings, q Quota) []client.Object {
+func namespaceObjects(t *tenancyv1.Tenant, ns string, s settings, q quota.Quota) []client.Object {
 	labels := s.ownedLabels(t.Name)
 	meta := func(name string) metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}

@@ -18,6 +18,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 func TestOLMCRDCheck(t *testing.T) {
@@ -127,11 +128,11 @@ func TestOLMGrants(t *testing.T) {
 	s := &plan{tenant: &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}, settings: settings{ClusterRoles: []string{"storage-reader"}}}
 	storage := rbacv1.PolicyRule{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}}
 	secrets := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}}
-	if err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage}}); err != nil {
+	if err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &quota.Analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage}}); err != nil {
 		t.Errorf("allowed clusterPermissions: %v", err)
 	}
 	var ge *GrantError
-	err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage, secrets}})
+	err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &quota.Analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage, secrets}})
 	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "list secrets") {
 		t.Errorf("Secrets asked cluster-wide: %v, want a GrantError naming list secrets", err)
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // bundle is what the controller needs of a catalog bundle: its CSV, the
@@ -29,7 +30,7 @@ type bundle struct {
 	InstallModes     map[operatorsv1alpha1.InstallModeType]bool
 	// OwnedAPIs are "Kind.version.group", as OLM's olm.providedAPIs.
 	OwnedAPIs []string
-	Analysis  *analysis
+	Analysis  *quota.Analysis
 	// ClusterPermissions are the rules of the CSV's clusterPermissions,
 	// which OLM grants cluster-wide.
 	ClusterPermissions []rbacv1.PolicyRule
@@ -180,7 +181,7 @@ func readBundle(ab *api.Bundle) (*bundle, error) {
 		obj.SetKind("Deployment")
 		objs = append(objs, obj)
 	}
-	a, err := analyze(objs)
+	a, err := quota.Analyze(objs)
 	if err != nil {
 		return nil, err
 	}
@@ -190,14 +191,14 @@ func readBundle(ab *api.Bundle) (*bundle, error) {
 	accounts := map[string]bool{}
 	install := csv.Spec.InstallStrategy.StrategySpec
 	for _, p := range install.Permissions {
-		objectCounts(a.Counts, schema.GroupKind{Group: rbacv1.GroupName, Kind: "Role"}, 1)
-		objectCounts(a.Counts, schema.GroupKind{Group: rbacv1.GroupName, Kind: "RoleBinding"}, 1)
+		quota.ObjectCounts(a.Counts, schema.GroupKind{Group: rbacv1.GroupName, Kind: "Role"}, 1)
+		quota.ObjectCounts(a.Counts, schema.GroupKind{Group: rbacv1.GroupName, Kind: "RoleBinding"}, 1)
 		accounts[p.ServiceAccountName] = true
 	}
 	for _, p := range install.ClusterPermissions {
 		accounts[p.ServiceAccountName] = true
 	}
-	objectCounts(a.Counts, schema.GroupKind{Kind: "ServiceAccount"}, int64(len(accounts)))
+	quota.ObjectCounts(a.Counts, schema.GroupKind{Kind: "ServiceAccount"}, int64(len(accounts)))
 	for _, p := range csv.Spec.InstallStrategy.StrategySpec.ClusterPermissions {
 		b.ClusterPermissions = append(b.ClusterPermissions, p.Rules...)
 	}

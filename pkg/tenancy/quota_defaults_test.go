@@ -21,6 +21,7 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // TestDefaultQuota: a tenant with no operators gets the shipped default
@@ -34,7 +35,7 @@ func TestDefaultQuota(t *testing.T) {
 	createTenant(t, newTenant(name, []string{name}, "", 0, "owner-"+name))
 	waitTenant(t, name, 2*time.Minute, "Tenant Ready", ready)
 
-	shipped := tenancy.ShippedDefaultQuota()
+	shipped := quota.ShippedDefaultQuota()
 	hard := quotaOf(t, name).Spec.Hard
 	for k, v := range shipped.Hard {
 		got, ok := hard[k]

@@ -20,6 +20,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // Health values of an operator instance.
@@ -145,7 +146,7 @@ func operatorStatus(t *tenancyv1.Tenant, name string) tenancyv1.OperatorStatus {
 	return tenancyv1.OperatorStatus{Name: name}
 }
 
-func crdNames(a *analysis) []string {
+func crdNames(a *quota.Analysis) []string {
 	var names []string
 	for _, crd := range a.CRDs {
 		names = append(names, crd.Name)

@@ -29,6 +29,7 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // CacheOptions selects the informers the controller needs by label, so
@@ -116,12 +117,12 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), config: mgr.GetConfig(), helm: hc,
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
-		recorder: mgr.GetEventRecorder("tenancy"), analyses: map[string]*analysis{},
+		recorder: mgr.GetEventRecorder("tenancy"), analyses: map[string]*quota.Analysis{},
 		catalogs: newCatalogClient(), drift: driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}, swept: map[string]time.Time{}},
 		discovery: dc,
 	}
 	hc.created = c.drift.created
-	if c.servedCounts, err = servedCounts(dc); err != nil {
+	if c.servedCounts, err = quota.ServedCounts(dc); err != nil {
 		return err
 	}
 	for _, bt := range backendTypes {

@@ -1,4 +1,4 @@
-package tenancy
+package quota
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 )
 
 // analysis is what the controller needs from a rendered chart.
-type analysis struct {
+type Analysis struct {
 	CRDs      []*apiextensionsv1.CustomResourceDefinition
 	Workloads []Workload
 	// Operands per CRD, with Instances left zero.
@@ -27,15 +27,15 @@ type analysis struct {
 	// for the default object-count quota.
 	Counts map[corev1.ResourceName]int64
 	// release is the chart Helm installs (charts only): without CRDs.
-	release *chart.Chart
+	Release *chart.Chart
 }
 
 // analyze reads CRDs, workloads and platform-as-code figures.
-func analyze(objs []*unstructured.Unstructured) (*analysis, error) {
-	a := &analysis{Objects: len(objs), Counts: map[corev1.ResourceName]int64{}}
+func Analyze(objs []*unstructured.Unstructured) (*Analysis, error) {
+	a := &Analysis{Objects: len(objs), Counts: map[corev1.ResourceName]int64{}}
 	configMaps := map[string]map[string]string{}
 	for _, u := range objs {
-		objectCounts(a.Counts, u.GroupVersionKind().GroupKind(), 1)
+		ObjectCounts(a.Counts, u.GroupVersionKind().GroupKind(), 1)
 		switch u.GetKind() {
 		case "CustomResourceDefinition":
 			crd := &apiextensionsv1.CustomResourceDefinition{}
@@ -75,7 +75,7 @@ var quantityKeys = map[string]bool{"requests": true, "limits": true, "overhead":
 // boundedQuantities refuses a workload whose quantity text would stall
 // the decoder (apimachinery takes minutes on "1e-99999999"): a tenant's
 // chart must not hold a reconcile worker.
-func boundedQuantities(v any, parent string) error {
+func BoundedQuantities(v any, parent string) error {
 	switch t := v.(type) {
 	case map[string]any:
 		for k, e := range t {
@@ -85,13 +85,13 @@ func boundedQuantities(v any, parent string) error {
 				}
 				continue
 			}
-			if err := boundedQuantities(e, k); err != nil {
+			if err := BoundedQuantities(e, k); err != nil {
 				return err
 			}
 		}
 	case []any:
 		for _, e := range t {
-			if err := boundedQuantities(e, parent); err != nil {
+			if err := BoundedQuantities(e, parent); err != nil {
 				return err
 			}
 		}
@@ -100,7 +100,7 @@ func boundedQuantities(v any, parent string) error {
 }
 
 func workload(u *unstructured.Unstructured) (Workload, error) {
-	if err := boundedQuantities(u.Object, ""); err != nil {
+	if err := BoundedQuantities(u.Object, ""); err != nil {
 		return Workload{}, fmt.Errorf("reading %s %s: %w", u.GetKind(), u.GetName(), err)
 	}
 	var (

@@ -1,4 +1,4 @@
-package tenancy
+package quota
 
 import (
 	"fmt"
@@ -39,8 +39,8 @@ type Operand struct {
 	PVCsPerReplica int64
 }
 
-// QuotaInput is everything a namespace's quota is computed from.
-type QuotaInput struct {
+// Input is everything a namespace's quota is computed from.
+type Input struct {
 	Workloads       []Workload
 	Operands        []Operand
 	HeadroomPercent int64
@@ -82,10 +82,10 @@ var computeResources = []struct {
 	{corev1.ResourceLimitsMemory, corev1.ResourceMemory, true},
 }
 
-// ComputeQuota sums the operator workloads and, per CRD, instances ×
+// Compute sums the operator workloads and, per CRD, instances ×
 // replicas × the per-pod figures, adds the headroom, and applies the
 // overrides. It is a pure function of its input.
-func ComputeQuota(in QuotaInput) Quota {
+func Compute(in Input) Quota {
 	q := Quota{Hard: corev1.ResourceList{}, Default: corev1.ResourceList{}, DefaultRequest: corev1.ResourceList{}}
 	explain := map[corev1.ResourceName]string{}
 	for _, r := range computeResources {

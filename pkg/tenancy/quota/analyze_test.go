@@ -1,4 +1,4 @@
-package tenancy
+package quota
 
 import (
 	"strings"
@@ -40,7 +40,7 @@ func TestAnalyzeRefusesStallingQuantities(t *testing.T) {
 	for _, tc := range cases {
 		// "not a plain quantity" is the guard's refusal, before
 		// apimachinery's parser sees the text.
-		_, err := analyze([]*unstructured.Unstructured{tc.obj})
+		_, err := Analyze([]*unstructured.Unstructured{tc.obj})
 		switch {
 		case tc.bad && (err == nil || !strings.Contains(err.Error(), "Deployment op") || !strings.Contains(err.Error(), "not a plain quantity")):
 			t.Errorf("%s: %v, want a refusal naming the Deployment", tc.name, err)

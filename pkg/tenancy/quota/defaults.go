@@ -1,4 +1,4 @@
-package tenancy
+package quota
 
 import (
 	"fmt"
@@ -58,7 +58,7 @@ var optionalCounts = []struct {
 }
 
 // servedCounts are the optionalCounts whose kinds the cluster serves.
-func servedCounts(dc discovery.DiscoveryInterface) (corev1.ResourceList, error) {
+func ServedCounts(dc discovery.DiscoveryInterface) (corev1.ResourceList, error) {
 	out := corev1.ResourceList{}
 	served := map[string]bool{}
 	for _, oc := range optionalCounts {
@@ -111,10 +111,10 @@ const replicaSetsPerDeployment = 11
 
 // builtIn are the objects the cluster puts in every namespace: the
 // root CA ConfigMap and the default ServiceAccount.
-var builtIn = map[corev1.ResourceName]int64{"count/configmaps": 1, "count/serviceaccounts": 1}
+var BuiltIn = map[corev1.ResourceName]int64{"count/configmaps": 1, "count/serviceaccounts": 1}
 
 // objectCounts adds the object of kind gk to counts, if it is counted.
-func objectCounts(counts map[corev1.ResourceName]int64, gk schema.GroupKind, n int64) {
+func ObjectCounts(counts map[corev1.ResourceName]int64, gk schema.GroupKind, n int64) {
 	if name, ok := countedKinds[gk]; ok {
 		counts[name] += n
 	}
@@ -124,7 +124,7 @@ func objectCounts(counts map[corev1.ResourceName]int64, gk schema.GroupKind, n i
 }
 
 // defaultQuota is the profile's default quota, else the shipped one.
-func defaultQuota(p *tenancyv1.TenantProfile) tenancyv1.DefaultQuota {
+func DefaultQuota(p *tenancyv1.TenantProfile) tenancyv1.DefaultQuota {
 	if p != nil && p.Spec.DefaultQuota != nil {
 		return *p.Spec.DefaultQuota.DeepCopy()
 	}
