@@ -19,6 +19,7 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/tenancy"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
@@ -173,7 +174,7 @@ func checkHistory(ctx context.Context, cl client.Client, tenant string, namespac
 	versions := map[string][]int{}
 	statuses := map[string][]string{}
 	for _, s := range records {
-		rel := s.Labels["name"] + "/" + s.Labels[tenancy.LabelRecordNamespace]
+		rel := s.Labels["name"] + "/" + s.Labels[releaserecords.LabelRecordNamespace]
 		v, err := strconv.Atoi(s.Labels["version"])
 		if err != nil {
 			return fmt.Errorf("record %s: version %q", s.Name, s.Labels["version"])

@@ -20,6 +20,7 @@ import (
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
@@ -75,7 +76,7 @@ func pendingReleases(ctx context.Context, tenant string) (int, error) {
 func releaseRecords(ctx context.Context, cl client.Client, tenant string) ([]corev1.Secret, error) {
 	var secrets corev1.SecretList
 	err := cl.List(ctx, &secrets, client.InNamespace(tenancy.DefaultStorageNamespace),
-		client.MatchingLabels{"owner": "helm", tenancy.LabelRecordTenant: tenant})
+		client.MatchingLabels{"owner": "helm", releaserecords.LabelRecordTenant: tenant})
 	return secrets.Items, err
 }
 

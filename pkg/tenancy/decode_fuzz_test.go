@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // gzipOf is b gzipped, for seeds.
@@ -29,20 +30,20 @@ func FuzzRecord(f *testing.F) {
 	f.Add(append(gzipOf([]byte(`{"name":"kv","chart":`)), gzipOf([]byte(`{"metadata":{"name":"kv","version":"1.0.0"}}}`))...))
 	f.Add(gzipOf(bytes.Repeat([]byte{0}, 1<<16)))
 	f.Add([]byte{0x1f, 0x8b, 0x08, 0})
-	d := &recordDriver{}
+	d := &records.Driver{}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		if out, err := gunzip(raw); err == nil && len(out) > maxInflated {
+		if out, err := records.Gunzip(raw); err == nil && len(out) > records.MaxInflated {
 			t.Fatalf("gunzip returned %d bytes, past maxInflated", len(out))
 		}
 		data := []byte(base64.StdEncoding.EncodeToString(raw))
 		sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "opctl-system", Name: "sh.helm.release.v1.kv.v1"},
 			Data: map[string][]byte{"release": data}}
-		if _, err := decodeRecord(data); err != nil {
-			if _, err := d.decode(sec); err == nil || !strings.Contains(err.Error(), "release record opctl-system/sh.helm.release.v1.kv.v1") {
+		if _, err := records.DecodeRecord(data); err != nil {
+			if _, err := d.Decode(sec); err == nil || !strings.Contains(err.Error(), "release record opctl-system/sh.helm.release.v1.kv.v1") {
 				t.Fatalf("decoding an unreadable record: %v, want an error naming it", err)
 			}
 		}
-		_, _ = decodeRecordSummary(data) // must not panic
+		_, _ = records.DecodeRecordSummary(data) // must not panic
 	})
 }
 

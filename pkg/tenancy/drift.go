@@ -22,6 +22,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // driftKinds are the release objects an informer follows, with the typed
@@ -125,7 +126,7 @@ func (o driftObject) key() string { return driftKey(o.ref.Namespace, o.gvk.Kind,
 func driftKey(namespace, kind, name string) string { return namespace + "/" + kind + "/" + name }
 
 func (o driftObject) decode() (*unstructured.Unstructured, error) {
-	raw, err := unpack(o.packed)
+	raw, err := records.Unpack(o.packed)
 	if err != nil {
 		return nil, fmt.Errorf("release object %s: %w", o.key(), err)
 	}
@@ -415,7 +416,7 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]st
 			continue // it parsed from the manifest: it marshals
 		}
 		_, watched := driftKinds[u.GroupVersionKind().GroupKind()]
-		p.objs = append(p.objs, driftObject{gvk: u.GroupVersionKind(), ref: client.ObjectKeyFromObject(u), packed: pack(raw), watched: watched})
+		p.objs = append(p.objs, driftObject{gvk: u.GroupVersionKind(), ref: client.ObjectKeyFromObject(u), packed: records.Pack(raw), watched: watched})
 	}
 	p.objs = slices.Clip(p.objs)
 	return p

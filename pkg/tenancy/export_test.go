@@ -11,15 +11,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // For the external tests and benchmarks.
 var (
 	QuotaCounted  = quotaCounted
 	RolledOut     = rolledOut
-	DecodeRelease = func(data string) (*release.Release, error) { return decodeRecord([]byte(data)) }
+	DecodeRelease = func(data string) (*release.Release, error) { return records.DecodeRecord([]byte(data)) }
 	EncodeRelease = func(rel *release.Release) (string, error) {
-		b, err := encodeRecord(rel)
+		b, err := records.EncodeRecord(rel)
 		return string(b), err
 	}
 	ReleaseValues = releaseValues
@@ -29,10 +30,10 @@ var (
 // RecordStore is the controller's store of release records, for the
 // external tests: records talks to the API server for the records, index
 // for the metadata informer.
-type RecordStore struct{ s *recordStore }
+type RecordStore struct{ s *records.Store }
 
-func NewRecordStore(records, index *rest.Config, namespace string) (*RecordStore, error) {
-	cs, err := kubernetes.NewForConfig(records)
+func NewRecordStore(cfg, index *rest.Config, namespace string) (*RecordStore, error) {
+	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -40,8 +41,8 @@ func NewRecordStore(records, index *rest.Config, namespace string) (*RecordStore
 	if err != nil {
 		return nil, err
 	}
-	s := newRecordStore(cs.CoreV1().Secrets(namespace), namespace)
-	s.withIndex(mc)
+	s := records.NewStore(cs.CoreV1().Secrets(namespace), namespace)
+	s.WithIndex(mc)
 	return &RecordStore{s}, nil
 }
 
@@ -49,14 +50,10 @@ func (r *RecordStore) Start(ctx context.Context) error { return r.s.Start(ctx) }
 
 // Indexed reports whether the index shows every write of this process to
 // tenant's releases in namespace.
-func (r *RecordStore) Indexed(tenant, namespace string) bool { return r.s.indexed(tenant, namespace) }
-
-func (s *recordStore) indexed(tenant, namespace string) bool {
-	return s.synced() && len(s.unshown(tenant, namespace)) == 0
-}
+func (r *RecordStore) Indexed(tenant, namespace string) bool { return r.s.Indexed(tenant, namespace) }
 
 func (r *RecordStore) Driver(tenant, namespace string) driver.Driver {
-	return &recordDriver{store: r.s, tenant: tenant, namespace: namespace, log: func(string, ...any) {}}
+	return &records.Driver{Store: r.s, Tenant: tenant, Namespace: namespace, Log: func(string, ...any) {}}
 }
 
 // Latest is the newest and the newest deployed revision of name, as a
@@ -85,18 +82,18 @@ var CertsSecretName = certsSecretName
 
 // EncodeReleaseAt encodes a record at a gzip level, for comparing levels.
 func EncodeReleaseAt(rel *release.Release, level int) ([]byte, error) {
-	return encodeRecordAt(rel, level)
+	return records.EncodeRecordAt(rel, level)
 }
 
 // RecordSummaries reads a record's summary the way a reconcile does, and
 // by inflating and scanning the whole record: the reference.
 var RecordSummaries = map[string]func([]byte) (*release.Release, error){
-	"summary": decodeRecordSummary,
+	"summary": records.DecodeRecordSummary,
 	"whole record": func(data []byte) (*release.Release, error) {
-		b, err := recordJSON(data)
+		b, err := records.RecordJSON(data)
 		if err != nil {
 			return nil, err
 		}
-		return summaryOf(b)
+		return records.SummaryOf(b)
 	},
 }

@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // helmClient runs Helm SDK actions for releases in many namespaces on one
@@ -41,7 +42,7 @@ type helmClient struct {
 	log        func(format string, args ...any)
 	// records keeps the release records in the storage namespace, out of
 	// the tenants' reach.
-	records *recordStore
+	records *records.Store
 	// actor makes the clients of a tenant's actor (actorClients).
 	actor func(tenant string) (kubernetes.Interface, metadata.Interface, error)
 	// legacyNames lists a page of a release's record-labelled Secrets by
@@ -83,8 +84,8 @@ func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, lo
 	if err != nil {
 		return nil, err
 	}
-	records := newRecordStore(cs.CoreV1().Secrets(storageNamespace), storageNamespace)
-	records.withIndex(mc)
+	records := records.NewStore(cs.CoreV1().Secrets(storageNamespace), storageNamespace)
+	records.WithIndex(mc)
 	cached := memory.NewMemCacheClient(dc)
 	h := &helmClient{
 		config: cfg, discovery: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
@@ -116,7 +117,7 @@ func (h *helmClient) action(tenant, namespace string) (*action.Configuration, er
 	cfg := new(action.Configuration)
 	// Helm acts as the tenant's actor: the API server bounds what it does
 	// in a namespace by what the tenant holds there (actor.go).
-	getter := &restGetter{h: h, namespace: namespace, config: actorConfig(h.config, h.records.namespace, tenant)}
+	getter := &restGetter{h: h, namespace: namespace, config: actorConfig(h.config, h.records.Namespace, tenant)}
 	if err := cfg.Init(getter, namespace, "secret", h.log); err != nil {
 		return nil, fmt.Errorf("helm configuration for %s: %w", namespace, err)
 	}
@@ -139,7 +140,7 @@ func (h *helmClient) action(tenant, namespace string) (*action.Configuration, er
 
 // storage is the driver of tenant's release records of namespace.
 func (h *helmClient) storage(tenant, namespace string) driver.Driver {
-	return &recordDriver{store: h.records, tenant: tenant, namespace: namespace, log: h.log}
+	return &records.Driver{Store: h.records, Tenant: tenant, Namespace: namespace, Log: h.log}
 }
 
 // legacy is the driver of the records Helm keeps by default: in the
@@ -158,7 +159,7 @@ func (h *helmClient) legacy(tenant, namespace string) (driver.Driver, error) {
 // actorClients are clients acting as tenant's actor, for what the
 // controller does in the tenant's namespaces outside Helm's actions.
 func (h *helmClient) actorClients(tenant string) (kubernetes.Interface, metadata.Interface, error) {
-	cfg := actorConfig(h.config, h.records.namespace, tenant)
+	cfg := actorConfig(h.config, h.records.Namespace, tenant)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, err

@@ -7,13 +7,14 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
+	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // valueSchemas are charts' values schemas compiled, by content: Helm
 // compiles a chart's schema again for every install and upgrade. A schema
 // that does not compile here (one that loads a $ref over the network) is
 // held as nil.
-var valueSchemas = newFIFO[[sha256.Size]byte, *jsonschema.Schema](16)
+var valueSchemas = records.NewFIFO[[sha256.Size]byte, *jsonschema.Schema](16)
 
 // valuesMeetSchema reports whether Helm's own schema validation of vals
 // for chrt can be skipped: the chart has no schema, or vals, coalesced
@@ -29,7 +30,7 @@ func valuesMeetSchema(chrt *chart.Chart, vals map[string]any) bool {
 	if chrt.Schema == nil {
 		return true
 	}
-	schema, _ := valueSchemas.get(sha256.Sum256(chrt.Schema), func() (*jsonschema.Schema, error) {
+	schema, _ := valueSchemas.Get(sha256.Sum256(chrt.Schema), func() (*jsonschema.Schema, error) {
 		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(chrt.Schema))
 		if err != nil {
 			return nil, nil

@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
+	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // Helm's default storage keeps a release's records in the release
@@ -28,12 +29,12 @@ import (
 
 // releaseKey is the key Helm's storage gives a revision.
 func releaseKey(name string, version int) string {
-	return fmt.Sprintf("%s%s.v%d", helmKeyPrefix, name, version)
+	return fmt.Sprintf("%s%s.v%d", records.HelmKeyPrefix, name, version)
 }
 
 // legacyName matches the key of any revision of one release.
 func legacyName(name string) *regexp.Regexp {
-	return regexp.MustCompile("^" + regexp.QuoteMeta(helmKeyPrefix+name) + `\.v[0-9]+$`)
+	return regexp.MustCompile("^" + regexp.QuoteMeta(records.HelmKeyPrefix+name) + `\.v[0-9]+$`)
 }
 
 // legacyPage is how many names one page of dropLegacy's list holds.
@@ -69,7 +70,7 @@ func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name str
 			if !match.MatchString(n) {
 				continue // labelled like a record, named otherwise: not Helm's, not ours to delete
 			}
-			err := meta.Resource(secretsResource).Namespace(namespace).Delete(ctx, n, metav1.DeleteOptions{})
+			err := meta.Resource(records.SecretsResource).Namespace(namespace).Delete(ctx, n, metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return dropped, fmt.Errorf("deleting the Helm record %s/%s: %w", namespace, n, err)
 			}

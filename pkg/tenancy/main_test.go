@@ -28,6 +28,7 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/packaging"
 	"opctl.dev/opctl/pkg/tenancy"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
@@ -209,7 +210,7 @@ func storedRelease(t testing.TB, tenant, ns, name string, version int) *release.
 	if err != nil {
 		t.Fatalf("release record %s: %v", key, err)
 	}
-	if sec.Labels[tenancy.LabelRecordTenant] != tenant || sec.Labels[tenancy.LabelRecordNamespace] != ns {
+	if sec.Labels[releaserecords.LabelRecordTenant] != tenant || sec.Labels[releaserecords.LabelRecordNamespace] != ns {
 		t.Errorf("release record %s labels %v", key, sec.Labels)
 	}
 	rel, err := tenancy.DecodeRelease(string(sec.Data["release"]))
@@ -223,7 +224,7 @@ func storedRelease(t testing.TB, tenant, ns, name string, version int) *release.
 // namespace.
 func storedRecords(ctx context.Context, tenant string) (int, error) {
 	var secrets corev1.SecretList
-	err := cl.List(ctx, &secrets, client.InNamespace(tenancy.DefaultStorageNamespace), client.MatchingLabels{tenancy.LabelRecordTenant: tenant, "owner": "helm"})
+	err := cl.List(ctx, &secrets, client.InNamespace(tenancy.DefaultStorageNamespace), client.MatchingLabels{releaserecords.LabelRecordTenant: tenant, "owner": "helm"})
 	return len(secrets.Items), err
 }
 

@@ -20,6 +20,7 @@ import (
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // requestCounter counts the requests a client makes, by method, and LIST
@@ -136,7 +137,7 @@ func TestReleaseRecordIndex(t *testing.T) {
 	// A record named for this tenant but labelled for another is never
 	// read, from the index or by name.
 	forged := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1." + tenant + "." + ns + ".kv.v2",
-		Labels: map[string]string{tenancy.LabelRecordTenant: "other", tenancy.LabelRecordNamespace: ns, "owner": "helm", "name": "kv", "version": "2", "status": "deployed"}},
+		Labels: map[string]string{releaserecords.LabelRecordTenant: "other", releaserecords.LabelRecordNamespace: ns, "owner": "helm", "name": "kv", "version": "2", "status": "deployed"}},
 		Type: "helm.sh/release.v1", Data: sec.Data}
 	if _, err := secrets.Create(ctx, forged, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/sharding"
 	"opctl.dev/opctl/pkg/tenancy"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
@@ -239,7 +240,7 @@ func TestShardedReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, r := range records.Items {
-		revisions[r.Labels[tenancy.LabelRecordTenant]]++
+		revisions[r.Labels[releaserecords.LabelRecordTenant]]++
 	}
 	for _, name := range names {
 		if revisions[name] != 1 {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
+
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
@@ -28,7 +30,7 @@ func testRelease(name, ns string, version int, status release.Status, manifest s
 
 func testHelm(t *testing.T) (*helmClient, *fake.Clientset) {
 	cs := fake.NewClientset()
-	return &helmClient{actor: func(string) (kubernetes.Interface, metadata.Interface, error) { return cs, nil, nil }, records: newRecordStore(cs.CoreV1().Secrets("opctl-system"), "opctl-system"), migrated: map[string]bool{}, log: t.Logf}, cs
+	return &helmClient{actor: func(string) (kubernetes.Interface, metadata.Interface, error) { return cs, nil, nil }, records: records.NewStore(cs.CoreV1().Secrets("opctl-system"), "opctl-system"), migrated: map[string]bool{}, log: t.Logf}, cs
 }
 
 // Two tenants' releases of the same name live side by side in the storage
@@ -59,7 +61,7 @@ func TestStorageIsPerTenant(t *testing.T) {
 	var names []string
 	for _, s := range secrets.Items {
 		names = append(names, s.Name)
-		if s.Labels[LabelRecordTenant] == "" || s.Labels["owner"] != "helm" {
+		if s.Labels[records.LabelRecordTenant] == "" || s.Labels["owner"] != "helm" {
 			t.Errorf("record %s labels %v", s.Name, s.Labels)
 		}
 	}
@@ -71,7 +73,7 @@ func TestStorageIsPerTenant(t *testing.T) {
 	// A record whose name reads as a's but whose labels say otherwise is
 	// not a's.
 	forged := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1.a.ns-a.kv.v3", Namespace: "opctl-system",
-		Labels: map[string]string{LabelRecordTenant: "b", LabelRecordNamespace: "ns-a", "owner": "helm", "name": "kv"}}}
+		Labels: map[string]string{records.LabelRecordTenant: "b", records.LabelRecordNamespace: "ns-a", "owner": "helm", "name": "kv"}}}
 	if _, err := cs.CoreV1().Secrets("opctl-system").Create(context.Background(), forged, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +113,7 @@ func TestLegacyRecordsDroppedUnread(t *testing.T) {
 	// The API server's table of names (TestLegacyRecordsListedByName
 	// lists one), from the fake's metadata.
 	h.legacyNames = func(ctx context.Context, _ kubernetes.Interface, namespace, name, _ string) ([]string, string, error) {
-		list, err := meta.Resource(secretsResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
+		list, err := meta.Resource(records.SecretsResource).Namespace(namespace).List(ctx, metav1.ListOptions{LabelSelector: "owner=helm,name=" + name})
 		if err != nil {
 			return nil, "", err
 		}
@@ -125,7 +127,7 @@ func TestLegacyRecordsDroppedUnread(t *testing.T) {
 	if err != nil || !slices.Equal(dropped, []string{"sh.helm.release.v1.kv.v1", "sh.helm.release.v1.kv.v12"}) {
 		t.Fatalf("dropLegacy: %v, %v", dropped, err)
 	}
-	left, err := meta.Resource(secretsResource).Namespace("ns-a").List(ctx, metav1.ListOptions{})
+	left, err := meta.Resource(records.SecretsResource).Namespace("ns-a").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

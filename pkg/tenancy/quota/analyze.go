@@ -14,7 +14,7 @@ import (
 	"opctl.dev/opctl/pkg/pac"
 )
 
-// analysis is what the controller needs from a rendered chart.
+// Analysis is what the controller needs from a rendered chart.
 type Analysis struct {
 	CRDs      []*apiextensionsv1.CustomResourceDefinition
 	Workloads []Workload
@@ -26,11 +26,11 @@ type Analysis struct {
 	// Counts are the namespaced objects by count resource (countedKinds),
 	// for the default object-count quota.
 	Counts map[corev1.ResourceName]int64
-	// release is the chart Helm installs (charts only): without CRDs.
+	// Release is the chart Helm installs (charts only): without CRDs.
 	Release *chart.Chart
 }
 
-// analyze reads CRDs, workloads and platform-as-code figures.
+// Analyze reads CRDs, workloads and platform-as-code figures.
 func Analyze(objs []*unstructured.Unstructured) (*Analysis, error) {
 	a := &Analysis{Objects: len(objs), Counts: map[corev1.ResourceName]int64{}}
 	configMaps := map[string]map[string]string{}
@@ -72,7 +72,7 @@ func Analyze(objs []*unstructured.Unstructured) (*Analysis, error) {
 // an emptyDir's size limit.
 var quantityKeys = map[string]bool{"requests": true, "limits": true, "overhead": true}
 
-// boundedQuantities refuses a workload whose quantity text would stall
+// BoundedQuantities refuses a workload whose quantity text would stall
 // the decoder (apimachinery takes minutes on "1e-99999999"): a tenant's
 // chart must not hold a reconcile worker.
 func BoundedQuantities(v any, parent string) error {

@@ -57,7 +57,7 @@ var optionalCounts = []struct {
 	{"resource.k8s.io/v1", "resourceclaimtemplates", "count/resourceclaimtemplates.resource.k8s.io", "20"},
 }
 
-// servedCounts are the optionalCounts whose kinds the cluster serves.
+// ServedCounts are the optionalCounts whose kinds the cluster serves.
 func ServedCounts(dc discovery.DiscoveryInterface) (corev1.ResourceList, error) {
 	out := corev1.ResourceList{}
 	served := map[string]bool{}
@@ -109,11 +109,11 @@ var countedKinds = map[schema.GroupKind]corev1.ResourceName{
 // current one and, by the API's default revisionHistoryLimit, 10 old.
 const replicaSetsPerDeployment = 11
 
-// builtIn are the objects the cluster puts in every namespace: the
+// BuiltIn are the objects the cluster puts in every namespace: the
 // root CA ConfigMap and the default ServiceAccount.
 var BuiltIn = map[corev1.ResourceName]int64{"count/configmaps": 1, "count/serviceaccounts": 1}
 
-// objectCounts adds the object of kind gk to counts, if it is counted.
+// ObjectCounts adds the object of kind gk to counts, if it is counted.
 func ObjectCounts(counts map[corev1.ResourceName]int64, gk schema.GroupKind, n int64) {
 	if name, ok := countedKinds[gk]; ok {
 		counts[name] += n
@@ -123,7 +123,7 @@ func ObjectCounts(counts map[corev1.ResourceName]int64, gk schema.GroupKind, n i
 	}
 }
 
-// defaultQuota is the profile's default quota, else the shipped one.
+// DefaultQuota is the profile's default quota, else the shipped one.
 func DefaultQuota(p *tenancyv1.TenantProfile) tenancyv1.DefaultQuota {
 	if p != nil && p.Spec.DefaultQuota != nil {
 		return *p.Spec.DefaultQuota.DeepCopy()

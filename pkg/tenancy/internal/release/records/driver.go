@@ -1,4 +1,4 @@
-package tenancy
+package records
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-var secretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
+var SecretsResource = schema.GroupVersionResource{Version: "v1", Resource: "secrets"}
 
 // recordType is the Secret type of a Helm release record.
 const recordType = "helm.sh/release.v1"
@@ -40,28 +40,28 @@ const recordCompression = gzip.DefaultCompression
 // for the tenant: records of other tenants are invisible, also when a
 // name collides. Updates and deletes carry the resourceVersion the record
 // was read at, so a stale read fails instead of overwriting.
-type recordDriver struct {
-	store             *recordStore
-	tenant, namespace string
-	log               func(string, ...any)
+type Driver struct {
+	Store             *Store
+	Tenant, Namespace string
+	Log               func(string, ...any)
 }
 
-var _ driver.Driver = (*recordDriver)(nil)
+var _ driver.Driver = (*Driver)(nil)
 
-func (d *recordDriver) Name() string { return driver.SecretsDriverName }
+func (d *Driver) Name() string { return driver.SecretsDriverName }
 
-func (d *recordDriver) own(sec *corev1.Secret) bool {
-	return sec.Labels[LabelRecordTenant] == d.tenant && sec.Labels[LabelRecordNamespace] == d.namespace
+func (d *Driver) own(sec *corev1.Secret) bool {
+	return sec.Labels[LabelRecordTenant] == d.Tenant && sec.Labels[LabelRecordNamespace] == d.Namespace
 }
 
 // Get reads one record; like Helm's driver, it returns the release's
 // labels without Helm's own.
-func (d *recordDriver) Get(key string) (*release.Release, error) {
-	sec, err := d.fetch(recordName(d.tenant, d.namespace, key), metav1.GetOptions{})
+func (d *Driver) Get(key string) (*release.Release, error) {
+	sec, err := d.fetch(recordName(d.Tenant, d.Namespace, key), metav1.GetOptions{})
 	if err != nil {
 		return nil, err
 	}
-	rel, err := d.decode(sec)
+	rel, err := d.Decode(sec)
 	if err != nil {
 		return nil, err
 	}
@@ -73,8 +73,8 @@ func (d *recordDriver) Get(key string) (*release.Release, error) {
 
 // fetch reads the record name of this tenant; opts.ResourceVersion lets
 // the API server answer from its watch cache.
-func (d *recordDriver) fetch(name string, opts metav1.GetOptions) (*corev1.Secret, error) {
-	sec, err := d.store.secrets.Get(context.Background(), name, opts)
+func (d *Driver) fetch(name string, opts metav1.GetOptions) (*corev1.Secret, error) {
+	sec, err := d.Store.secrets.Get(context.Background(), name, opts)
 	if apierrors.IsNotFound(err) {
 		return nil, driver.ErrReleaseNotFound
 	}
@@ -83,26 +83,26 @@ func (d *recordDriver) fetch(name string, opts metav1.GetOptions) (*corev1.Secre
 	}
 	if !d.own(sec) {
 		return nil, fmt.Errorf("release record %s/%s belongs to tenant %q namespace %q, not %s/%s: refusing to read it",
-			sec.Namespace, sec.Name, sec.Labels[LabelRecordTenant], sec.Labels[LabelRecordNamespace], d.tenant, d.namespace)
+			sec.Namespace, sec.Name, sec.Labels[LabelRecordTenant], sec.Labels[LabelRecordNamespace], d.Tenant, d.Namespace)
 	}
 	return sec, nil
 }
 
-// decode returns the release of a record, with its labels but the
+// Decode returns the release of a record, with its labels but the
 // tenant's, and notes the resourceVersion it was read at.
-func (d *recordDriver) decode(sec *corev1.Secret) (*release.Release, error) {
-	rel, err := decodeRecord(sec.Data["release"])
+func (d *Driver) Decode(sec *corev1.Secret) (*release.Release, error) {
+	rel, err := DecodeRecord(sec.Data["release"])
 	if err != nil {
 		return nil, fmt.Errorf("decoding release record %s/%s: %w", sec.Namespace, sec.Name, err)
 	}
-	d.store.read(sec.Name, sec.ResourceVersion)
+	d.Store.read(sec.Name, sec.ResourceVersion)
 	rel.Labels = maps.Clone(sec.Labels)
 	delete(rel.Labels, LabelRecordTenant)
 	delete(rel.Labels, LabelRecordNamespace)
 	return rel, nil
 }
 
-func (d *recordDriver) List(filter func(*release.Release) bool) ([]*release.Release, error) {
+func (d *Driver) List(filter func(*release.Release) bool) ([]*release.Release, error) {
 	all, err := d.Query(map[string]string{"owner": "helm"})
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, nil
@@ -119,15 +119,15 @@ func (d *recordDriver) List(filter func(*release.Release) bool) ([]*release.Rele
 // Query returns the records whose labels hold every one of query: a GET
 // of each match in the index (and this process's writes it does not show
 // yet), or a LIST while the index has not synced.
-func (d *recordDriver) Query(query map[string]string) ([]*release.Release, error) {
+func (d *Driver) Query(query map[string]string) ([]*release.Release, error) {
 	for _, v := range query {
 		if errs := validation.IsValidLabelValue(v); len(errs) != 0 {
 			return nil, fmt.Errorf("invalid label value: %q: %v", v, errs)
 		}
 	}
 	var out []*release.Release
-	sel := labels.SelectorFromSet(ownedBy(d.tenant, d.namespace, query))
-	if indexed, ok := d.store.records(sel); ok {
+	sel := labels.SelectorFromSet(ownedBy(d.Tenant, d.Namespace, query))
+	if indexed, ok := d.Store.records(sel); ok {
 		for _, m := range indexed {
 			sec, err := d.fetch(m.GetName(), metav1.GetOptions{ResourceVersion: m.GetResourceVersion()})
 			if errors.Is(err, driver.ErrReleaseNotFound) {
@@ -139,22 +139,22 @@ func (d *recordDriver) Query(query map[string]string) ([]*release.Release, error
 			if !sel.Matches(labels.Set(sec.Labels)) {
 				continue // changed since
 			}
-			rel, err := d.decode(sec)
+			rel, err := d.Decode(sec)
 			if err != nil {
-				d.log("query: %v", err)
+				d.Log("query: %v", err)
 				continue
 			}
 			out = append(out, rel)
 		}
 	} else {
-		list, err := d.store.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: sel.String()})
+		list, err := d.Store.secrets.List(context.Background(), metav1.ListOptions{LabelSelector: sel.String()})
 		if err != nil {
 			return nil, fmt.Errorf("query: failed to query with labels: %w", err)
 		}
 		for i := range list.Items {
-			rel, err := d.decode(&list.Items[i])
+			rel, err := d.Decode(&list.Items[i])
 			if err != nil {
-				d.log("query: %v", err)
+				d.Log("query: %v", err)
 				continue
 			}
 			out = append(out, rel)
@@ -166,57 +166,57 @@ func (d *recordDriver) Query(query map[string]string) ([]*release.Release, error
 	return out, nil
 }
 
-func (d *recordDriver) Create(key string, rel *release.Release) error {
+func (d *Driver) Create(key string, rel *release.Release) error {
 	sec, err := d.record(key, rel, "createdAt")
 	if err != nil {
 		return fmt.Errorf("create: failed to encode release %q: %w", rel.Name, err)
 	}
-	got, err := d.store.secrets.Create(context.Background(), sec, metav1.CreateOptions{})
+	got, err := d.Store.secrets.Create(context.Background(), sec, metav1.CreateOptions{})
 	if apierrors.IsAlreadyExists(err) {
 		return driver.ErrReleaseExists
 	}
 	if err != nil {
 		return fmt.Errorf("create: failed to create: %w", err)
 	}
-	d.store.wrote(d.tenant, d.namespace, got.Name, got.ResourceVersion, got.Labels)
+	d.Store.wrote(d.Tenant, d.Namespace, got.Name, got.ResourceVersion, got.Labels)
 	return nil
 }
 
-func (d *recordDriver) Update(key string, rel *release.Release) error {
+func (d *Driver) Update(key string, rel *release.Release) error {
 	sec, err := d.record(key, rel, "modifiedAt")
 	if err != nil {
 		return fmt.Errorf("update: failed to encode release %q: %w", rel.Name, err)
 	}
-	sec.ResourceVersion = d.store.precondition(sec.Name)
-	got, err := d.store.secrets.Update(context.Background(), sec, metav1.UpdateOptions{})
+	sec.ResourceVersion = d.Store.precondition(sec.Name)
+	got, err := d.Store.secrets.Update(context.Background(), sec, metav1.UpdateOptions{})
 	if err != nil {
 		return fmt.Errorf("update: failed to update: %w", err)
 	}
-	d.store.wrote(d.tenant, d.namespace, got.Name, got.ResourceVersion, got.Labels)
+	d.Store.wrote(d.Tenant, d.Namespace, got.Name, got.ResourceVersion, got.Labels)
 	return nil
 }
 
-func (d *recordDriver) Delete(key string) (*release.Release, error) {
+func (d *Driver) Delete(key string) (*release.Release, error) {
 	rel, err := d.Get(key) // checks that the record is this tenant's
 	if err != nil {
 		return nil, err
 	}
-	name := recordName(d.tenant, d.namespace, key)
+	name := recordName(d.Tenant, d.Namespace, key)
 	opts := metav1.DeleteOptions{}
-	if rv := d.store.precondition(name); rv != "" {
+	if rv := d.Store.precondition(name); rv != "" {
 		opts.Preconditions = &metav1.Preconditions{ResourceVersion: ptr.To(rv)}
 	}
-	if err := d.store.secrets.Delete(context.Background(), name, opts); err != nil && !apierrors.IsNotFound(err) {
+	if err := d.Store.secrets.Delete(context.Background(), name, opts); err != nil && !apierrors.IsNotFound(err) {
 		return nil, err
 	}
-	d.store.wrote(d.tenant, d.namespace, name, "", nil)
+	d.Store.wrote(d.Tenant, d.Namespace, name, "", nil)
 	return rel, nil
 }
 
 // record is the Secret of rel under key, as Helm's Secrets driver writes
 // it, qualified for the tenant; stamp is the time label it sets.
-func (d *recordDriver) record(key string, rel *release.Release, stamp string) (*corev1.Secret, error) {
-	data, err := encodeRecord(rel)
+func (d *Driver) record(key string, rel *release.Release, stamp string) (*corev1.Secret, error) {
+	data, err := EncodeRecord(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -227,20 +227,20 @@ func (d *recordDriver) record(key string, rel *release.Release, stamp string) (*
 	l[stamp] = strconv.FormatInt(time.Now().Unix(), 10)
 	l["name"], l["owner"] = rel.Name, "helm"
 	l["status"], l["version"] = rel.Info.Status.String(), strconv.Itoa(rel.Version)
-	l[LabelRecordTenant], l[LabelRecordNamespace] = d.tenant, d.namespace
+	l[LabelRecordTenant], l[LabelRecordNamespace] = d.Tenant, d.Namespace
 	return &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: recordName(d.tenant, d.namespace, key), Labels: l},
+		ObjectMeta: metav1.ObjectMeta{Name: recordName(d.Tenant, d.Namespace, key), Labels: l},
 		Type:       recordType,
 		Data:       map[string][]byte{"release": data},
 	}, nil
 }
 
-// encodeRecord is Helm's record encoding: base64 of gzipped JSON.
-func encodeRecord(rel *release.Release) ([]byte, error) {
-	return encodeRecordAt(rel, recordCompression)
+// EncodeRecord is Helm's record encoding: base64 of gzipped JSON.
+func EncodeRecord(rel *release.Release) ([]byte, error) {
+	return EncodeRecordAt(rel, recordCompression)
 }
 
-func encodeRecordAt(rel *release.Release, level int) ([]byte, error) {
+func EncodeRecordAt(rel *release.Release, level int) ([]byte, error) {
 	gz, err := gzippedRelease(rel, level)
 	if err != nil {
 		return nil, err
@@ -250,10 +250,10 @@ func encodeRecordAt(rel *release.Release, level int) ([]byte, error) {
 	return out, nil
 }
 
-// decodeRecord reads what encodeRecord or Helm wrote, also an
+// DecodeRecord reads what encodeRecord or Helm wrote, also an
 // uncompressed record of an old Helm.
-func decodeRecord(data []byte) (*release.Release, error) {
-	b, err := recordJSON(data)
+func DecodeRecord(data []byte) (*release.Release, error) {
+	b, err := RecordJSON(data)
 	if err != nil {
 		return nil, err
 	}
@@ -264,14 +264,14 @@ func decodeRecord(data []byte) (*release.Release, error) {
 	return &rel, nil
 }
 
-// recordJSON is the JSON of a record's data.
-func recordJSON(data []byte) ([]byte, error) {
+// RecordJSON is the JSON of a record's data.
+func RecordJSON(data []byte) ([]byte, error) {
 	b, err := unbase64(data)
 	if err != nil {
 		return nil, err
 	}
 	if isGzip(b) {
-		if b, err = gunzip(b); err != nil {
+		if b, err = Gunzip(b); err != nil {
 			return nil, err
 		}
 	}
@@ -295,8 +295,8 @@ func isGzip(b []byte) bool {
 // which they are. Their charts hold the metadata only (a summary): they
 // are for deciding, not for writing back. ok is false when the index cannot answer, or a record
 // changed under it; the caller then reads the whole history.
-func (d *recordDriver) latest(name string) (cur, deployed *release.Release, ok bool) {
-	indexed, ok := d.store.records(labels.SelectorFromSet(ownedBy(d.tenant, d.namespace, map[string]string{"name": name, "owner": "helm"})))
+func (d *Driver) latest(name string) (cur, deployed *release.Release, ok bool) {
+	indexed, ok := d.Store.records(labels.SelectorFromSet(ownedBy(d.Tenant, d.Namespace, map[string]string{"name": name, "owner": "helm"})))
 	if !ok {
 		return nil, nil, false
 	}
@@ -330,11 +330,11 @@ func (d *recordDriver) latest(name string) (cur, deployed *release.Release, ok b
 		if err != nil || !maps.Equal(sec.Labels, m.GetLabels()) {
 			return nil, false
 		}
-		rel, err := decodeRecordSummary(sec.Data["release"])
+		rel, err := DecodeRecordSummary(sec.Data["release"])
 		if err != nil {
 			return nil, false
 		}
-		d.store.read(sec.Name, sec.ResourceVersion)
+		d.Store.read(sec.Name, sec.ResourceVersion)
 		return rel, rel.Version == version(m) && rel.Name == name
 	}
 	if cur, ok = read(newest); !ok {

@@ -1,4 +1,4 @@
-package tenancy
+package records
 
 import (
 	"context"
@@ -24,15 +24,15 @@ const (
 	LabelRecordNamespace = "tenancy.opctl.dev/release-namespace"
 )
 
-// helmKeyPrefix starts the Secret name Helm gives a release record.
-const helmKeyPrefix = "sh.helm.release.v1."
+// HelmKeyPrefix starts the Secret name Helm gives a release record.
+const HelmKeyPrefix = "sh.helm.release.v1."
 
 // recordName is the Secret name of a release record in the storage
 // namespace: Helm's key with the tenant and the release namespace put in
 // front of the release name, so that every tenant's releases of the same
 // name live side by side.
 func recordName(tenant, namespace, key string) string {
-	return helmKeyPrefix + tenant + "." + namespace + "." + strings.TrimPrefix(key, helmKeyPrefix)
+	return HelmKeyPrefix + tenant + "." + namespace + "." + strings.TrimPrefix(key, HelmKeyPrefix)
 }
 
 // pendingTTL bounds how long a write of this process that the record
@@ -47,9 +47,9 @@ const pendingTTL = time.Minute
 // index shows a write of this process, reads take the write's name,
 // resourceVersion and labels in its place: a reconcile always sees its
 // own writes.
-type recordStore struct {
+type Store struct {
 	secrets   typedcorev1.SecretInterface // of the storage namespace
-	namespace string                      // the storage namespace
+	Namespace string                      // the storage namespace
 	index     cache.SharedIndexInformer   // nil: every read is a LIST
 
 	mu sync.Mutex
@@ -67,8 +67,8 @@ type pendingWrite struct {
 	at                time.Time
 }
 
-func newRecordStore(secrets typedcorev1.SecretInterface, namespace string) *recordStore {
-	return &recordStore{secrets: secrets, namespace: namespace, seen: map[string]string{}, pending: map[string]pendingWrite{}}
+func NewStore(secrets typedcorev1.SecretInterface, namespace string) *Store {
+	return &Store{secrets: secrets, Namespace: namespace, seen: map[string]string{}, pending: map[string]pendingWrite{}}
 }
 
 // byOwner indexes records by tenant and release namespace.
@@ -85,12 +85,12 @@ func indexByOwner(o any) ([]string, error) {
 	return []string{ownerKey(l[LabelRecordTenant], l[LabelRecordNamespace])}, nil
 }
 
-// withIndex gives the store a metadata informer of its records, without
+// WithIndex gives the store a metadata informer of its records, without
 // their managedFields. It runs under Start.
-func (s *recordStore) withIndex(client metadata.Interface) {
+func (s *Store) WithIndex(client metadata.Interface) {
 	hasTenant, _ := labels.NewRequirement(LabelRecordTenant, selection.Exists, nil)
 	sel := labels.SelectorFromSet(labels.Set{"owner": "helm"}).Add(*hasTenant).String()
-	inf := metadatainformer.NewFilteredMetadataInformer(client, secretsResource, s.namespace, 0, cache.Indexers{byOwner: indexByOwner},
+	inf := metadatainformer.NewFilteredMetadataInformer(client, SecretsResource, s.Namespace, 0, cache.Indexers{byOwner: indexByOwner},
 		func(o *metav1.ListOptions) { o.LabelSelector = sel })
 	_ = inf.Informer().SetTransform(cache.TransformFunc(func(o any) (any, error) {
 		if m, ok := o.(metav1.Object); ok {
@@ -103,7 +103,7 @@ func (s *recordStore) withIndex(client metadata.Interface) {
 
 // Start runs the index until ctx ends: a manager runnable of every
 // replica.
-func (s *recordStore) Start(ctx context.Context) error {
+func (s *Store) Start(ctx context.Context) error {
 	if s.index != nil {
 		s.index.RunWithContext(ctx)
 	}
@@ -111,11 +111,11 @@ func (s *recordStore) Start(ctx context.Context) error {
 }
 
 // NeedLeaderElection is false: every shard reads records.
-func (s *recordStore) NeedLeaderElection() bool { return false }
+func (s *Store) NeedLeaderElection() bool { return false }
 
 // wrote notes a write of record name for tenant's releases in namespace:
 // its resourceVersion and labels, or rv "" for a delete.
-func (s *recordStore) wrote(tenant, namespace, name, rv string, labels map[string]string) {
+func (s *Store) wrote(tenant, namespace, name, rv string, labels map[string]string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if rv == "" {
@@ -129,26 +129,26 @@ func (s *recordStore) wrote(tenant, namespace, name, rv string, labels map[strin
 }
 
 // read notes the resourceVersion a record was read at.
-func (s *recordStore) read(name, rv string) {
+func (s *Store) read(name, rv string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.seen[name] = rv
 }
 
 // precondition is the resourceVersion to write record name at, or "".
-func (s *recordStore) precondition(name string) string {
+func (s *Store) precondition(name string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.seen[name]
 }
 
 // synced reports whether the index can answer: it runs and has listed.
-func (s *recordStore) synced() bool { return s.index != nil && s.index.HasSynced() }
+func (s *Store) synced() bool { return s.index != nil && s.index.HasSynced() }
 
 // unshown returns this process's writes to tenant's records of namespace
 // that the index does not show yet, by record name. It forgets the writes
 // the index shows, and those older than pendingTTL.
-func (s *recordStore) unshown(tenant, namespace string) map[string]pendingWrite {
+func (s *Store) unshown(tenant, namespace string) map[string]pendingWrite {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out map[string]pendingWrite
@@ -168,8 +168,8 @@ func (s *recordStore) unshown(tenant, namespace string) map[string]pendingWrite 
 }
 
 // shown reports whether the index shows write w of record name.
-func (s *recordStore) shown(name string, w pendingWrite) bool {
-	o, exists, err := s.index.GetIndexer().GetByKey(s.namespace + "/" + name)
+func (s *Store) shown(name string, w pendingWrite) bool {
+	o, exists, err := s.index.GetIndexer().GetByKey(s.Namespace + "/" + name)
 	if err != nil {
 		return false
 	}
@@ -196,7 +196,7 @@ func ownedBy(tenant, namespace string, want map[string]string) labels.Set {
 // the index's, with this process's writes that it does not show yet in
 // their place, so that a reconcile reads its own writes without a LIST.
 // ok is false while the index cannot answer.
-func (s *recordStore) records(sel labels.Selector) (out []metav1.Object, ok bool) {
+func (s *Store) records(sel labels.Selector) (out []metav1.Object, ok bool) {
 	if !s.synced() {
 		return nil, false
 	}
@@ -218,7 +218,7 @@ func (s *recordStore) records(sel labels.Selector) (out []metav1.Object, ok bool
 	}
 	for name, w := range mine {
 		if w.rv != "" && sel.Matches(labels.Set(w.labels)) {
-			out = append(out, &metav1.ObjectMeta{Namespace: s.namespace, Name: name, ResourceVersion: w.rv, Labels: w.labels})
+			out = append(out, &metav1.ObjectMeta{Namespace: s.Namespace, Name: name, ResourceVersion: w.rv, Labels: w.labels})
 		}
 	}
 	return out, true
@@ -234,4 +234,10 @@ func notOlder(a, b string) bool {
 		return a == b
 	}
 	return x >= y
+}
+
+// Indexed reports whether the index shows every write of this process to
+// tenant's releases in namespace.
+func (s *Store) Indexed(tenant, namespace string) bool {
+	return s.synced() && len(s.unshown(tenant, namespace)) == 0
 }

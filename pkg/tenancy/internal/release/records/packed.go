@@ -1,4 +1,4 @@
-package tenancy
+package records
 
 import (
 	"bytes"
@@ -53,8 +53,8 @@ func gzipped(b []byte, level int) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// gunzip inflates a gzip stream into one buffer sized by its trailer.
-func gunzip(gz []byte) ([]byte, error) {
+// Gunzip inflates a gzip stream into one buffer sized by its trailer.
+func Gunzip(gz []byte) ([]byte, error) {
 	out := bytes.NewBuffer(make([]byte, 0, gunzippedSize(gz)+bytes.MinRead))
 	if _, err := inflate(gz, out, true); err != nil {
 		return nil, err
@@ -62,14 +62,14 @@ func gunzip(gz []byte) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// maxInflated bounds what one gzip stream may inflate to: a release
+// MaxInflated bounds what one gzip stream may inflate to: a release
 // record of the largest chart is a few MiB of JSON, and a stream that
 // inflates further (a compression bomb: 500 KB of zeros inflate to
 // 500 MB) is refused before it can take the controller's memory.
-const maxInflated = 32 << 20
+const MaxInflated = 32 << 20
 
 // errInflatedTooLarge is a gzip stream that inflates past maxInflated.
-var errInflatedTooLarge = fmt.Errorf("the data inflates past %d MiB: refusing to read it (a release record is a few MiB at most)", maxInflated>>20)
+var errInflatedTooLarge = fmt.Errorf("the data inflates past %d MiB: refusing to read it (a release record is a few MiB at most)", MaxInflated>>20)
 
 // inflate inflates gz into out with a pooled reader: every member, or
 // with multistream false only the first, returning the bytes after it.
@@ -86,11 +86,11 @@ func inflate(gz []byte, out *bytes.Buffer, multistream bool) (rest []byte, err e
 		return nil, err
 	}
 	r.Multistream(multistream)
-	n, err := out.ReadFrom(io.LimitReader(r, maxInflated+1))
+	n, err := out.ReadFrom(io.LimitReader(r, MaxInflated+1))
 	if err != nil {
 		return nil, err
 	}
-	if n > maxInflated {
+	if n > MaxInflated {
 		return nil, errInflatedTooLarge
 	}
 	return gz[len(gz)-br.Len():], nil
@@ -104,19 +104,19 @@ func gunzippedSize(gz []byte) int {
 		return 0
 	}
 	n := int(binary.LittleEndian.Uint32(gz[len(gz)-4:]))
-	if n > maxInflated {
+	if n > MaxInflated {
 		return 0
 	}
 	return n
 }
 
-// pack gzips what the controller keeps in memory for every tenant (the
+// Pack gzips what the controller keeps in memory for every tenant (the
 // drift memo's objects), into a slice of its own: not a buffer's spare
 // capacity.
-func pack(b []byte) []byte {
+func Pack(b []byte) []byte {
 	out, _ := gzipped(b, recordCompression) // the pooled level: no error
 	return bytes.Clone(out)
 }
 
-// unpack inflates what pack returned.
-func unpack(b []byte) ([]byte, error) { return gunzip(b) }
+// Unpack inflates what pack returned.
+func Unpack(b []byte) ([]byte, error) { return Gunzip(b) }

@@ -1,4 +1,4 @@
-package tenancy
+package records
 
 import (
 	"bytes"
@@ -21,8 +21,8 @@ func TestPack(t *testing.T) {
 		{"repetitive", []byte(strings.Repeat(`{"apiGroups":[""],"resources":["configmaps"],"verbs":["get","list","watch"]},`, 200))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := pack(tc.in)
-			got, err := unpack(p)
+			p := Pack(tc.in)
+			got, err := Unpack(p)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -34,7 +34,7 @@ func TestPack(t *testing.T) {
 			}
 		})
 	}
-	if _, err := unpack([]byte("not deflate")); err == nil {
+	if _, err := Unpack([]byte("not deflate")); err == nil {
 		t.Error("unpack of garbage: no error")
 	}
 }
@@ -68,11 +68,11 @@ func TestPackConcurrent(t *testing.T) {
 	packed := make([][]byte, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Go(func() { packed[i] = pack([]byte(strings.Repeat(strconv.Itoa(i)+",", 5000))) })
+		wg.Go(func() { packed[i] = Pack([]byte(strings.Repeat(strconv.Itoa(i)+",", 5000))) })
 	}
 	wg.Wait()
 	for i, p := range packed {
-		got, err := unpack(p)
+		got, err := Unpack(p)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,23 +92,23 @@ func TestInflateBomb(t *testing.T) {
 	var gz bytes.Buffer
 	w, _ := gzip.NewWriterLevel(&gz, gzip.BestCompression)
 	zeros := make([]byte, 1<<20)
-	for range maxInflated>>20 + 8 {
+	for range MaxInflated>>20 + 8 {
 		_, _ = w.Write(zeros)
 	}
 	_ = w.Close()
 	bomb := gz.Bytes()
 	var out bytes.Buffer
 	if _, err := inflate(bomb, &out, true); !errors.Is(err, errInflatedTooLarge) {
-		t.Errorf("inflate of %d bytes that inflate to %d MiB: %v, want errInflatedTooLarge", len(bomb), maxInflated>>20+8, err)
+		t.Errorf("inflate of %d bytes that inflate to %d MiB: %v, want errInflatedTooLarge", len(bomb), MaxInflated>>20+8, err)
 	}
-	if out.Len() > maxInflated+1 {
-		t.Errorf("inflate wrote %d bytes before refusing, want at most %d", out.Len(), maxInflated+1)
+	if out.Len() > MaxInflated+1 {
+		t.Errorf("inflate wrote %d bytes before refusing, want at most %d", out.Len(), MaxInflated+1)
 	}
 	record := []byte(base64.StdEncoding.EncodeToString(bomb))
 	for name, read := range map[string]func() error{
-		"gunzip":              func() error { _, err := gunzip(bomb); return err },
-		"decodeRecord":        func() error { _, err := decodeRecord(record); return err },
-		"decodeRecordSummary": func() error { _, err := decodeRecordSummary(record); return err },
+		"gunzip":              func() error { _, err := Gunzip(bomb); return err },
+		"decodeRecord":        func() error { _, err := DecodeRecord(record); return err },
+		"decodeRecordSummary": func() error { _, err := DecodeRecordSummary(record); return err },
 	} {
 		if err := read(); !errors.Is(err, errInflatedTooLarge) {
 			t.Errorf("%s of the bomb: %v, want errInflatedTooLarge", name, err)

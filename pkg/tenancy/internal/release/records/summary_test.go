@@ -1,4 +1,4 @@
-package tenancy
+package records
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ func TestRecordSummary(t *testing.T) {
 		return []byte(base64.StdEncoding.EncodeToString(b))
 	}
 	ours := func(rel *release.Release) []byte {
-		b, err := encodeRecord(rel)
+		b, err := EncodeRecord(rel)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,7 +61,7 @@ func TestRecordSummary(t *testing.T) {
 				want.Chart = &chart.Chart{Metadata: &md}
 			}
 			for range 2 { // the second read of ours comes from chartMetadatas
-				got, err := decodeRecordSummary(tc.data)
+				got, err := DecodeRecordSummary(tc.data)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -85,14 +85,14 @@ func TestRecordSummary(t *testing.T) {
 	}
 	crafted := append(gz(`{"name":"x","version":1,"chart":`), gz(`{"metadata":{"name":"c","version":"1.0.0"}},"name":"y"}`)...)
 	data := []byte(base64.StdEncoding.EncodeToString(crafted))
-	whole, err := decodeRecord(data)
+	whole, err := DecodeRecord(data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := decodeRecordSummary(data); err != nil || got.Name != whole.Name || got.Chart.Metadata.Version != "1.0.0" {
+	if got, err := DecodeRecordSummary(data); err != nil || got.Name != whole.Name || got.Chart.Metadata.Version != "1.0.0" {
 		t.Errorf("summary of a record with fields after its chart: %+v, %v; read whole it is named %q", got, err, whole.Name)
 	}
-	if _, err := decodeRecordSummary([]byte(base64.StdEncoding.EncodeToString([]byte{0x1f, 0x8b, 0x08, 0}))); err == nil {
+	if _, err := DecodeRecordSummary([]byte(base64.StdEncoding.EncodeToString([]byte{0x1f, 0x8b, 0x08, 0}))); err == nil {
 		t.Error("a truncated gzip record read without an error")
 	}
 }

@@ -1,4 +1,4 @@
-package tenancy
+package records
 
 import (
 	"crypto/sha256"
@@ -51,7 +51,7 @@ func gzippedRelease(rel *release.Release, level int) ([]byte, error) {
 // chartMembers holds the gzip members of the charts most recently
 // written, by content and level: a chart's JSON and the closing brace of
 // its record.
-var chartMembers = newFIFO[memberKey, []byte](16)
+var chartMembers = NewFIFO[memberKey, []byte](16)
 
 type memberKey struct {
 	sum   [sha256.Size]byte
@@ -61,7 +61,7 @@ type memberKey struct {
 // chartMember is chartJSON followed by "}", gzipped at level, compressed
 // only when chartMembers does not hold it.
 func chartMember(chartJSON []byte, level int) ([]byte, error) {
-	return chartMembers.get(memberKey{sha256.Sum256(chartJSON), level}, func() ([]byte, error) {
+	return chartMembers.Get(memberKey{sha256.Sum256(chartJSON), level}, func() ([]byte, error) {
 		gz, err := gzipped(append(slices.Clip(chartJSON), '}'), level)
 		return slices.Clip(gz), err
 	})

@@ -1,4 +1,4 @@
-package tenancy
+package records
 
 import (
 	"bytes"
@@ -24,19 +24,19 @@ type releaseSummary struct {
 // the release's last field, is the second member (gzippedRelease).
 var chartField = []byte(`"chart":`)
 
-// decodeRecordSummary reads a record into a release whose chart has its
+// DecodeRecordSummary reads a record into a release whose chart has its
 // metadata only. Of a record of ours it inflates the first member alone,
 // and reads the chart's metadata once per chart member (chartMetadata):
 // the chart is most of a record, the same for all its tenants, and
 // reading a summary is part of every reconcile. A record Helm wrote (one
 // member, or no gzip at all) is read whole.
-func decodeRecordSummary(data []byte) (*release.Release, error) {
+func DecodeRecordSummary(data []byte) (*release.Release, error) {
 	raw, err := unbase64(data)
 	if err != nil {
 		return nil, err
 	}
 	if !isGzip(raw) {
-		return summaryOf(raw)
+		return SummaryOf(raw)
 	}
 	// The inflated member is garbage once decoded: its buffer is reused.
 	head := headBuffers.Get().(*bytes.Buffer)
@@ -47,13 +47,13 @@ func decodeRecordSummary(data []byte) (*release.Release, error) {
 	case err != nil:
 		return nil, err
 	case len(member) == 0: // Helm's: one member
-		return summaryOf(head.Bytes())
+		return SummaryOf(head.Bytes())
 	case !bytes.HasSuffix(head.Bytes(), chartField):
-		whole, err := gunzip(raw)
+		whole, err := Gunzip(raw)
 		if err != nil {
 			return nil, err
 		}
-		return summaryOf(whole)
+		return SummaryOf(whole)
 	}
 	head.WriteString("null}")
 	var rel release.Release
@@ -62,11 +62,11 @@ func decodeRecordSummary(data []byte) (*release.Release, error) {
 	}
 	md, err := chartMetadata(member)
 	if errors.Is(err, errAfterChart) {
-		whole, err := gunzip(raw)
+		whole, err := Gunzip(raw)
 		if err != nil {
 			return nil, err
 		}
-		return summaryOf(whole)
+		return SummaryOf(whole)
 	}
 	if err != nil {
 		return nil, err
@@ -83,8 +83,8 @@ var errAfterChart = errors.New("the record's chart member goes on after the char
 // headBuffers are the buffers first members inflate into.
 var headBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-// summaryOf reads a record's whole JSON into a summary.
-func summaryOf(b []byte) (*release.Release, error) {
+// SummaryOf reads a record's whole JSON into a summary.
+func SummaryOf(b []byte) (*release.Release, error) {
 	var s releaseSummary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, err
@@ -98,13 +98,13 @@ func summaryOf(b []byte) (*release.Release, error) {
 
 // chartMetadatas holds the metadata of the chart members most recently
 // read, by their compressed bytes' digest.
-var chartMetadatas = newFIFO[[sha256.Size]byte, *chart.Metadata](16)
+var chartMetadatas = NewFIFO[[sha256.Size]byte, *chart.Metadata](16)
 
 // chartMetadata is the metadata of a record's chart member (the chart's
 // JSON and the record's closing brace), a copy of its own.
 func chartMetadata(member []byte) (*chart.Metadata, error) {
-	md, err := chartMetadatas.get(sha256.Sum256(member), func() (*chart.Metadata, error) {
-		b, err := gunzip(member)
+	md, err := chartMetadatas.Get(sha256.Sum256(member), func() (*chart.Metadata, error) {
+		b, err := Gunzip(member)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package tenancy
+package records
 
 import (
 	"context"
@@ -40,20 +40,20 @@ func TestRecordsOverlayUnshownWrites(t *testing.T) {
 	}
 	cs.PrependReactor("create", "secrets", stamp)
 	cs.PrependReactor("update", "secrets", stamp)
-	store := newRecordStore(cs.CoreV1().Secrets("store"), "store")
-	store.withIndex(metadatafake.NewSimpleMetadataClient(scheme))
+	store := NewStore(cs.CoreV1().Secrets("store"), "store")
+	store.WithIndex(metadatafake.NewSimpleMetadataClient(scheme))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = store.Start(ctx) }()
 	if !cache.WaitForCacheSync(ctx.Done(), store.index.HasSynced) {
 		t.Fatal("index did not sync")
 	}
-	d := &recordDriver{store: store, tenant: "t", namespace: "ns", log: t.Logf}
+	d := &Driver{Store: store, Tenant: "t", Namespace: "ns", Log: t.Logf}
 	rel := func(v int, s release.Status) *release.Release {
 		return &release.Release{Name: "kv", Namespace: "ns", Version: v, Info: &release.Info{Status: s},
 			Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "sample", Version: "0.1.0"}}}
 	}
-	key := func(v int) string { return fmt.Sprintf("%skv.v%d", helmKeyPrefix, v) }
+	key := func(v int) string { return fmt.Sprintf("%skv.v%d", HelmKeyPrefix, v) }
 	for _, step := range []func() error{
 		func() error { return d.Create(key(1), rel(1, release.StatusPendingInstall)) },
 		func() error { return d.Update(key(1), rel(1, release.StatusDeployed)) },
@@ -78,7 +78,7 @@ func TestRecordsOverlayUnshownWrites(t *testing.T) {
 	if hist, err := d.Query(map[string]string{"name": "kv", "owner": "helm"}); err != nil || len(hist) != 1 || hist[0].Version != 1 {
 		t.Fatalf("history after deleting revision 2: %v, %v; want revision 1", hist, err)
 	}
-	other := &recordDriver{store: store, tenant: "u", namespace: "ns", log: t.Logf}
+	other := &Driver{Store: store, Tenant: "u", Namespace: "ns", Log: t.Logf}
 	if hist, err := other.Query(map[string]string{"name": "kv", "owner": "helm"}); !errors.Is(err, driver.ErrReleaseNotFound) {
 		t.Errorf("another tenant's history: %v, %v; want none", hist, err)
 	}
@@ -87,7 +87,7 @@ func TestRecordsOverlayUnshownWrites(t *testing.T) {
 			t.Errorf("a read listed the records: %v", a)
 		}
 	}
-	if store.indexed("t", "ns") {
+	if store.Indexed("t", "ns") {
 		t.Error("indexed reports the unshown writes as shown")
 	}
 }

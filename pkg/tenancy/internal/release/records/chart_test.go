@@ -1,4 +1,4 @@
-package tenancy
+package records
 
 import (
 	"reflect"
@@ -29,15 +29,15 @@ func TestGzippedRelease(t *testing.T) {
 		{"a chart only", &release.Release{Chart: ch}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			data, err := encodeRecord(tc.rel)
+			data, err := EncodeRecord(tc.rel)
 			if err != nil {
 				t.Fatal(err)
 			}
-			again, _ := encodeRecord(tc.rel)
+			again, _ := EncodeRecord(tc.rel)
 			if string(again) != string(data) {
 				t.Error("the same release encoded twice differs")
 			}
-			got, err := decodeRecord(data)
+			got, err := DecodeRecord(data)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,7 +45,7 @@ func TestGzippedRelease(t *testing.T) {
 				t.Errorf("decoded %+v, want %+v", got, tc.rel)
 			}
 			if tc.rel.Chart != nil {
-				sum, err := decodeRecordSummary(data)
+				sum, err := DecodeRecordSummary(data)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -79,13 +79,13 @@ func TestChartMember(t *testing.T) {
 	if &a1[0] != &a2[0] {
 		t.Error("the same chart was compressed twice")
 	}
-	if b, err := gunzip(a1); err != nil || string(b) != `{"a":1}}` {
+	if b, err := Gunzip(a1); err != nil || string(b) != `{"a":1}}` {
 		t.Errorf("member inflates to %q, %v", b, err)
 	}
-	f := newFIFO[int, int](2)
+	f := NewFIFO[int, int](2)
 	made := 0
 	for _, k := range []int{1, 2, 1, 3, 1} {
-		_, _ = f.get(k, func() (int, error) { made++; return k, nil })
+		_, _ = f.Get(k, func() (int, error) { made++; return k, nil })
 	}
 	if len(f.byKey) != 2 || len(f.order) != 2 || made != 4 {
 		t.Errorf("fifo holds %d (%d in order) after making %d, want 2, 2, 4", len(f.byKey), len(f.order), made)

@@ -1,24 +1,24 @@
-package tenancy
+package records
 
 import "sync"
 
-// fifo is a small concurrent map that forgets its oldest entry past max:
+// FIFO is a small concurrent map that forgets its oldest entry past max:
 // for what the controller derives from a chart once (a record's chart
 // member, a compiled values schema), while a few charts are in use.
-type fifo[K comparable, V any] struct {
+type FIFO[K comparable, V any] struct {
 	mu    sync.Mutex
 	max   int
 	order []K
 	byKey map[K]V
 }
 
-func newFIFO[K comparable, V any](max int) *fifo[K, V] {
-	return &fifo[K, V]{max: max, byKey: map[K]V{}}
+func NewFIFO[K comparable, V any](max int) *FIFO[K, V] {
+	return &FIFO[K, V]{max: max, byKey: map[K]V{}}
 }
 
-// get returns the value of key, made by build when it is not held. build
+// Get returns the value of key, made by build when it is not held. build
 // runs outside the lock; when two build one at once, the first kept wins.
-func (f *fifo[K, V]) get(key K, build func() (V, error)) (V, error) {
+func (f *FIFO[K, V]) Get(key K, build func() (V, error)) (V, error) {
 	f.mu.Lock()
 	v, ok := f.byKey[key]
 	f.mu.Unlock()
