@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // The actor is the identity every Helm action and drift correction of a
@@ -83,7 +84,7 @@ func (c *Controller) actorKinds(ctx context.Context, reader client.Reader, p *pl
 		if op.analysis == nil {
 			continue
 		}
-		own, err := ownKinds(ctx, reader, op.analysis.CRDs)
+		own, err := guard.OwnKinds(ctx, reader, op.analysis.CRDs)
 		if err != nil {
 			return nil, err
 		}
@@ -159,7 +160,7 @@ func actorObjects(t *tenancyv1.Tenant, s settings, storage string, kinds []rbacv
 			&rbacv1.RoleBinding{ObjectMeta: meta(KindsRole), Subjects: append(slices.Clone(subject), t.Spec.Owners...),
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: KindsRole}},
 			&rbacv1.RoleBinding{ObjectMeta: meta(ActorAdminBinding), Subjects: subject,
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: ownerRole}})
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: guard.OwnerRole}})
 		for _, role := range sortedUnique(s.ClusterRoles) {
 			objs = append(objs, &rbacv1.RoleBinding{ObjectMeta: meta(actorRoleBinding + role), Subjects: subject,
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}})

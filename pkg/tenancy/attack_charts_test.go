@@ -66,7 +66,7 @@ func TestHostileCharts(t *testing.T) {
 				t.Errorf("the hook's ConfigMap in kube-system: %v, want none", err)
 			}
 			testcluster.Eventually(t, 30*time.Second, "a HooksNotRun Event", func(ctx context.Context) error {
-				events, err := c.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=hostile-hooks-" + id + ",reason=" + tenancy.ReasonHooksNotRun})
+				events, err := c.Client.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=hostile-hooks-" + id + ",reason=" + tenancyv1.ReasonHooksNotRun})
 				if err != nil || len(events.Items) == 0 || !strings.Contains(events.Items[0].Message, "ClusterRoleBinding hook-"+id) {
 					return fmt.Errorf("events %v, %v", events, err)
 				}
@@ -104,7 +104,7 @@ func TestHostileCharts(t *testing.T) {
 			if _, err := c.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "items-"+id, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the list item in kube-system: %v, want none", err)
 			}
-		}, tenancy.ReasonReleaseTampered},
+		}, tenancyv1.ReasonReleaseTampered},
 		{"namespace admin", func(id, owner string) map[string]string {
 			return map[string]string{"Chart.yaml": chartYAML, "templates/rb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: ns-admin\n" +
 				"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: " + owner + "\n"}
@@ -112,14 +112,14 @@ func TestHostileCharts(t *testing.T) {
 			if _, err := c.Client.RbacV1().RoleBindings("hostile-namespace-admin-"+id).Get(ctx, "ns-admin", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the RoleBinding of cluster-admin: %v, want none", err)
 			}
-		}, tenancy.ReasonClusterRightsRefused},
+		}, tenancyv1.ReasonClusterRightsRefused},
 		{"external ips", func(id, owner string) map[string]string {
 			return map[string]string{"Chart.yaml": chartYAML, "templates/svc.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: mitm\nspec:\n  externalIPs: [8.8.8.8]\n  ports:\n  - port: 53\n"}
 		}, func(t *testing.T, id, owner string) {
 			if _, err := c.Client.CoreV1().Services("hostile-external-ips-"+id).Get(ctx, "mitm", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the Service with externalIPs: %v, want none", err)
 			}
-		}, tenancy.ReasonClusterRightsRefused},
+		}, tenancyv1.ReasonClusterRightsRefused},
 		{"claimed crd", func(id, owner string) map[string]string {
 			return map[string]string{"Chart.yaml": chartYAML,
 				"crds/subscriptions.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: subscriptions.operators.coreos.com\nspec:\n  group: operators.coreos.com\n  names:\n    kind: Subscription\n    plural: subscriptions\n  scope: Namespaced\n  versions:\n  - name: v1alpha1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n",
@@ -149,7 +149,7 @@ func TestHostileCharts(t *testing.T) {
 			if err := cl.Get(ctx, client.ObjectKey{Name: "endpointslices.discovery.k8s.io"}, crd); !apierrors.IsNotFound(err) {
 				t.Errorf("the CRD endpointslices.discovery.k8s.io: %v, want none", err)
 			}
-		}, tenancy.ReasonCRDNotShared},
+		}, tenancyv1.ReasonCRDNotShared},
 		{"copied crd", func(id, owner string) map[string]string {
 			// The red team's: an exact copy of the monitoring stack's CRD
 			// would have made ServiceMonitors the operator's own kind.
@@ -177,7 +177,7 @@ func TestHostileCharts(t *testing.T) {
 			if _, err := c.Client.RbacV1().RoleBindings("hostile-actor-role-"+id).Get(ctx, "grab", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the RoleBinding of the actor's Role: %v, want none", err)
 			}
-		}, tenancy.ReasonClusterRightsRefused},
+		}, tenancyv1.ReasonClusterRightsRefused},
 		{"beyond the owners", func(id, owner string) map[string]string {
 			// Owners (admin) may read a namespace's quota, not write one:
 			// neither may their releases, whatever the controller holds.
@@ -189,12 +189,12 @@ func TestHostileCharts(t *testing.T) {
 			}
 			actor := "system:serviceaccount:" + tenancy.DefaultStorageNamespace + ":" + tenancy.ActorName(name)
 			waitTenant(t, name, time.Minute, "the actor named", func(tn *tenancyv1.Tenant) error {
-				if len(tn.Status.Operators) == 0 || tn.Status.Operators[0].Reason != tenancy.ReasonInstallFailed || !strings.Contains(tn.Status.Operators[0].LastError, actor) {
-					return fmt.Errorf("operators %s, want %s naming %s", dump(tn.Status.Operators), tenancy.ReasonInstallFailed, actor)
+				if len(tn.Status.Operators) == 0 || tn.Status.Operators[0].Reason != tenancyv1.ReasonInstallFailed || !strings.Contains(tn.Status.Operators[0].LastError, actor) {
+					return fmt.Errorf("operators %s, want %s naming %s", dump(tn.Status.Operators), tenancyv1.ReasonInstallFailed, actor)
 				}
 				return nil
 			})
-		}, tenancy.ReasonInstallFailed},
+		}, tenancyv1.ReasonInstallFailed},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,7 +204,7 @@ func TestHostileCharts(t *testing.T) {
 			owner := "owner-" + name
 			createTenant(t, newTenant(name, []string{name}, writeChart(t, tc.files(id, owner)), 1, owner))
 			switch {
-			case tc.refused == tenancy.ReasonInstallFailed:
+			case tc.refused == tenancyv1.ReasonInstallFailed:
 				// Refused by the API server and retried: check reads the
 				// operator's status.
 			case tc.refused != "":

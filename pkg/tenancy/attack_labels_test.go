@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -39,14 +41,14 @@ func TestOwnersCannotPlantOwnedLabels(t *testing.T) {
 			t.Errorf("the owner %s: %v, want the guardrail's refusal", what, err)
 		}
 	}
-	refused("creating a Role labelled as its tenant's", as.Create(ctx, role("planted", map[string]string{tenancy.LabelTenant: name})))
-	refused("creating a Role labelled as another tenant's", as.Create(ctx, role("planted-b", map[string]string{tenancy.LabelTenant: "someone-else"})))
+	refused("creating a Role labelled as its tenant's", as.Create(ctx, role("planted", map[string]string{tenancyv1.LabelTenant: name})))
+	refused("creating a Role labelled as another tenant's", as.Create(ctx, role("planted-b", map[string]string{tenancyv1.LabelTenant: "someone-else"})))
 	refused("creating a Role with a shard label", as.Create(ctx, role("planted-s", map[string]string{sharding.ShardLabel("tenancy"): "0"})))
 	// The cache holds Deployments labelled for a tenant and by Helm: Helm's
 	// label is anyone's, the tenant's is not.
 	zero := int32(0)
 	deployment := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "planted", Namespace: name,
-		Labels: map[string]string{tenancy.LabelTenant: name, "app.kubernetes.io/managed-by": "Helm"}},
+		Labels: map[string]string{tenancyv1.LabelTenant: name, "app.kubernetes.io/managed-by": "Helm"}},
 		Spec: appsv1.DeploymentSpec{Replicas: &zero, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "p"}},
 			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "p"}},
 				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "busybox"}}}}}}
@@ -55,7 +57,7 @@ func TestOwnersCannotPlantOwnedLabels(t *testing.T) {
 	if err := as.Create(ctx, plain); err != nil {
 		t.Fatalf("the owner creating an unlabelled Role: %v", err)
 	}
-	plain.Labels[tenancy.LabelTenant] = name
+	plain.Labels[tenancyv1.LabelTenant] = name
 	refused("labelling its Role as its tenant's", as.Update(ctx, plain))
 	plain.Labels = map[string]string{"app": "still-mine"}
 	if err := as.Update(ctx, plain); err != nil {

@@ -134,7 +134,7 @@ subjects:
 	greedy := "greedy-" + id
 	createTenant(t, newTenant(greedy, []string{greedy}, chart, 1, "owner-"+greedy))
 	for _, what := range []string{"grants list nodes cluster-wide", "binds ClusterRole cluster-admin", "to User owner-" + greedy} {
-		waitCondition(t, greedy, "Degraded", tenancy.ReasonClusterRightsRefused, what)
+		waitCondition(t, greedy, "Degraded", tenancyv1.ReasonClusterRightsRefused, what)
 	}
 	bindings, err := c.Client.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
 	if err != nil {

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -22,7 +24,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"opctl.dev/opctl/internal/testcluster"
-	"opctl.dev/opctl/pkg/tenancy"
 )
 
 var benchAttackers = flag.Int("attackers", 10, "tenants whose owners attack the controller's memory after BenchmarkTenancyProvision's tenants are Ready (0: none)")
@@ -35,7 +36,7 @@ var memoryAttacks = []struct {
 	run  func(ctx context.Context, owner kubernetes.Interface, ns string, i int) error
 }{
 	{"Roles of 1 MB labelled as the tenant's (the cache selects the label)", func(ctx context.Context, owner kubernetes.Interface, ns string, i int) error {
-		_, err := owner.RbacV1().Roles(ns).Create(ctx, bigRole(fmt.Sprintf("planted-%d", i), map[string]string{tenancy.LabelTenant: ns}), metav1.CreateOptions{})
+		_, err := owner.RbacV1().Roles(ns).Create(ctx, bigRole(fmt.Sprintf("planted-%d", i), map[string]string{tenancyv1.LabelTenant: ns}), metav1.CreateOptions{})
 		return err
 	}},
 	{"Roles of 1 MB, unlabelled", func(ctx context.Context, owner kubernetes.Interface, ns string, i int) error {

@@ -254,7 +254,7 @@ func (f *fbcCatalogs) configMap(ctx context.Context, ref tenancyv1.ConfigMapRefe
 	if err := f.reader.Get(ctx, client.ObjectKey{Name: ref.Namespace}, ns); err != nil {
 		return nil, fmt.Errorf("namespace %s: %w", ref.Namespace, err)
 	}
-	if slices.Contains(tenantNamespaces, ref.Namespace) || ns.Labels[LabelTenant] != "" {
+	if slices.Contains(tenantNamespaces, ref.Namespace) || ns.Labels[tenancyv1.LabelTenant] != "" {
 		return nil, errRefusedConfigMap{ref}
 	}
 	cm := &corev1.ConfigMap{}

@@ -10,6 +10,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // bundleBackend installs registry+v1 bundles from file-based catalogs
@@ -86,7 +87,7 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 // clusterScoped asks the API server's discovery; an unknown kind is
 // namespaced, and the tamper check refuses it if it is not.
 func (b *bundleBackend) clusterScoped(gvk schema.GroupVersionKind) bool {
-	scoped, _ := scopeOf(b.helm.mapper, gvk)
+	scoped, _ := guard.ScopeOf(b.helm.mapper, gvk)
 	return scoped
 }
 
@@ -97,7 +98,7 @@ func (b *bundleBackend) clusterResource(group, resource string) bool {
 	if err != nil {
 		return true
 	}
-	scoped, known := scopeOf(b.helm.mapper, gvk)
+	scoped, known := guard.ScopeOf(b.helm.mapper, gvk)
 	return scoped || !known
 }
 

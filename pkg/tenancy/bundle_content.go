@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // bundleContent is a bundle's objects and where they came from.
@@ -143,12 +144,12 @@ func readDocs(bundle string, docs []string) ([]*unstructured.Unstructured, error
 	}
 	var objs []*unstructured.Unstructured
 	for _, doc := range docs {
-		for _, d := range manifestDocs(doc) {
-			if d.err != nil {
-				return nil, fmt.Errorf("bundle %s: reading an object: %w", bundle, d.err)
+		for _, d := range guard.ManifestDocs(doc) {
+			if d.Err != nil {
+				return nil, fmt.Errorf("bundle %s: reading an object: %w", bundle, d.Err)
 			}
-			if d.obj != nil {
-				objs = append(objs, d.obj)
+			if d.Obj != nil {
+				objs = append(objs, d.Obj)
 			}
 		}
 	}

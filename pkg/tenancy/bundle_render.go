@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
@@ -148,7 +149,7 @@ func (r *bundleRenderer) clusterName(name string) string {
 
 // labelled sets Helm's instance labels, which the release path reads.
 func (r *bundleRenderer) labelled(u *unstructured.Unstructured) *unstructured.Unstructured {
-	setLabels(u, map[string]string{helmManagedBy: "Helm", "app.kubernetes.io/instance": r.in.release})
+	guard.SetLabels(u, map[string]string{helmManagedBy: "Helm", "app.kubernetes.io/instance": r.in.release})
 	return u
 }
 

@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -69,11 +72,11 @@ func TestRenderBundle(t *testing.T) {
 		t.Fatalf("a second render differs (%v)", err)
 	}
 	got := map[string]*unstructured.Unstructured{}
-	for _, d := range manifestDocs(string(r.manifest)) {
-		if d.err != nil {
-			t.Fatal(d.err)
+	for _, d := range guard.ManifestDocs(string(r.manifest)) {
+		if d.Err != nil {
+			t.Fatal(d.Err)
 		}
-		u := d.obj
+		u := d.Obj
 		got[u.GetKind()+" "+u.GetNamespace()+"/"+u.GetName()] = u
 		if l := u.GetLabels(); l["app.kubernetes.io/instance"] != "kv" || l["app.kubernetes.io/managed-by"] != "Helm" {
 			t.Errorf("%s %s has labels %v, want Helm's instance labels", u.GetKind(), u.GetName(), l)
@@ -197,8 +200,8 @@ func TestRenderBundleWebhooks(t *testing.T) {
 		t.Errorf("certificates asked for %v, want the webhook's Deployment", certsAskedFor)
 	}
 	docs := map[string]*unstructured.Unstructured{}
-	for _, d := range manifestDocs(string(r.manifest)) {
-		docs[d.obj.GetKind()+" "+d.obj.GetName()] = d.obj
+	for _, d := range guard.ManifestDocs(string(r.manifest)) {
+		docs[d.Obj.GetKind()+" "+d.Obj.GetName()] = d.Obj
 	}
 	svc, secret := docs["Service kvstore-controller-manager-service"], docs["Secret kvstore-controller-manager-service-cert"]
 	vwc := docs["ValidatingWebhookConfiguration opctl.team-a.kv.vkvstore.kv.opctl.dev"]
@@ -213,7 +216,7 @@ func TestRenderBundleWebhooks(t *testing.T) {
 	if ns["key"] != "kubernetes.io/metadata.name" || fmt.Sprint(ns["values"]) != "[team-a]" {
 		t.Errorf("namespaceSelector %v, want the tenant's namespaces", ns)
 	}
-	if obj := fmt.Sprint(hook["objectSelector"]); !strings.Contains(obj, LabelTenant+" operator:DoesNotExist") {
+	if obj := fmt.Sprint(hook["objectSelector"]); !strings.Contains(obj, tenancyv1.LabelTenant+" operator:DoesNotExist") {
 		t.Errorf("objectSelector %s, want the platform's objects left out", obj)
 	}
 	if scope := hook["rules"].([]any)[0].(map[string]any)["scope"]; scope != "Namespaced" {
@@ -346,10 +349,10 @@ func TestClusterPermissionsSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := map[string]string{}
-	for _, d := range manifestDocs(string(r.manifest)) {
-		if k := d.obj.GetKind(); k == "Role" || k == "ClusterRole" {
-			b, _ := json.Marshal(d.obj.Object["rules"])
-			rules[k+" "+d.obj.GetNamespace()+"/"+d.obj.GetName()] = string(b)
+	for _, d := range guard.ManifestDocs(string(r.manifest)) {
+		if k := d.Obj.GetKind(); k == "Role" || k == "ClusterRole" {
+			b, _ := json.Marshal(d.Obj.Object["rules"])
+			rules[k+" "+d.Obj.GetNamespace()+"/"+d.Obj.GetName()] = string(b)
 		}
 	}
 	role, cluster := rules["Role team-a/kv-kvstore-controller-manager-cluster-0"], rules["ClusterRole /opctl.team-a.kv.kvstore-controller-manager-0"]

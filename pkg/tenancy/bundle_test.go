@@ -180,7 +180,7 @@ func TestBundleTenants(t *testing.T) {
 	t.Run("a failing upgrade rolls back", func(t *testing.T) {
 		publishVersion(t, reg, sampleProject, catalog, "0.3.0")
 		tn := waitTenant(t, img, 3*time.Minute, "0.3.0 rolled back to 0.2.0", func(tn *tenancyv1.Tenant) error {
-			if op := tn.Status.Operators[0]; op.FailedVersion != "0.3.0" || op.ChartVersion != "0.2.0" || op.Reason != tenancy.ReasonUpgradeFailed {
+			if op := tn.Status.Operators[0]; op.FailedVersion != "0.3.0" || op.ChartVersion != "0.2.0" || op.Reason != tenancyv1.ReasonUpgradeFailed {
 				return fmt.Errorf("operator %s", dump(op))
 			}
 			return nil
@@ -241,7 +241,7 @@ func TestBundleTenants(t *testing.T) {
 				skewed := fmt.Sprintf("bundle-skew%d-%s", i, id)
 				createTenant(t, bundleTenant(skewed, tenancyv1.BundleSource{Catalog: tenancyv1.BundleCatalog{ConfigMap: &tenancyv1.ConfigMapReference{Namespace: cm.Namespace, Name: cm.Name}},
 					Package: olmPackage, Channel: "stable"}, ""))
-				waitCondition(t, skewed, "Ready", tenancy.ReasonCRDSkew, tc.want)
+				waitCondition(t, skewed, "Ready", tenancyv1.ReasonCRDSkew, tc.want)
 				crd := &apiextensionsv1.CustomResourceDefinition{}
 				if err := cl.Get(ctx, client.ObjectKey{Name: "kvstores.kv.opctl.dev"}, crd); err != nil {
 					t.Fatal(err)
@@ -273,7 +273,7 @@ func TestBundleTenants(t *testing.T) {
 			t.Errorf("orphaned Deployment %+v: %v", dep.Status, err)
 		}
 		ns := &corev1.Namespace{}
-		if err := cl.Get(ctx, client.ObjectKey{Name: web}, ns); err != nil || ns.Labels[tenancy.LabelTenant] != "" {
+		if err := cl.Get(ctx, client.ObjectKey{Name: web}, ns); err != nil || ns.Labels[tenancyv1.LabelTenant] != "" {
 			t.Errorf("orphaned namespace %v: %v", ns.Labels, err)
 		}
 		var records corev1.SecretList
@@ -382,7 +382,7 @@ func TestBundleWebhooks(t *testing.T) {
 		if sel := hook.NamespaceSelector; sel == nil || len(sel.MatchExpressions) != 1 || !slices.Equal(sel.MatchExpressions[0].Values, []string{name}) {
 			t.Errorf("namespaceSelector %v, want the tenant's namespace", sel)
 		}
-		if sel := hook.ObjectSelector; sel == nil || len(sel.MatchExpressions) != 1 || sel.MatchExpressions[0].Key != tenancy.LabelTenant {
+		if sel := hook.ObjectSelector; sel == nil || len(sel.MatchExpressions) != 1 || sel.MatchExpressions[0].Key != tenancyv1.LabelTenant {
 			t.Errorf("objectSelector %v, want the platform's objects left out", sel)
 		}
 		if r := hook.Rules[0]; r.Scope == nil || *r.Scope != admissionregistrationv1.NamespacedScope {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // renderedWebhooks are the objects of a CSV's webhook definitions, and the
@@ -42,7 +45,7 @@ func (r *bundleRenderer) webhooks(csv *operatorsv1alpha1.ClusterServiceVersion) 
 	var serving []string
 	for _, w := range defs {
 		if w.Type == operatorsv1alpha1.ConversionWebhook {
-			return nil, operatorkit.Terminal(ReasonConversionWebhook, fmt.Errorf(
+			return nil, operatorkit.Terminal(tenancyv1.ReasonConversionWebhook, fmt.Errorf(
 				"%s: webhook %s converts CRDs %v, which every tenant shares, so one tenant's operator cannot serve it: install this operator once for the cluster", csv.Name, w.GenerateName, w.ConversionCRDs))
 		}
 		if deployments[w.DeploymentName] == nil {
@@ -105,7 +108,7 @@ func (r *bundleRenderer) webhooks(csv *operatorsv1alpha1.ClusterServiceVersion) 
 		default:
 			return nil, operatorkit.Terminal("InvalidBundle", fmt.Errorf("%s: webhook %s has unknown type %q", csv.Name, w.GenerateName, w.Type))
 		}
-		narrowWebhooks(cfg, r.in.namespaces)
+		guard.NarrowWebhooks(cfg, r.in.namespaces)
 		out.objects = append(out.objects, cfg)
 	}
 	return out, nil

@@ -129,12 +129,12 @@ func restartWhileProvisioning(t *testing.T, component string) {
 			t.Errorf("%s: %v", name, err)
 		}
 		var ns corev1.Namespace
-		if err := pcl.Get(ctx, client.ObjectKey{Name: name}, &ns); err != nil || ns.Labels[tenancy.LabelTenant] != name {
+		if err := pcl.Get(ctx, client.ObjectKey{Name: name}, &ns); err != nil || ns.Labels[tenancyv1.LabelTenant] != name {
 			t.Errorf("namespace %s: %v, labels %v", name, err, ns.Labels)
 		}
 	}
 	var all corev1.NamespaceList
-	if err := pcl.List(ctx, &all, client.HasLabels{tenancy.LabelTenant}); err != nil {
+	if err := pcl.List(ctx, &all, client.HasLabels{tenancyv1.LabelTenant}); err != nil {
 		t.Fatal(err)
 	}
 	if len(all.Items) != len(names) {

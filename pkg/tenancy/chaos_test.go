@@ -18,9 +18,8 @@ import (
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/operatorkit"
-	"opctl.dev/opctl/pkg/tenancy"
-	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // The controller, run as a process, is SIGKILLed 20 times: five times each
@@ -92,7 +91,7 @@ func TestChaosControllerKills(t *testing.T) {
 	settle := runController(t, filepath.Join(logs, "settle.log"), nil, "--metrics-bind-address", metricsAddr, "--upgrade-timeout", "4s")
 	for _, name := range names {
 		tn := waitTenant(t, name, 4*time.Minute, "upgrade to 0.3.0 rolled back after the kills", func(tn *tenancyv1.Tenant) error {
-			if err := testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancy.ReasonUpgradeFailed); err != nil {
+			if err := testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancyv1.ReasonUpgradeFailed); err != nil {
 				return fmt.Errorf("%w; operator %s", err, dump(tn.Status.Operators))
 			}
 			if op := tn.Status.Operators[0]; op.FailedVersion != "0.3.0" || (op.ChartVersion != "0.2.0" && op.ChartVersion != "0.1.0") {

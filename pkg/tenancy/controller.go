@@ -22,6 +22,7 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
@@ -313,4 +314,9 @@ func quotaCounted(q *corev1.ResourceQuota) bool {
 		}
 	}
 	return true
+}
+
+// served reads the API server's discovery for group/version, uncached.
+func (c *Controller) served(group, version, resource string) (bool, error) {
+	return guard.ServedBy(c.discovery, group, version, resource)
 }

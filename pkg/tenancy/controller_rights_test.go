@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -91,9 +93,9 @@ func TestKindsRoleOnlyInTenants(t *testing.T) {
 		ns     string
 		labels map[string]string
 	}{
-		{"kube-system", map[string]string{tenancy.LabelTenant: "team-a"}},
+		{"kube-system", map[string]string{tenancyv1.LabelTenant: "team-a"}},
 		{plain, nil},
-		{plain, map[string]string{tenancy.LabelTenant: "team-a"}},
+		{plain, map[string]string{tenancyv1.LabelTenant: "team-a"}},
 	} {
 		err := grab(tc.ns, tc.labels)
 		if err == nil || !strings.Contains(err.Error(), "exists only in a tenant namespace") {
@@ -102,11 +104,11 @@ func TestKindsRoleOnlyInTenants(t *testing.T) {
 	}
 	// In a tenant's namespace, labelled for it, the same write passes.
 	name := "kinds-tenant-" + suffix()
-	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{tenancy.LabelTenant: name}}}, metav1.CreateOptions{}); err != nil {
+	if _, err := c.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{tenancyv1.LabelTenant: name}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{}) })
-	if err := grab(name, map[string]string{tenancy.LabelTenant: name}); err != nil {
+	if err := grab(name, map[string]string{tenancyv1.LabelTenant: name}); err != nil {
 		t.Errorf("the controller writing Role %s in its tenant's namespace: %v", tenancy.KindsRole, err)
 	}
 }

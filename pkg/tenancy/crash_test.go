@@ -20,8 +20,8 @@ import (
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
-	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // runController starts `opctl tenancy run` on the shared cluster as a

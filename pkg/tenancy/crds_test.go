@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -44,23 +47,23 @@ func TestCompareCRD(t *testing.T) {
 		name string
 		live *apiextensionsv1.CustomResourceDefinition
 		want *apiextensionsv1.CustomResourceDefinition
-		do   crdDecision
+		do   guard.CRDDecision
 		skew string // substring of a SkewError
 	}{
-		{"new CRD", nil, live, crdApply, ""},
-		{"identical", live, crdWith(nil, version("v1alpha1", true, "size", "mode")), crdKeep, ""},
-		{"adds a field", live, crdWith(nil, version("v1alpha1", true, "size", "mode", "extra")), crdApply, ""},
-		{"adds a version", live, crdWith(nil, version("v1alpha1", true, "size", "mode"), version("v1beta1", false, "size", "mode")), crdApply, ""},
-		{"older: a subset stays as is", live, crdWith(nil, version("v1alpha1", true, "size")), crdKeep, ""},
+		{"new CRD", nil, live, guard.CrdApply, ""},
+		{"identical", live, crdWith(nil, version("v1alpha1", true, "size", "mode")), guard.CrdKeep, ""},
+		{"adds a field", live, crdWith(nil, version("v1alpha1", true, "size", "mode", "extra")), guard.CrdApply, ""},
+		{"adds a version", live, crdWith(nil, version("v1alpha1", true, "size", "mode"), version("v1beta1", false, "size", "mode")), guard.CrdApply, ""},
+		{"older: a subset stays as is", live, crdWith(nil, version("v1alpha1", true, "size")), guard.CrdKeep, ""},
 		{"removes a field while adding one", live, crdWith(nil, version("v1alpha1", true, "size", "extra")), 0, "removes fields from storage version v1alpha1 that tenants' objects may use: .spec.mode"},
 		{"drops a stored version", live, crdWith(nil, version("v1beta1", true, "size", "mode")), 0, "stops serving version v1alpha1, which objects are still stored in"},
 		{"drops a version nothing stores", crdWith([]string{"v1beta1"}, version("v1alpha1", false, "size"), version("v1beta1", true, "size")),
-			crdWith(nil, version("v1beta1", true, "size", "extra")), crdApply, ""},
+			crdWith(nil, version("v1beta1", true, "size", "extra")), guard.CrdApply, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := compareCRD(tt.live, tt.want)
-			var skew *SkewError
+			got, err := guard.CompareCRD(tt.live, tt.want)
+			var skew *guard.SkewError
 			switch {
 			case tt.skew != "":
 				if !errors.As(err, &skew) || !strings.Contains(err.Error(), tt.skew) {
@@ -88,19 +91,19 @@ func TestEnsureCRDsChangesOnlySharedCRDs(t *testing.T) {
 			return nil
 		},
 	}).Build()
-	names, err := ensureCRDs(context.Background(), c, nil, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want})
+	names, err := guard.EnsureCRDs(context.Background(), c, nil, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want})
 	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "was not installed by the tenancy controller") || applied != 0 || len(names) != 0 {
 		t.Fatalf("changing an unlabelled CRD: applied %d %v, %v; want a Terminal refusal and nothing applied", applied, names, err)
 	}
 	// Labelled by the controller: applied.
-	live.Labels = map[string]string{LabelSharedCRD: "true"}
+	live.Labels = map[string]string{tenancyv1.LabelSharedCRD: "true"}
 	c = fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(live).WithInterceptorFuncs(interceptor.Funcs{
 		Apply: func(context.Context, client.WithWatch, runtime.ApplyConfiguration, ...client.ApplyOption) error {
 			applied++
 			return nil
 		},
 	}).Build()
-	if names, err := ensureCRDs(context.Background(), c, nil, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want}); err != nil || applied != 1 || len(names) != 1 {
+	if names, err := guard.EnsureCRDs(context.Background(), c, nil, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want}); err != nil || applied != 1 || len(names) != 1 {
 		t.Fatalf("changing a shared CRD: applied %d %v, %v", applied, names, err)
 	}
 }
@@ -115,7 +118,7 @@ func TestOwnKinds(t *testing.T) {
 		c.Name, c.Spec.Scope, c.Labels = name, scope, labels
 		return c
 	}
-	ns, shared := apiextensionsv1.NamespaceScoped, map[string]string{LabelSharedCRD: "true"}
+	ns, shared := apiextensionsv1.NamespaceScoped, map[string]string{tenancyv1.LabelSharedCRD: "true"}
 	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(
 		named("kvstores.kv.example.com", ns, shared, "size", "mode"),
 		named("copies.kv.example.com", ns, nil, "size"),
@@ -129,7 +132,7 @@ func TestOwnKinds(t *testing.T) {
 		named("tenants.tenancy.example.com", apiextensionsv1.ClusterScoped, nil, "owners"),
 		named("absent.kv.example.com", ns, nil, "size"),
 	}
-	got, err := ownKinds(context.Background(), reader, want)
+	got, err := guard.OwnKinds(context.Background(), reader, want)
 	// An identical copy of another installer's CRD is not the operator's
 	// (the red team's ServiceMonitor copy): only the shared label is.
 	if err != nil || strings.Join(got, ",") != "kvstores.kv.example.com" {
@@ -158,7 +161,7 @@ func TestShadows(t *testing.T) {
 		crd := crdWith(nil, version("v1", true, "size"))
 		crd.Spec.Group, crd.Spec.Names.Plural = tc.group, tc.plural
 		crd.Name = tc.plural + "." + tc.group
-		err := shadows(served, crd)
+		err := guard.Shadows(served, crd)
 		if (err != nil) != tc.refused || (err != nil && !operatorkit.IsTerminal(err)) {
 			t.Errorf("%s: %v, want refused %v (terminal)", crd.Name, err, tc.refused)
 		}
@@ -173,10 +176,10 @@ func TestIsShared(t *testing.T) {
 			Spec: &operatorsv1alpha1.SubscriptionSpec{Package: pkg}, Status: operatorsv1alpha1.SubscriptionStatus{CurrentCSV: csv}}
 	}
 	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{LabelTenant: "a"}}},
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "adopted", Labels: map[string]string{LabelTenant: "b"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{tenancyv1.LabelTenant: "a"}}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "adopted", Labels: map[string]string{tenancyv1.LabelTenant: "b"}}},
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "platform"}},
-		sub("team-a", "sample", "sample-operator", "sample-operator.v0.1.0", map[string]string{LabelTenant: "a"}),
+		sub("team-a", "sample", "sample-operator", "sample-operator.v0.1.0", map[string]string{tenancyv1.LabelTenant: "a"}),
 		// OLM run in a namespace before the platform adopted it: not the
 		// controller's Subscription.
 		sub("adopted", "old", "old-operator", "old-operator.v1.0.0", nil),
@@ -186,7 +189,7 @@ func TestIsShared(t *testing.T) {
 		labels map[string]string
 		want   bool
 	}{
-		{"the controller's label", map[string]string{LabelSharedCRD: "true"}, true},
+		{"the controller's label", map[string]string{tenancyv1.LabelSharedCRD: "true"}, true},
 		{"OLM for a tenant", map[string]string{"olm.managed": "true", "operators.coreos.com/sample-operator.team-a": ""}, true},
 		{"OLM for the platform", map[string]string{"olm.managed": "true", "operators.coreos.com/sample-operator.platform": ""}, false},
 		{"OLM's mark without olm.managed", map[string]string{"operators.coreos.com/sample-operator.team-a": ""}, false},
@@ -196,7 +199,7 @@ func TestIsShared(t *testing.T) {
 		{"none", nil, false},
 	}
 	for _, tc := range cases {
-		got, err := isShared(context.Background(), reader, &metav1.ObjectMeta{Labels: tc.labels})
+		got, err := guard.IsShared(context.Background(), reader, &metav1.ObjectMeta{Labels: tc.labels})
 		if err != nil || got != tc.want {
 			t.Errorf("%s: %v, %v; want %v", tc.name, got, err, tc.want)
 		}
@@ -207,7 +210,7 @@ func TestIsShared(t *testing.T) {
 		"team-a/other.v1.0.0": false, "adopted/old-operator.v1.0.0": false} {
 		m := &metav1.ObjectMeta{Labels: map[string]string{"olm.managed": "true"},
 			Annotations: map[string]string{"operatorframework.io/installed-alongside-0123abcd": value}}
-		if got, err := isShared(context.Background(), reader, m); err != nil || got != want {
+		if got, err := guard.IsShared(context.Background(), reader, m); err != nil || got != want {
 			t.Errorf("installed alongside %s: %v, %v; want %v", value, got, err, want)
 		}
 	}

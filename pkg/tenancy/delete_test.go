@@ -89,7 +89,7 @@ func TestDeletion(t *testing.T) {
 		if err := cl.Get(ctx, client.ObjectKey{Name: name}, ns); err != nil || !ns.DeletionTimestamp.IsZero() {
 			t.Fatalf("namespace after Orphan: %v (deleting: %v)", err, ns.DeletionTimestamp)
 		}
-		if _, ok := ns.Labels[tenancy.LabelTenant]; ok || len(ns.OwnerReferences) > 0 {
+		if _, ok := ns.Labels[tenancyv1.LabelTenant]; ok || len(ns.OwnerReferences) > 0 {
 			t.Errorf("orphaned namespace still tied to the tenant: labels %v, owners %v", ns.Labels, ns.OwnerReferences)
 		}
 		q := &corev1.ResourceQuota{}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -126,7 +128,7 @@ func newDirectTemplate(b *testing.B, c *testcluster.Cluster, ns string) *directT
 	}
 	objs := []client.Object{nsObj}
 	for _, l := range []client.ObjectList{&corev1.ResourceQuotaList{}, &corev1.LimitRangeList{}, &networkingv1.NetworkPolicyList{}, &rbacv1.RoleBindingList{}} {
-		if err := cl.List(ctx, l, client.InNamespace(ns), client.HasLabels{tenancy.LabelTenant}); err != nil {
+		if err := cl.List(ctx, l, client.InNamespace(ns), client.HasLabels{tenancyv1.LabelTenant}); err != nil {
 			b.Fatal(err)
 		}
 		items, err := apimeta.ExtractList(l)
@@ -145,7 +147,7 @@ func newDirectTemplate(b *testing.B, c *testcluster.Cluster, ns string) *directT
 	for _, o := range objs {
 		t.setup = append(t.setup, templateJSON(b, o))
 	}
-	rel := storedRelease(b, nsObj.Labels[tenancy.LabelTenant], ns, "kv", 1)
+	rel := storedRelease(b, nsObj.Labels[tenancyv1.LabelTenant], ns, "kv", 1)
 	for _, doc := range regexp.MustCompile(`(?m)^---\s*$`).Split(rel.Manifest, -1) {
 		j, err := yaml.YAMLToJSON([]byte(doc))
 		if err != nil {

@@ -22,6 +22,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
@@ -382,8 +383,8 @@ func (c *Controller) namespaced(gvk schema.GroupVersionKind) bool {
 // it), and the workloads its HPAs scale.
 func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]string, namespaced namespacedFunc) parsedRelease {
 	var p parsedRelease
-	for _, doc := range splitManifest(manifest) {
-		u := parseDoc(doc).obj
+	for _, doc := range guard.SplitManifest(manifest) {
+		u := guard.ParseDoc(doc).Obj
 		if u == nil || u.GetName() == "" || !namespaced(u.GroupVersionKind()) {
 			continue
 		}
@@ -410,7 +411,7 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]st
 			}
 			p.scaled[kind+"/"+name] = least
 		}
-		setLabels(u, labels)
+		guard.SetLabels(u, labels)
 		raw, err := u.MarshalJSON()
 		if err != nil {
 			continue // it parsed from the manifest: it marshals

@@ -102,7 +102,7 @@ metadata:
 `
 	tenant := &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"ns"}}}
 	namespaced := func(gvk schema.GroupVersionKind) bool { return gvk.Kind != "ClusterRole" }
-	p := driftObjects(manifest, "ns", tenant, map[string]string{LabelTenant: "t"}, namespaced)
+	p := driftObjects(manifest, "ns", tenant, map[string]string{tenancyv1.LabelTenant: "t"}, namespaced)
 	var got []string
 	for _, o := range p.objs {
 		got = append(got, o.key()+map[bool]string{true: " watched", false: ""}[o.watched])

@@ -18,6 +18,7 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // Finalize runs before operatorkit deletes or disconnects the namespaces
@@ -136,10 +137,10 @@ func (c *Controller) uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, nam
 	if err != nil || rel == nil {
 		return err
 	}
-	if err := c.scope(t, ns, name, nil).verify(ctx, rel); err != nil {
-		reason := ReasonReleaseTampered
-		if ge := (*GrantError)(nil); errors.As(err, &ge) {
-			reason = ReasonClusterRightsRefused
+	if err := c.scope(t, ns, name, nil).Verify(ctx, rel); err != nil {
+		reason := tenancyv1.ReasonReleaseTampered
+		if ge := (*guard.GrantError)(nil); errors.As(err, &ge) {
+			reason = tenancyv1.ReasonClusterRightsRefused
 		}
 		c.event(t, "Warning", reason, "%v", err)
 		return operatorkit.WithReason(reason, err)
@@ -184,8 +185,8 @@ func (c *Controller) deleteUnusedCRDs(ctx context.Context, t *tenancyv1.Tenant) 
 			} else if err != nil {
 				return fmt.Errorf("reading unused CRD %s: %w", name, err)
 			}
-			if live.Labels[LabelSharedCRD] != "true" {
-				c.event(t, "Warning", "CRDKept", "kept CRD %s: the tenancy controller did not install it (no %s label)", name, LabelSharedCRD)
+			if live.Labels[tenancyv1.LabelSharedCRD] != "true" {
+				c.event(t, "Warning", "CRDKept", "kept CRD %s: the tenancy controller did not install it (no %s label)", name, tenancyv1.LabelSharedCRD)
 				continue
 			}
 			uid := live.UID
@@ -243,8 +244,8 @@ func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant, byBack
 			refs = append(refs, ref)
 		}
 		live.SetOwnerReferences(refs)
-		if labels := live.GetLabels(); labels[LabelTenant] == t.Name {
-			delete(labels, LabelTenant)
+		if labels := live.GetLabels(); labels[tenancyv1.LabelTenant] == t.Name {
+			delete(labels, tenancyv1.LabelTenant)
 			if c.opts.Shard != nil {
 				delete(labels, sharding.ShardLabel(c.opts.Shard.Ring))
 			}

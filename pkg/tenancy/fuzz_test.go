@@ -135,7 +135,7 @@ func checkTenantObject(t *testing.T, tn *tenancyv1.Tenant, ns string, o client.O
 	if o.GetNamespace() != ns && !(o.GetNamespace() == "" && o.GetName() == ns) {
 		t.Fatalf("%T %s/%s is outside tenant namespace %s", o, o.GetNamespace(), o.GetName(), ns)
 	}
-	if o.GetLabels()[LabelTenant] != tn.Name {
+	if o.GetLabels()[tenancyv1.LabelTenant] != tn.Name {
 		t.Fatalf("%T %s has no tenant label", o, o.GetName())
 	}
 	if errs := k8svalidation.IsDNS1123Subdomain(o.GetName()); len(errs) > 0 {

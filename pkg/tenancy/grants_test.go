@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -117,9 +120,9 @@ func TestGrantPolicy(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := grantPolicy{roles: tc.roles, tenant: "a", lockNetworkPolicies: slices.Contains(tc.roles, "lock"), crds: []string{"kvstores.kv.opctl.dev"}, namespaces: []string{"ns-a", "ns-a2"}, reader: reader, mapper: mapper,
-				kinds: func(context.Context) ([]string, error) { return []string{"kvstores.kv.opctl.dev"}, nil }}
-			got, err := g.check(context.Background(), manifestDocs(tc.manifest))
+			g := guard.GrantPolicy{Roles: tc.roles, Tenant: "a", LockNetworkPolicies: slices.Contains(tc.roles, "lock"), Crds: []string{"kvstores.kv.opctl.dev"}, Namespaces: []string{"ns-a", "ns-a2"}, Reader: reader, Mapper: mapper,
+				Kinds: func(context.Context) ([]string, error) { return []string{"kvstores.kv.opctl.dev"}, nil }}
+			got, err := g.Check(context.Background(), guard.ManifestDocs(tc.manifest))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +150,7 @@ func TestUnsharedHint(t *testing.T) {
 		hint   bool
 	}{
 		{"unlabelled", nil, true},
-		{"shared", map[string]string{LabelSharedCRD: "true"}, false},
+		{"shared", map[string]string{tenancyv1.LabelSharedCRD: "true"}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			crd := &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: "kvstores.kv.opctl.dev", Labels: tc.labels}}
@@ -156,13 +159,13 @@ func TestUnsharedHint(t *testing.T) {
 			for _, k := range []string{"ClusterRole", "ClusterRoleBinding"} {
 				mapper.Add(rbacv1.SchemeGroupVersion.WithKind(k), meta.RESTScopeRoot)
 			}
-			g := grantPolicy{crds: []string{crd.Name}, namespaces: []string{"ns-a"}, reader: reader, mapper: mapper}
-			got, err := g.check(context.Background(), manifestDocs(manifest))
+			g := guard.GrantPolicy{Crds: []string{crd.Name}, Namespaces: []string{"ns-a"}, Reader: reader, Mapper: mapper}
+			got, err := g.Check(context.Background(), guard.ManifestDocs(manifest))
 			if err != nil {
 				t.Fatal(err)
 			}
 			hinted := slices.ContainsFunc(got, func(f string) bool {
-				return strings.Contains(f, "kubectl label crd kvstores.kv.opctl.dev "+LabelSharedCRD+"=true")
+				return strings.Contains(f, "kubectl label crd kvstores.kv.opctl.dev "+tenancyv1.LabelSharedCRD+"=true")
 			})
 			if len(got) == 0 || hinted != tc.hint {
 				t.Errorf("findings %q: hint %v, want a refusal with hint %v", got, hinted, tc.hint)

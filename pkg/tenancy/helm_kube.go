@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/resource"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // releaseKube is Helm's Kubernetes client with two changes: it reports
@@ -163,7 +164,7 @@ func (k *releaseKube) deleteOwned(info *resource.Info, policy metav1.DeletionPro
 func ofRelease(o metav1.Object, name, ns string) bool {
 	a := o.GetAnnotations()
 	return o.GetLabels()[helmManagedBy] == "Helm" &&
-		a[annotationReleaseName] == name && a[annotationReleaseNamespace] == ns
+		a[guard.AnnotationReleaseName] == name && a[guard.AnnotationReleaseNamespace] == ns
 }
 
 // isHook reports whether a manifest object is a Helm hook: hooks carry

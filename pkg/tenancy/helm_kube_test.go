@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // TestDriftMemoCreated: an object Helm created counts as matching the
@@ -28,7 +29,7 @@ metadata:
   name: settings
 `
 	tenant := &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "t"}, Spec: tenancyv1.TenantSpec{Namespaces: []string{"ns"}}}
-	objs := driftObjects(manifest, "ns", tenant, map[string]string{LabelTenant: "t"}, func(schema.GroupVersionKind) bool { return true }).objs
+	objs := driftObjects(manifest, "ns", tenant, map[string]string{tenancyv1.LabelTenant: "t"}, func(schema.GroupVersionKind) bool { return true }).objs
 	if len(objs) != 2 || !objs[0].watched || objs[1].watched {
 		t.Fatalf("drift objects %+v, want the Role, watched, and the ConfigMap", objs)
 	}
@@ -74,7 +75,7 @@ func TestOfRelease(t *testing.T) {
 	}
 	helm := map[string]string{helmManagedBy: "Helm"}
 	marks := func(name, ns string) map[string]string {
-		return map[string]string{annotationReleaseName: name, annotationReleaseNamespace: ns}
+		return map[string]string{guard.AnnotationReleaseName: name, guard.AnnotationReleaseNamespace: ns}
 	}
 	cases := []struct {
 		name string

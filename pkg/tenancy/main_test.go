@@ -28,8 +28,8 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/packaging"
 	"opctl.dev/opctl/pkg/tenancy"
-	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 var (
@@ -243,14 +243,14 @@ func shareSampleCRDs(t testing.TB) {
 		} else if err != nil {
 			t.Fatal(err)
 		}
-		if crd.Labels[tenancy.LabelSharedCRD] == "true" {
+		if crd.Labels[tenancyv1.LabelSharedCRD] == "true" {
 			continue
 		}
 		patch := client.MergeFrom(crd.DeepCopy())
 		if crd.Labels == nil {
 			crd.Labels = map[string]string{}
 		}
-		crd.Labels[tenancy.LabelSharedCRD] = "true"
+		crd.Labels[tenancyv1.LabelSharedCRD] = "true"
 		if err := cl.Patch(ctx, crd, patch); err != nil && !apierrors.IsNotFound(err) {
 			t.Fatal(err)
 		}

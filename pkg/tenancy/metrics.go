@@ -129,7 +129,7 @@ func collectQuotas(r client.Reader, ch chan<- prometheus.Metric) {
 		q := &quotas.Items[i]
 		owner := metav1.GetControllerOf(q)
 		if q.Name != QuotaName || owner == nil || owner.APIVersion != tenancyv1.GroupVersion.String() || owner.Kind != "Tenant" ||
-			q.Labels[LabelTenant] != owner.Name {
+			q.Labels[tenancyv1.LabelTenant] != owner.Name {
 			continue
 		}
 		for name, h := range q.Status.Hard {

@@ -22,7 +22,7 @@ import (
 // tenant label and controller disagree, nor one with no controller.
 func TestQuotaUtilisation(t *testing.T) {
 	quota := func(ns, name, label, owner string) *corev1.ResourceQuota {
-		q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{LabelTenant: label}},
+		q := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{tenancyv1.LabelTenant: label}},
 			Status: corev1.ResourceQuotaStatus{
 				Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("10"), corev1.ResourceRequestsMemory: resource.MustParse("1Gi"),
 					corev1.ResourceRequestsCPU: resource.MustParse("0")},

@@ -316,9 +316,9 @@ func TestMTBLevel1(t *testing.T) {
 		ownerA := kubernetes.NewForConfigOrDie(c.As("owner-" + a))
 		_, err := ownerA.NetworkingV1().NetworkPolicies(a).Create(ctx, np("from-all", nil), metav1.CreateOptions{})
 		forbidden(t, "a NetworkPolicy admitting every namespace", err, "namespaceSelectors must match")
-		_, err = ownerA.NetworkingV1().NetworkPolicies(a).Create(ctx, np("from-b", map[string]string{tenancy.LabelTenant: b}), metav1.CreateOptions{})
+		_, err = ownerA.NetworkingV1().NetworkPolicies(a).Create(ctx, np("from-b", map[string]string{tenancyv1.LabelTenant: b}), metav1.CreateOptions{})
 		forbidden(t, "a NetworkPolicy admitting another tenant", err, "namespaceSelectors must match")
-		if _, err := ownerA.NetworkingV1().NetworkPolicies(a).Create(ctx, np("from-self", map[string]string{tenancy.LabelTenant: a}), metav1.CreateOptions{}); err != nil {
+		if _, err := ownerA.NetworkingV1().NetworkPolicies(a).Create(ctx, np("from-self", map[string]string{tenancyv1.LabelTenant: a}), metav1.CreateOptions{}); err != nil {
 			t.Errorf("a NetworkPolicy admitting the tenant's own namespaces: %v", err)
 		}
 		ownerB := kubernetes.NewForConfigOrDie(c.As("owner-" + b))

@@ -56,7 +56,7 @@ type settings struct {
 // tenant, its release objects included: the tenant and, when sharded, the
 // tenant's shard, which the shard's caches select.
 func (s settings) ownedLabels(tenant string) map[string]string {
-	l := map[string]string{LabelTenant: tenant}
+	l := map[string]string{tenancyv1.LabelTenant: tenant}
 	if s.Shard != "" {
 		l[s.ShardLabel] = s.Shard
 	}
@@ -139,7 +139,7 @@ func namespaceObjects(t *tenancyv1.Tenant, ns string, s settings, q quota.Quota)
 // namespaces, DNS, the API server and the configured ingress namespaces.
 func networkPolicies(t *tenancyv1.Tenant, s settings, meta func(string) metav1.ObjectMeta) []client.Object {
 	all := metav1.LabelSelector{}
-	sameTenant := []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{LabelTenant: t.Name}}}}
+	sameTenant := []networkingv1.NetworkPolicyPeer{{NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{tenancyv1.LabelTenant: t.Name}}}}
 	both := []networkingv1.PolicyType{networkingv1.PolicyTypeIngress, networkingv1.PolicyTypeEgress}
 	udp, tcp := corev1.ProtocolUDP, corev1.ProtocolTCP
 	port := func(p corev1.Protocol, n int) networkingv1.NetworkPolicyPort {

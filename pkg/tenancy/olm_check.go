@@ -17,11 +17,8 @@ const OperatorGroupName = "tenant-operators"
 
 // Reasons of OLM installs.
 const (
-	ReasonOperatorGroupConflict = "InterOperatorGroupOwnerConflict"
-	ReasonTooManyOperatorGroups = "TooManyOperatorGroups"
-	ReasonCatalogUnavailable    = "CatalogUnavailable"
-	approvalManual              = "Manual"
-	annotationProvidedAPIs      = "olm.providedAPIs"
+	approvalManual         = "Manual"
+	annotationProvidedAPIs = "olm.providedAPIs"
 )
 
 // olmBackend installs operators through OLM v0 (spec.operators[].olm):
@@ -67,10 +64,6 @@ func (c *olmBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1
 	return p, nil
 }
 
-// ReasonCatalogInTenant refuses an OLM catalog whose registry would run,
-// or runs, in a tenant namespace.
-const ReasonCatalogInTenant = "CatalogInTenantNamespace"
-
 // olmPlan is what Check worked out for an OLM operator.
 type olmPlan struct {
 	address string
@@ -101,7 +94,7 @@ func (c *olmBackend) planOLM(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 	case src.Catalog.Address != "":
 		p.address = src.Catalog.Address
 	case src.Catalog.Image != "":
-		return nil, operatorkit.Terminal(ReasonCatalogInTenant, fmt.Errorf("operator %s: spec.operators[].olm.catalog.image would run the catalog's registry pod, and its Service, in the tenant's namespace, "+
+		return nil, operatorkit.Terminal(tenancyv1.ReasonCatalogInTenant, fmt.Errorf("operator %s: spec.operators[].olm.catalog.image would run the catalog's registry pod, and its Service, in the tenant's namespace, "+
 			"where the tenant controls them and so the bundles and CRDs the controller reads: serve the catalog at an address (catalog.address), or have the platform create a CatalogSource outside the tenants (catalog.name and namespace)", op.Name))
 	default:
 		if src.Catalog.Name != "" {
@@ -117,8 +110,8 @@ func (c *olmBackend) planOLM(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 		}
 		p.address = cs.Spec.Address
 		if cs.Spec.Image != "" || p.address == "" {
-			if ns := (&corev1.Namespace{}); c.reader.Get(ctx, client.ObjectKey{Name: p.sourceNamespace}, ns) == nil && ns.Labels[LabelTenant] != "" {
-				return nil, operatorkit.Terminal(ReasonCatalogInTenant, fmt.Errorf("operator %s: CatalogSource %s/%s runs its registry in a tenant namespace, where the tenant controls it: "+
+			if ns := (&corev1.Namespace{}); c.reader.Get(ctx, client.ObjectKey{Name: p.sourceNamespace}, ns) == nil && ns.Labels[tenancyv1.LabelTenant] != "" {
+				return nil, operatorkit.Terminal(tenancyv1.ReasonCatalogInTenant, fmt.Errorf("operator %s: CatalogSource %s/%s runs its registry in a tenant namespace, where the tenant controls it: "+
 					"create it outside the tenants' namespaces", op.Name, p.sourceNamespace, p.source))
 			}
 			if cs.Status.RegistryServiceStatus == nil {

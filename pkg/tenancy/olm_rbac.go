@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // OLM's marks on the cluster-scoped objects it makes for a CSV.
@@ -28,11 +31,6 @@ const (
 	olmOwnerNamespaceLabel = "olm.owner.namespace"
 	olmManagedLabel        = "olm.managed"
 )
-
-// ReasonBundleReference refuses an InstallPlan whose steps OLM keeps as
-// references to a bundle it unpacked (a catalog of bundle images): the
-// controller cannot check what it would write.
-const ReasonBundleReference = "UnpackedBundleUnsupported"
 
 // grantPlan writes, with the controller's own rights and after its
 // checks, what OLM would otherwise write as the OperatorGroup's
@@ -61,8 +59,8 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 	for _, crd := range checked {
 		crds = append(crds, crd.Name)
 	}
-	g := grantPolicy{roles: s.settings.ClusterRoles, crds: crds, reader: c.reader}
-	allowed, err := g.allowed(ctx)
+	g := guard.GrantPolicy{Roles: s.settings.ClusterRoles, Crds: crds, Reader: c.reader}
+	allowed, err := g.Allowed(ctx)
 	if err != nil {
 		return false, nil, err
 	}
@@ -106,7 +104,7 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 		}
 	}
 	refused := func(what, grants string) error {
-		return &GrantError{Release: ip.Namespace + "/" + strings.Join(ip.Spec.ClusterServiceVersionNames, ","), What: what, Grants: []string{grants}}
+		return &guard.GrantError{Release: ip.Namespace + "/" + strings.Join(ip.Spec.ClusterServiceVersionNames, ","), What: what, Grants: []string{grants}}
 	}
 	for _, csv := range csvs {
 		// OLM installs APIServices and webhooks as the OperatorGroup's
@@ -134,7 +132,7 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 				b.Subjects[j].Namespace = ip.Namespace
 			}
 			if sub.Kind != rbacv1.ServiceAccountKind || b.Subjects[j].Namespace != ip.Namespace {
-				return false, nil, refused("its InstallPlan's ClusterRoleBinding "+b.Name, fmt.Sprintf("cluster-wide rights to %s %s, not a ServiceAccount of %s", sub.Kind, qualified(sub.Namespace, sub.Name), ip.Namespace))
+				return false, nil, refused("its InstallPlan's ClusterRoleBinding "+b.Name, fmt.Sprintf("cluster-wide rights to %s %s, not a ServiceAccount of %s", sub.Kind, guard.Qualified(sub.Namespace, sub.Name), ip.Namespace))
 			}
 		}
 		bound[b.RoleRef.Name] = true
@@ -151,7 +149,7 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 			return false, nil, refused("its InstallPlan's ClusterRole "+role.Name, "an aggregationRule")
 		}
 		if aggregators == nil {
-			if aggregators, err = g.aggregators(ctx); err != nil {
+			if aggregators, err = g.Aggregators(ctx); err != nil {
 				return false, nil, err
 			}
 		}
@@ -159,7 +157,7 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 			return false, nil, refused("its InstallPlan's ClusterRole "+role.Name, "its rules added to other roles ("+into+")")
 		}
 		if ok, missing := validation.Covers(allowed, role.Rules); !ok {
-			return false, nil, refused("its CSV's clusterPermissions, which OLM grants cluster-wide", describeRules(missing))
+			return false, nil, refused("its CSV's clusterPermissions, which OLM grants cluster-wide", guard.DescribeRules(missing))
 		}
 		writes = append(writes, role)
 	}
@@ -191,10 +189,6 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 	return len(steps) > 0, left, nil
 }
 
-// ReasonCatalogChanged: the plan OLM made differs from the bundle the
-// controller checked.
-const ReasonCatalogChanged = "CatalogChanged"
-
 // errCatalogChanged is a plan whose bundle differs from the one the
 // controller read: the catalog served it differently since.
 var errCatalogChanged = errors.New("the catalog changed since the controller read the bundle")
@@ -215,10 +209,10 @@ func sameCRD(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step, ch
 	i := slices.IndexFunc(checked, func(c *apiextensionsv1.CustomResourceDefinition) bool { return c.Name == crd.Name })
 	switch {
 	case crd.Name != step.Resource.Name || i < 0:
-		return &GrantError{Release: ip.Namespace + "/" + strings.Join(ip.Spec.ClusterServiceVersionNames, ","), What: "its InstallPlan",
+		return &guard.GrantError{Release: ip.Namespace + "/" + strings.Join(ip.Spec.ClusterServiceVersionNames, ","), What: "its InstallPlan",
 			Grants: []string{fmt.Sprintf("CRD %s (%s), which is not one of the bundle's CRDs the controller checked, and which OLM would apply with its own rights", step.Resource.Name, head.APIVersion)}}
-	case crdHash(crd) != crdHash(checked[i]):
-		return operatorkit.WithReason(ReasonCatalogChanged, fmt.Errorf("InstallPlan %s/%s: CRD %s differs from the bundle's the controller checked and applied: %w; not approving it (it reads the bundle again)",
+	case guard.CRDHash(crd) != guard.CRDHash(checked[i]):
+		return operatorkit.WithReason(tenancyv1.ReasonCatalogChanged, fmt.Errorf("InstallPlan %s/%s: CRD %s differs from the bundle's the controller checked and applied: %w; not approving it (it reads the bundle again)",
 			ip.Namespace, ip.Name, crd.Name, errCatalogChanged))
 	}
 	return nil
@@ -229,7 +223,7 @@ func sameCRD(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step, ch
 // they match; "" for neither.
 func aggregatesInto(l map[string]string, aggregators []labels.Selector) string {
 	for k := range l {
-		if strings.HasPrefix(k, aggregateLabelPrefix) {
+		if strings.HasPrefix(k, guard.AggregateLabelPrefix) {
 			return "label " + k
 		}
 	}
@@ -250,7 +244,7 @@ func notReference(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Ste
 		CatalogSourceName string `json:"catalogSourceName"`
 	}
 	if json.Unmarshal([]byte(step.Resource.Manifest), &head) == nil && head.Kind == "ConfigMap" && step.Resource.Kind != "ConfigMap" && head.CatalogSourceName != "" {
-		return operatorkit.Terminal(ReasonBundleReference, fmt.Errorf("InstallPlan %s/%s: step %s %s refers to a bundle OLM unpacked from its image; the controller reads only bundles a catalog serves whole "+
+		return operatorkit.Terminal(tenancyv1.ReasonBundleReference, fmt.Errorf("InstallPlan %s/%s: step %s %s refers to a bundle OLM unpacked from its image; the controller reads only bundles a catalog serves whole "+
 			"(a file-based catalog whose bundles carry olm.bundle.object properties, as opm render writes them), so it cannot check this one: use such a catalog, or the bundle source (spec.operators[].bundle), which reads bundle images itself",
 			ip.Namespace, ip.Name, step.Resource.Kind, step.Resource.Name))
 	}

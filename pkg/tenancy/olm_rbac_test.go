@@ -16,6 +16,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // grantPlan writes what the OperatorGroup's ServiceAccount may not, after
@@ -82,7 +83,7 @@ func TestGrantPlan(t *testing.T) {
 		{"a CSV with a conversion webhook", []*operatorsv1alpha1.Step{withWebhook}, "grant", nil},
 		{"the checked CRD", []*operatorsv1alpha1.Step{step("CustomResourceDefinition", crd, checked), csv(crd)}, "", nil},
 		{"a CRD the controller did not check", []*operatorsv1alpha1.Step{step("CustomResourceDefinition", "gadgets.platform.example.com", crdOf("gadgets.platform.example.com", "x")), csv(crd)}, "grant", nil},
-		{"the CRD, served differently since", []*operatorsv1alpha1.Step{step("CustomResourceDefinition", crd, crdOf(crd, "other")), csv(crd)}, ReasonCatalogChanged, nil},
+		{"the CRD, served differently since", []*operatorsv1alpha1.Step{step("CustomResourceDefinition", crd, crdOf(crd, "other")), csv(crd)}, tenancyv1.ReasonCatalogChanged, nil},
 		{"a bound role that aggregates into admin", []*operatorsv1alpha1.Step{role("agg", map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true"}, storage), binding("agg", "agg", operatorSA)}, "grant", nil},
 		{"a bound role beyond the allow-list", []*operatorsv1alpha1.Step{role("wide", nil, rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}}), binding("wide", "wide", operatorSA)}, "grant", nil},
 		{"a binding to a user", []*operatorsv1alpha1.Step{role("r", nil, storage), binding("r", "r", rbacv1.Subject{Kind: rbacv1.UserKind, Name: "owner"})}, "grant", nil},
@@ -90,7 +91,7 @@ func TestGrantPlan(t *testing.T) {
 		{"a binding whose name another's ClusterRoleBinding holds", []*operatorsv1alpha1.Step{role("r", nil, storage), binding("theirs", "r", operatorSA)}, "error",
 			[]client.Object{&rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "theirs"}, RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}}}},
 		{"a reference to an unpacked bundle", []*operatorsv1alpha1.Step{{Resolving: csvName, Resource: operatorsv1alpha1.StepResource{Kind: "ClusterServiceVersion", Name: csvName,
-			Manifest: `{"kind":"ConfigMap","name":"abc","namespace":"team-a","catalogSourceName":"kv-catalog","catalogSourceNamespace":"team-a"}`}}}, ReasonBundleReference, nil},
+			Manifest: `{"kind":"ConfigMap","name":"abc","namespace":"team-a","catalogSourceName":"kv-catalog","catalogSourceNamespace":"team-a"}`}}}, tenancyv1.ReasonBundleReference, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,7 +102,7 @@ func TestGrantPlan(t *testing.T) {
 			ip := &operatorsv1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Name: "install-1", Namespace: ns},
 				Spec: operatorsv1alpha1.InstallPlanSpec{ClusterServiceVersionNames: []string{csvName}}, Status: operatorsv1alpha1.InstallPlanStatus{Plan: tt.steps}}
 			marked, left, err := c.grantPlan(context.Background(), s, ip, []*apiextensionsv1.CustomResourceDefinition{checked})
-			var ge *GrantError
+			var ge *guard.GrantError
 			var re *operatorkit.ReasonError
 			switch {
 			case tt.reason == "grant":

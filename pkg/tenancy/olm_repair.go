@@ -11,6 +11,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -156,10 +157,10 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 			}
 		}
 		if err != nil {
-			var ge *GrantError
-			var skew *SkewError
+			var ge *guard.GrantError
+			var skew *guard.SkewError
 			var re *operatorkit.ReasonError
-			reason := ReasonCRDSkew
+			reason := tenancyv1.ReasonCRDSkew
 			switch {
 			case errors.As(err, &ge):
 				return plans.Items, c.grantRefused(t, op, st, err)
@@ -230,11 +231,11 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 			}
 			// OLM takes over a bundle's CRDs with its own rights and marks
 			// them the tenant's (isShared): only a CRD shared already.
-			if shared, err := isShared(ctx, c.reader, live); err != nil {
+			if shared, err := guard.IsShared(ctx, c.reader, live); err != nil {
 				return nil, err
 			} else if !shared {
-				return nil, operatorkit.Terminal(ReasonCRDNotShared, fmt.Errorf("CRD %s exists and was not installed for tenants (no %s label): OLM would take it over for %s; "+
-					"remove it from the operator, or have the platform team label it if it is meant to be shared", want.Name, LabelSharedCRD, name))
+				return nil, operatorkit.Terminal(tenancyv1.ReasonCRDNotShared, fmt.Errorf("CRD %s exists and was not installed for tenants (no %s label): OLM would take it over for %s; "+
+					"remove it from the operator, or have the platform team label it if it is meant to be shared", want.Name, tenancyv1.LabelSharedCRD, name))
 			}
 			if err := olmCRDCheck(name, live, want); err != nil {
 				return nil, err
@@ -244,7 +245,7 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 		// them before: the controller applies them first, as it does a
 		// chart's (labelled shared, skew-guarded), and refuses a bundle
 		// whose CRDs are another installer's (CRDNotShared).
-		if _, err := ensureCRDs(ctx, c.client, c.Controller.served, FieldManager, b.Analysis.CRDs); err != nil {
+		if _, err := guard.EnsureCRDs(ctx, c.client, c.Controller.served, FieldManager, b.Analysis.CRDs); err != nil {
 			return nil, err
 		}
 	}
@@ -259,14 +260,14 @@ func (c *olmBackend) olmGrants(ctx context.Context, s *plan, b *bundle) error {
 	if len(b.ClusterPermissions) == 0 {
 		return nil
 	}
-	g := grantPolicy{roles: s.settings.ClusterRoles, crds: crdNames(b.Analysis), reader: c.reader}
-	allowed, err := g.allowed(ctx)
+	g := guard.GrantPolicy{Roles: s.settings.ClusterRoles, Crds: crdNames(b.Analysis), Reader: c.reader}
+	allowed, err := g.Allowed(ctx)
 	if err != nil {
 		return err
 	}
 	if ok, missing := validation.Covers(allowed, b.ClusterPermissions); !ok {
-		return &GrantError{Release: s.tenant.Spec.Namespaces[0] + "/" + b.CSVName, What: "its CSV's clusterPermissions, which OLM grants cluster-wide",
-			Grants: []string{describeRules(missing)}}
+		return &guard.GrantError{Release: s.tenant.Spec.Namespaces[0] + "/" + b.CSVName, What: "its CSV's clusterPermissions, which OLM grants cluster-wide",
+			Grants: []string{guard.DescribeRules(missing)}}
 	}
 	return nil
 }
@@ -275,8 +276,8 @@ func (c *olmBackend) olmGrants(ctx context.Context, s *plan, b *bundle) error {
 // is not subscribed or approved until the catalog or the allow-list
 // changes.
 func (c *olmBackend) grantRefused(t *tenancyv1.Tenant, op operatorPlan, st *tenancyv1.OperatorStatus, err error) error {
-	st.Health, st.Reason, st.LastError = HealthFailed, ReasonClusterRightsRefused, err.Error()
-	c.event(t, "Warning", ReasonClusterRightsRefused, "operator %s: %v", op.spec.Name, err)
+	st.Health, st.Reason, st.LastError = HealthFailed, tenancyv1.ReasonClusterRightsRefused, err.Error()
+	c.event(t, "Warning", tenancyv1.ReasonClusterRightsRefused, "operator %s: %v", op.spec.Name, err)
 	return nil
 }
 
@@ -284,12 +285,12 @@ func (c *olmBackend) grantRefused(t *tenancyv1.Tenant, op operatorPlan, st *tena
 // over live. Unlike the controller, OLM cannot keep a newer live
 // definition for an older bundle, so an older definition is refused too.
 func olmCRDCheck(csv string, live, want *apiextensionsv1.CustomResourceDefinition) error {
-	d, err := compareCRD(live, want)
+	d, err := guard.CompareCRD(live, want)
 	if err != nil {
 		return err
 	}
-	if d == crdKeep && live != nil && !subset(servedFields(live), servedFields(want)) {
-		return &SkewError{CRD: want.Name, Reason: fmt.Sprintf("%s carries an older definition, and OLM would replace the shared one with it; pin a version at least as new as the other tenants'", csv)}
+	if d == guard.CrdKeep && live != nil && !guard.Subset(guard.ServedFields(live), guard.ServedFields(want)) {
+		return &guard.SkewError{CRD: want.Name, Reason: fmt.Sprintf("%s carries an older definition, and OLM would replace the shared one with it; pin a version at least as new as the other tenants'", csv)}
 	}
 	return nil
 }
@@ -307,7 +308,7 @@ func (e *conflictError) Error() string { return e.msg }
 func (c *olmBackend) olmConflicts(ctx context.Context, t *tenancyv1.Tenant, b *bundle) *conflictError {
 	var groups operatorsv1.OperatorGroupList
 	if err := c.reader.List(ctx, &groups); err != nil {
-		return &conflictError{reason: ReasonCatalogUnavailable, msg: fmt.Sprintf("listing OperatorGroups: %v", err)}
+		return &conflictError{reason: tenancyv1.ReasonCatalogUnavailable, msg: fmt.Sprintf("listing OperatorGroups: %v", err)}
 	}
 	ns := t.Spec.Namespaces[0]
 	for _, g := range groups.Items {
@@ -315,7 +316,7 @@ func (c *olmBackend) olmConflicts(ctx context.Context, t *tenancyv1.Tenant, b *b
 			continue
 		}
 		if g.Namespace == ns {
-			return &conflictError{reason: ReasonTooManyOperatorGroups, msg: fmt.Sprintf("namespace %s already has OperatorGroup %s; OLM allows one per namespace: remove it, or give the tenant a namespace of its own", ns, g.Name)}
+			return &conflictError{reason: tenancyv1.ReasonTooManyOperatorGroups, msg: fmt.Sprintf("namespace %s already has OperatorGroup %s; OLM allows one per namespace: remove it, or give the tenant a namespace of its own", ns, g.Name)}
 		}
 		if !overlaps(groupTargets(g), t.Spec.Namespaces) {
 			continue
@@ -323,7 +324,7 @@ func (c *olmBackend) olmConflicts(ctx context.Context, t *tenancyv1.Tenant, b *b
 		provided := strings.Split(g.Annotations[annotationProvidedAPIs], ",")
 		for _, api := range b.OwnedAPIs {
 			if slices.Contains(provided, api) {
-				return &conflictError{reason: ReasonOperatorGroupConflict, msg: fmt.Sprintf(
+				return &conflictError{reason: tenancyv1.ReasonOperatorGroupConflict, msg: fmt.Sprintf(
 					"OperatorGroup %s/%s already provides %s to namespaces that include the tenant's, and OLM refuses a second owner (InterOperatorGroupOwnerConflict): uninstall that operator or scope its OperatorGroup away from the tenant namespaces", g.Namespace, g.Name, api)}
 			}
 		}

@@ -12,6 +12,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // olmStatus maps the Subscription, the installed CSV and the InstallPlan
@@ -66,9 +67,9 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 			st.Health, st.TargetVersion, st.Reason, st.LastError = HealthReady, "", "", ""
 		}
 	case operatorsv1alpha1.CSVPhaseFailed:
-		st.Health, st.Reason = HealthFailed, ReasonInstallFailed
+		st.Health, st.Reason = HealthFailed, tenancyv1.ReasonInstallFailed
 		if csv.Status.Reason == operatorsv1alpha1.CSVReasonInterOperatorGroupOwnerConflict {
-			st.Reason = ReasonOperatorGroupConflict
+			st.Reason = tenancyv1.ReasonOperatorGroupConflict
 		}
 		st.LastError = fmt.Sprintf("CSV %s failed: %s", s.CSV, csv.Status.Message)
 	}
@@ -88,14 +89,14 @@ func (c *olmBackend) shareCRDs(ctx context.Context, op operatorPlan) error {
 		if err := c.client.Get(ctx, client.ObjectKey{Name: crd.Name}, m); err != nil {
 			continue // not installed yet, or gone
 		}
-		if m.Labels[LabelSharedCRD] == "true" {
+		if m.Labels[tenancyv1.LabelSharedCRD] == "true" {
 			continue
 		}
-		if shared, err := isShared(ctx, c.client, m); err != nil || !shared {
+		if shared, err := guard.IsShared(ctx, c.client, m); err != nil || !shared {
 			continue
 		}
 		patch := client.MergeFrom(m.DeepCopy())
-		m.Labels[LabelSharedCRD] = "true"
+		m.Labels[tenancyv1.LabelSharedCRD] = "true"
 		if err := c.client.Patch(ctx, m, patch); err != nil {
 			return fmt.Errorf("labelling CRD %s shared again after OLM installed it: %w", crd.Name, err)
 		}

@@ -127,7 +127,7 @@ func TestOLMTenants(t *testing.T) {
 		t.Errorf("completed InstallPlans of %s installed %v, want 0.1.0 then 0.2.0", auto, got)
 	}
 
-	refused(t, crowded, tenancy.ReasonTooManyOperatorGroups, "OperatorGroup theirs")
+	refused(t, crowded, tenancyv1.ReasonTooManyOperatorGroups, "OperatorGroup theirs")
 
 	dc := dynamic.NewForConfigOrDie(c.Config)
 	checkCatalogTenants(t, c, dc, checkOLMInstall, auto, manual, named)
@@ -170,7 +170,7 @@ func TestOLMTenants(t *testing.T) {
 		src := channel
 		src.Catalog.Address = bad
 		createTenant(t, olmTenant(skewed, "owner-"+skewed, src, ""))
-		refused(t, skewed, tenancy.ReasonCRDSkew, "adoptExisting")
+		refused(t, skewed, tenancyv1.ReasonCRDSkew, "adoptExisting")
 		crd := &apiextensionsv1.CustomResourceDefinition{}
 		if err := cl.Get(ctx, client.ObjectKey{Name: "kvstores.kv.opctl.dev"}, crd); err != nil {
 			t.Fatal(err)
@@ -188,7 +188,7 @@ func TestOLMTenants(t *testing.T) {
 		// Orphan: the Subscription, CSV and Deployment keep running,
 		// disconnected from the tenant.
 		sub := &operatorsv1alpha1.Subscription{}
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: named, Name: "kv"}, sub); err != nil || sub.Labels[tenancy.LabelTenant] != "" {
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: named, Name: "kv"}, sub); err != nil || sub.Labels[tenancyv1.LabelTenant] != "" {
 			t.Errorf("orphaned Subscription %v: %v", sub.Labels, err)
 		}
 		if v := csvVersion(t, named); v != "0.2.0" {
@@ -199,7 +199,7 @@ func TestOLMTenants(t *testing.T) {
 			t.Errorf("orphaned Deployment: %v", err)
 		}
 		og := &operatorsv1.OperatorGroup{}
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: named, Name: tenancy.OperatorGroupName}, og); err != nil || og.Labels[tenancy.LabelTenant] != "" {
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: named, Name: tenancy.OperatorGroupName}, og); err != nil || og.Labels[tenancyv1.LabelTenant] != "" {
 			t.Errorf("orphaned OperatorGroup %v: %v", og.Labels, err)
 		}
 		_ = cl.Delete(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: named}})

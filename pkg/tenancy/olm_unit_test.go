@@ -18,6 +18,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
@@ -38,7 +39,7 @@ func TestOLMCRDCheck(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := olmCRDCheck("widgets.v2", tt.live, tt.want)
-			var skew *SkewError
+			var skew *guard.SkewError
 			switch {
 			case tt.skew == "" && err != nil:
 				t.Fatalf("unexpected error %v", err)
@@ -66,12 +67,12 @@ func TestOLMConflicts(t *testing.T) {
 	}{
 		{"none", nil, ""},
 		{"our own group", []client.Object{group("team-a", OperatorGroupName, []string{"team-a"}, nil, "Widget.v1.example.com")}, ""},
-		{"another group in the namespace", []client.Object{group("team-a", "theirs", nil, nil, "")}, ReasonTooManyOperatorGroups},
-		{"a global group providing the API", []client.Object{group("ops", "global", nil, []string{""}, "Other.v1.example.com,Widget.v1.example.com")}, ReasonOperatorGroupConflict},
-		{"a global group, status not computed yet", []client.Object{group("ops", "global", nil, nil, "Widget.v1.example.com")}, ReasonOperatorGroupConflict},
+		{"another group in the namespace", []client.Object{group("team-a", "theirs", nil, nil, "")}, tenancyv1.ReasonTooManyOperatorGroups},
+		{"a global group providing the API", []client.Object{group("ops", "global", nil, []string{""}, "Other.v1.example.com,Widget.v1.example.com")}, tenancyv1.ReasonOperatorGroupConflict},
+		{"a global group, status not computed yet", []client.Object{group("ops", "global", nil, nil, "Widget.v1.example.com")}, tenancyv1.ReasonOperatorGroupConflict},
 		{"a global group providing other APIs", []client.Object{group("ops", "global", nil, []string{""}, "Other.v1.example.com")}, ""},
 		{"a group targeting other namespaces", []client.Object{group("ops", "other", []string{"team-b"}, []string{"team-b"}, "Widget.v1.example.com")}, ""},
-		{"a group targeting the tenant's namespace", []client.Object{group("ops", "other", []string{"team-a"}, []string{"team-a"}, "Widget.v1.example.com")}, ReasonOperatorGroupConflict},
+		{"a group targeting the tenant's namespace", []client.Object{group("ops", "other", []string{"team-a"}, []string{"team-a"}, "Widget.v1.example.com")}, tenancyv1.ReasonOperatorGroupConflict},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,7 +132,7 @@ func TestOLMGrants(t *testing.T) {
 	if err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &quota.Analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage}}); err != nil {
 		t.Errorf("allowed clusterPermissions: %v", err)
 	}
-	var ge *GrantError
+	var ge *guard.GrantError
 	err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &quota.Analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage, secrets}})
 	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "list secrets") {
 		t.Errorf("Secrets asked cluster-wide: %v, want a GrantError naming list secrets", err)
@@ -142,7 +143,7 @@ func TestOLMGrants(t *testing.T) {
 // run in a tenant namespace (an image, or a CatalogSource there) is
 // refused: the tenant would control the bundles the controller reads.
 func TestOLMCatalogOutsideTenants(t *testing.T) {
-	tenantNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{LabelTenant: "team-a"}}}
+	tenantNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{tenancyv1.LabelTenant: "team-a"}}}
 	inTenant := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: "team-a"}, Spec: operatorsv1alpha1.CatalogSourceSpec{Image: "example.com/catalog:1"}}
 	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(tenantNS, inTenant).Build()
 	c := &olmBackend{Controller: &Controller{reader: reader}, served: true}

@@ -90,7 +90,7 @@ func TestThreeTenants(t *testing.T) {
 		allow := &networkingv1.NetworkPolicy{}
 		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: tenancy.PolicyAllow}, allow); err != nil {
 			t.Error(err)
-		} else if from := allow.Spec.Ingress[0].From[0].NamespaceSelector.MatchLabels[tenancy.LabelTenant]; from != names[i] || len(allow.Spec.Egress) != 4 {
+		} else if from := allow.Spec.Ingress[0].From[0].NamespaceSelector.MatchLabels[tenancyv1.LabelTenant]; from != names[i] || len(allow.Spec.Egress) != 4 {
 			t.Errorf("%s allow policy: ingress from tenant %q, %d egress rules (same tenant, DNS, the API server's Service and endpoint)", ns, from, len(allow.Spec.Egress))
 		}
 		rb := &rbacv1.RoleBinding{}
@@ -98,7 +98,7 @@ func TestThreeTenants(t *testing.T) {
 			t.Errorf("%s owner RoleBinding %v: %v", ns, rb, err)
 		}
 		nsObj := &corev1.Namespace{}
-		if err := cl.Get(ctx, client.ObjectKey{Name: ns}, nsObj); err != nil || nsObj.Labels["pod-security.kubernetes.io/enforce"] != "restricted" || nsObj.Labels[tenancy.LabelTenant] != names[i] {
+		if err := cl.Get(ctx, client.ObjectKey{Name: ns}, nsObj); err != nil || nsObj.Labels["pod-security.kubernetes.io/enforce"] != "restricted" || nsObj.Labels[tenancyv1.LabelTenant] != names[i] {
 			t.Errorf("namespace %s labels %v: %v", ns, nsObj.Labels, err)
 		}
 	}

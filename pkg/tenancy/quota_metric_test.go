@@ -41,7 +41,7 @@ func TestQuotaMetricHostile(t *testing.T) {
 		t.Fatalf("the owner cannot list quotas in its namespace: %v", err)
 	}
 	forged := &corev1.ResourceQuota{
-		ObjectMeta: metav1.ObjectMeta{Name: "forged", Namespace: a, Labels: map[string]string{tenancy.LabelTenant: b},
+		ObjectMeta: metav1.ObjectMeta{Name: "forged", Namespace: a, Labels: map[string]string{tenancyv1.LabelTenant: b},
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: tenancyv1.GroupVersion.String(), Kind: "Tenant", Name: b,
 				UID: victim.UID, Controller: ptr.To(true)}}},
 		Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("1")}},

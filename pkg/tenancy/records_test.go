@@ -200,7 +200,7 @@ func editRecord(t *testing.T, ns, secret string, edit func(*release.Release)) {
 }
 
 func tampered(tn *tenancyv1.Tenant) error {
-	return testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancy.ReasonReleaseTampered)
+	return testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancyv1.ReasonReleaseTampered)
 }
 
 // A forged release record in the controller's storage cannot make the controller touch anything

@@ -58,7 +58,7 @@ func TestFailedInstallCleanupKeepsForeignObjects(t *testing.T) {
 	createTenant(t, newTenant(name, []string{name}, brokenChart(t), 1))
 	failed := func(substr string) func(*tenancyv1.Tenant) error {
 		return func(tn *tenancyv1.Tenant) error {
-			if len(tn.Status.Operators) == 1 && tn.Status.Operators[0].Reason == tenancy.ReasonInstallFailed &&
+			if len(tn.Status.Operators) == 1 && tn.Status.Operators[0].Reason == tenancyv1.ReasonInstallFailed &&
 				strings.Contains(tn.Status.Operators[0].LastError, substr) {
 				return nil
 			}

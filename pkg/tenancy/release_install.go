@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // installRelease installs the release from scratch, first removing a
@@ -28,7 +29,7 @@ func (c *Controller) installRelease(r *releaseRun) error {
 		}
 	}
 	rel, err := c.timed("install", func() (*release.Release, error) {
-		return c.helm.install(r.ctx, r.cfg, r.spec, renderGuard{r.ctx, r.scope, r.p.settings.ownedLabels(r.t.Name)})
+		return c.helm.install(r.ctx, r.cfg, r.spec, guard.RenderGuard{Ctx: r.ctx, Scope: r.scope, Labels: r.p.settings.ownedLabels(r.t.Name)})
 	})
 	if c.tampered(r.t, r.st, err) {
 		return nil
@@ -37,8 +38,8 @@ func (c *Controller) installRelease(r *releaseRun) error {
 	err = actorForbidden(r.t.Name, err)
 	if err != nil {
 		c.installs.failed(ref, r.spec.Install, r.spec.Values, r.facts.now)
-		r.st.Health, r.st.LastError, r.st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
-		c.event(r.t, "Warning", ReasonInstallFailed, "installing %s %s: %v", r.spec.Name, want, err)
+		r.st.Health, r.st.LastError, r.st.Reason = HealthFailed, err.Error(), tenancyv1.ReasonInstallFailed
+		c.event(r.t, "Warning", tenancyv1.ReasonInstallFailed, "installing %s %s: %v", r.spec.Name, want, err)
 		return err
 	}
 	c.installs.forget(ref)
@@ -57,10 +58,6 @@ func (r *releaseRun) progressing(revision int) {
 	st.Revision, st.Health = revision, HealthProgressing
 }
 
-// ReasonHooksNotRun reports a chart whose hooks the release did not run:
-// Helm runs hooks past the render guard, so a tenant's release runs none.
-const ReasonHooksNotRun = "HooksNotRun"
-
 // hooksNotRun says, in an Event, that rel's hooks were not run.
 func (c *Controller) hooksNotRun(t *tenancyv1.Tenant, rel *release.Release) {
 	if rel == nil || len(rel.Hooks) == 0 {
@@ -70,6 +67,6 @@ func (c *Controller) hooksNotRun(t *tenancyv1.Tenant, rel *release.Release) {
 	for _, h := range rel.Hooks {
 		names = append(names, h.Kind+" "+h.Name)
 	}
-	c.event(t, "Warning", ReasonHooksNotRun, "release %s: the chart's hooks were not run (%s): a tenant's release runs no Helm hooks, which no check could see; install what they do as ordinary objects",
+	c.event(t, "Warning", tenancyv1.ReasonHooksNotRun, "release %s: the chart's hooks were not run (%s): a tenant's release runs no Helm hooks, which no check could see; install what they do as ordinary objects",
 		rel.Name, strings.Join(names, ", "))
 }

@@ -8,6 +8,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // rollbackFailed goes back from a failed upgrade to the last deployed
@@ -25,7 +26,7 @@ func (c *Controller) timedOutRelease(r *releaseRun) error {
 		return err
 	}
 	if prev == 0 {
-		r.st.Health, r.st.Reason = HealthFailed, ReasonInstallFailed
+		r.st.Health, r.st.Reason = HealthFailed, tenancyv1.ReasonInstallFailed
 		r.st.LastError = fmt.Sprintf("%s %s did not become ready within %s", r.spec.Name, r.facts.want, c.opts.UpgradeTimeout)
 		return nil
 	}
@@ -35,8 +36,8 @@ func (c *Controller) timedOutRelease(r *releaseRun) error {
 // rollback returns the release to revision and records version as failed.
 // It refuses when the current or the target revision names objects
 // outside the tenant.
-func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *action.Configuration, scope releaseScope, revision int, version string, st *tenancyv1.OperatorStatus, why string) error {
-	name := scope.release
+func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *action.Configuration, scope guard.ReleaseScope, revision int, version string, st *tenancyv1.OperatorStatus, why string) error {
+	name := scope.Release
 	target, err := cfg.Releases.Get(name, revision)
 	if err != nil {
 		return fmt.Errorf("reading revision %d of %s: %w", revision, name, err)
@@ -52,7 +53,7 @@ func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *act
 		return err
 	}
 	if _, err := c.timed("rollback", func() (*release.Release, error) { return nil, c.helm.rollback(cfg, name, revision) }); err != nil {
-		st.Health, st.Reason, st.LastError = HealthFailed, ReasonUpgradeFailed, fmt.Sprintf("rollback to revision %d failed: %v", revision, err)
+		st.Health, st.Reason, st.LastError = HealthFailed, tenancyv1.ReasonUpgradeFailed, fmt.Sprintf("rollback to revision %d failed: %v", revision, err)
 		return fmt.Errorf("rolling back %s to revision %d: %w", name, revision, err)
 	}
 	if rel, err := last(cfg, name); err == nil && rel != nil {
@@ -60,8 +61,8 @@ func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *act
 	}
 	st.FailedVersion, st.TargetVersion, st.UpgradeStartTime = version, "", nil
 	st.LastError = fmt.Sprintf("upgrade to %s rolled back to revision %d: %s", version, revision, why)
-	st.Health, st.Reason = HealthFailed, ReasonUpgradeFailed
-	c.event(t, "Warning", ReasonUpgradeFailed, "%s: %s", name, st.LastError)
+	st.Health, st.Reason = HealthFailed, tenancyv1.ReasonUpgradeFailed
+	c.event(t, "Warning", tenancyv1.ReasonUpgradeFailed, "%s: %s", name, st.LastError)
 	return nil
 }
 

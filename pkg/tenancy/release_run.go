@@ -8,6 +8,7 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // releaseRun is one reconcile of one release: what every action needs.
@@ -18,7 +19,7 @@ type releaseRun struct {
 	spec  releaseSpec
 	st    *tenancyv1.OperatorStatus
 	p     *plan
-	scope releaseScope
+	scope guard.ReleaseScope
 	facts releaseFacts
 }
 

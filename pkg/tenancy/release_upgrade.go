@@ -5,6 +5,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // upgradeRelease upgrades to the spec's chart and values; a failed
@@ -15,7 +16,7 @@ func (c *Controller) upgradeRelease(r *releaseRun) error {
 		return err
 	}
 	rel, err := c.timed("upgrade", func() (*release.Release, error) {
-		return c.helm.upgrade(r.ctx, r.cfg, r.spec, renderGuard{r.ctx, r.scope, r.p.settings.ownedLabels(r.t.Name)})
+		return c.helm.upgrade(r.ctx, r.cfg, r.spec, guard.RenderGuard{Ctx: r.ctx, Scope: r.scope, Labels: r.p.settings.ownedLabels(r.t.Name)})
 	})
 	if c.tampered(r.t, r.st, err) {
 		return nil

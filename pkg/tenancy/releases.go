@@ -20,6 +20,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
@@ -28,13 +29,6 @@ const (
 	HealthReady       = "Ready"
 	HealthProgressing = "Progressing"
 	HealthFailed      = "Failed"
-)
-
-// Reasons the controller reports.
-const (
-	ReasonUpgradeFailed = "UpgradeFailed"
-	ReasonInstallFailed = "InstallFailed"
-	ReasonCRDSkew       = "CRDSkew"
 )
 
 // releaseSpec is one desired release.
@@ -65,9 +59,9 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			continue
 		}
 		st.CRDs = crdNames(op.analysis)
-		if err := conversionWebhook(op.analysis.CRDs); err != nil {
-			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonConversionWebhook
-			c.event(t, "Warning", ReasonConversionWebhook, "operator %s: %v", op.spec.Name, err)
+		if err := guard.ConversionWebhook(op.analysis.CRDs); err != nil {
+			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), tenancyv1.ReasonConversionWebhook
+			c.event(t, "Warning", tenancyv1.ReasonConversionWebhook, "operator %s: %v", op.spec.Name, err)
 			statuses[i] = st
 			continue
 		}
@@ -79,25 +73,25 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			// (guardPlan), not on every pass, which would fight OLM; here
 			// it guards the skew and creates the missing ones, which the
 			// quota counts before anything is subscribed.
-			if err = crdSkew(ctx, c.client, op.analysis.CRDs); err == nil {
+			if err = guard.CRDSkew(ctx, c.client, op.analysis.CRDs); err == nil {
 				var missing []*apiextensionsv1.CustomResourceDefinition
-				if missing, err = absentCRDs(ctx, c.client, op.analysis.CRDs); err == nil && len(missing) > 0 {
-					applied, err = ensureCRDs(ctx, c.client, c.served, FieldManager, missing)
+				if missing, err = guard.AbsentCRDs(ctx, c.client, op.analysis.CRDs); err == nil && len(missing) > 0 {
+					applied, err = guard.EnsureCRDs(ctx, c.client, c.served, FieldManager, missing)
 				}
 			}
 		} else {
-			applied, err = ensureCRDs(ctx, c.client, c.served, FieldManager, op.analysis.CRDs)
+			applied, err = guard.EnsureCRDs(ctx, c.client, c.served, FieldManager, op.analysis.CRDs)
 		}
-		var skew *SkewError
+		var skew *guard.SkewError
 		switch {
 		case errors.As(err, &skew):
-			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonCRDSkew
-			c.event(t, "Warning", ReasonCRDSkew, "operator %s: %v", op.spec.Name, err)
+			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), tenancyv1.ReasonCRDSkew
+			c.event(t, "Warning", tenancyv1.ReasonCRDSkew, "operator %s: %v", op.spec.Name, err)
 		case operatorkit.IsTerminal(err):
-			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonCRDNotShared
-			c.event(t, "Warning", ReasonCRDNotShared, "operator %s: %v", op.spec.Name, err)
+			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), tenancyv1.ReasonCRDNotShared
+			c.event(t, "Warning", tenancyv1.ReasonCRDNotShared, "operator %s: %v", op.spec.Name, err)
 		case err != nil:
-			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), ReasonInstallFailed
+			st.Health, st.LastError, st.Reason = HealthFailed, err.Error(), tenancyv1.ReasonInstallFailed
 			errs = append(errs, err)
 		default:
 			crdsOK[i] = true
@@ -233,33 +227,33 @@ func (c *Controller) dropLegacy(ctx context.Context, t *tenancyv1.Tenant, ns, na
 // scope is what the release name of t in ns may touch, and grant outside
 // its namespaces: the ClusterRoles p allows (nil: the controller's only)
 // and get on the operator's own CRDs.
-func (c *Controller) scope(t *tenancyv1.Tenant, ns, name string, p *plan) releaseScope {
-	g := grantPolicy{roles: c.opts.ClusterRoles, namespaces: t.Spec.Namespaces, reader: c.reader, mapper: c.helm.mapper}
+func (c *Controller) scope(t *tenancyv1.Tenant, ns, name string, p *plan) guard.ReleaseScope {
+	g := guard.GrantPolicy{Roles: c.opts.ClusterRoles, Namespaces: t.Spec.Namespaces, Reader: c.reader, Mapper: c.helm.mapper}
 	if p != nil {
-		g.roles, g.exposure = p.settings.ClusterRoles, p.settings.Services
-		g.tenant, g.lockNetworkPolicies = t.Name, p.settings.LockNetworkPolicies
+		g.Roles, g.Exposure = p.settings.ClusterRoles, p.settings.Services
+		g.Tenant, g.LockNetworkPolicies = t.Name, p.settings.LockNetworkPolicies
 		for _, op := range p.operators {
 			if op.spec.Name == name && op.analysis != nil {
-				g.crds = crdNames(op.analysis)
+				g.Crds = crdNames(op.analysis)
 				crds := op.analysis.CRDs
-				g.kinds = func(ctx context.Context) ([]string, error) { return ownKinds(ctx, c.reader, crds) }
+				g.Kinds = func(ctx context.Context) ([]string, error) { return guard.OwnKinds(ctx, c.reader, crds) }
 			}
 		}
 	}
-	return releaseScope{tenant: t.Name, release: name, namespace: ns, namespaces: t.Spec.Namespaces, mapper: c.helm.mapper, reader: c.reader, grants: g}
+	return guard.ReleaseScope{Tenant: t.Name, Release: name, Namespace: ns, Namespaces: t.Spec.Namespaces, Mapper: c.helm.mapper, Reader: c.reader, Grants: g}
 }
 
 // refused runs the tamper check on revisions before Helm acts on them:
 // stop when they name objects outside the tenant or grant what the
 // platform does not allow (reported on st), an error when the cluster
 // could not be read (retried).
-func (c *Controller) refused(ctx context.Context, t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, scope releaseScope, revisions ...*release.Release) (stop bool, err error) {
-	return c.refusal(t, st, scope.verify(ctx, revisions...))
+func (c *Controller) refused(ctx context.Context, t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, scope guard.ReleaseScope, revisions ...*release.Release) (stop bool, err error) {
+	return c.refusal(t, st, scope.Verify(ctx, revisions...))
 }
 
 // refusedApply is refused of a revision Helm applies again.
-func (c *Controller) refusedApply(ctx context.Context, t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, scope releaseScope, rel *release.Release) (stop bool, err error) {
-	return c.refusal(t, st, scope.verifyApply(ctx, rel))
+func (c *Controller) refusedApply(ctx context.Context, t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, scope guard.ReleaseScope, rel *release.Release) (stop bool, err error) {
+	return c.refusal(t, st, scope.VerifyApply(ctx, rel))
 }
 
 func (c *Controller) refusal(t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, err error) (stop bool, _ error) {
@@ -273,13 +267,13 @@ func (c *Controller) refusal(t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, 
 // and whether err was one. The release is left as it is until its record
 // or chart, or the platform's allow-list, changes.
 func (c *Controller) tampered(t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, err error) bool {
-	var te *TamperError
-	var ge *GrantError
-	reason := ReasonReleaseTampered
+	var te *guard.TamperError
+	var ge *guard.GrantError
+	reason := tenancyv1.ReasonReleaseTampered
 	switch {
 	case errors.As(err, &te):
 	case errors.As(err, &ge):
-		reason = ReasonClusterRightsRefused
+		reason = tenancyv1.ReasonClusterRightsRefused
 	default:
 		return false
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -58,7 +60,7 @@ func (c *Controller) guardScale(ctx context.Context, p *plan) error {
 	for _, name := range t.Spec.Namespaces {
 		ns := &corev1.Namespace{}
 		err := c.getOwned(ctx, client.ObjectKey{Name: name}, ns)
-		if apierrors.IsNotFound(err) || (err == nil && (ns.Labels[LabelTenant] != t.Name || ns.DeletionTimestamp != nil)) {
+		if apierrors.IsNotFound(err) || (err == nil && (ns.Labels[tenancyv1.LabelTenant] != t.Name || ns.DeletionTimestamp != nil)) {
 			continue // not made yet, not this tenant's, or going
 		}
 		if err != nil {

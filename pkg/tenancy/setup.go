@@ -83,7 +83,7 @@ const helmManagedBy = "app.kubernetes.io/managed-by"
 // ownedObjects selects the objects that carry the tenant label and, for a
 // shard, its shard label (settings.ownedLabels).
 func ownedObjects(shard *sharding.Options) cache.ByObject {
-	hasTenant, _ := labels.NewRequirement(LabelTenant, selection.Exists, nil)
+	hasTenant, _ := labels.NewRequirement(tenancyv1.LabelTenant, selection.Exists, nil)
 	sel := labels.NewSelector().Add(*hasTenant)
 	if shard != nil {
 		sel = sel.Add(sharding.Requirement(shard.Ring, shard.ID))
@@ -224,7 +224,7 @@ func (c *Controller) tenantOfNamespace(ctx context.Context, o client.Object) []r
 	if err := c.client.Get(ctx, client.ObjectKey{Name: o.GetNamespace()}, ns); err != nil {
 		return nil
 	}
-	if t := ns.Labels[LabelTenant]; t != "" {
+	if t := ns.Labels[tenancyv1.LabelTenant]; t != "" {
 		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: t}}}
 	}
 	return nil

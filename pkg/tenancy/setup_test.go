@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -26,7 +28,7 @@ func TestSlimDeployment(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			d := &appsv1.Deployment{
 				ObjectMeta: metav1.ObjectMeta{Name: "op", Namespace: "t1", Generation: 2,
-					Labels:      map[string]string{"app.kubernetes.io/instance": "kv", LabelTenant: "t", "shard.sharding.opctl.dev/tenancy": "a", "padding": strings.Repeat("x", 63)},
+					Labels:      map[string]string{"app.kubernetes.io/instance": "kv", tenancyv1.LabelTenant: "t", "shard.sharding.opctl.dev/tenancy": "a", "padding": strings.Repeat("x", 63)},
 					Annotations: map[string]string{"meta.helm.sh/release-name": "kv"}, Finalizers: []string{"example.com/hold"},
 					OwnerReferences: []metav1.OwnerReference{{Kind: "Tenant", Name: "t"}}},
 				Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -45,7 +47,7 @@ func TestSlimDeployment(t *testing.T) {
 			}
 			// Only the labels it selects by: an owner's large labels or
 			// finalizers are not kept for it.
-			wantLabels := map[string]string{"app.kubernetes.io/instance": "kv", LabelTenant: "t", "shard.sharding.opctl.dev/tenancy": "a"}
+			wantLabels := map[string]string{"app.kubernetes.io/instance": "kv", tenancyv1.LabelTenant: "t", "shard.sharding.opctl.dev/tenancy": "a"}
 			if len(slim.Spec.Template.Spec.Containers) != 0 || slim.Annotations != nil || !maps.Equal(slim.Labels, wantLabels) ||
 				slim.Finalizers != nil || slim.OwnerReferences != nil || *slim.Spec.Replicas != 2 {
 				t.Errorf("slimmed Deployment %+v", slim)
@@ -57,7 +59,7 @@ func TestSlimDeployment(t *testing.T) {
 func TestSlimRelease(t *testing.T) {
 	helm := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: "op", Namespace: "t1", ResourceVersion: "7",
-			Labels:        map[string]string{helmManagedBy: "Helm", LabelTenant: "t1"},
+			Labels:        map[string]string{helmManagedBy: "Helm", tenancyv1.LabelTenant: "t1"},
 			Annotations:   map[string]string{"meta.helm.sh/release-name": "kv"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "helm"}}}
 	}
@@ -67,7 +69,7 @@ func TestSlimRelease(t *testing.T) {
 		return m
 	}
 	own := func() metav1.ObjectMeta {
-		return metav1.ObjectMeta{Name: "owner", Namespace: "t1", Labels: map[string]string{LabelTenant: "t1"},
+		return metav1.ObjectMeta{Name: "owner", Namespace: "t1", Labels: map[string]string{tenancyv1.LabelTenant: "t1"},
 			Annotations: map[string]string{"opctl.dev/hash": "h"}, ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "opctl"}}}
 	}
 	ownKept := func() metav1.ObjectMeta {

@@ -27,8 +27,8 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/sharding"
 	"opctl.dev/opctl/pkg/tenancy"
-	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // shardReplica is one `opctl tenancy run --shards` process.
@@ -259,12 +259,12 @@ func shardCaches(t *testing.T, assigned map[string]string, shardKey string, live
 	var wrong []string
 	for kind, newList := range tenancy.CachedKinds {
 		l := newList()
-		if err := cl.List(ctx, l, client.HasLabels{tenancy.LabelTenant}); err != nil {
+		if err := cl.List(ctx, l, client.HasLabels{tenancyv1.LabelTenant}); err != nil {
 			t.Fatal(err)
 		}
 		_ = apimeta.EachListItem(l, func(o runtime.Object) error {
 			obj := o.(client.Object)
-			shard, ok := assigned[obj.GetLabels()[tenancy.LabelTenant]]
+			shard, ok := assigned[obj.GetLabels()[tenancyv1.LabelTenant]]
 			if !ok {
 				return nil
 			}

@@ -79,7 +79,7 @@ func TestCRDSkewGuard(t *testing.T) {
 
 	createTenant(t, newTenant(broken, []string{broken}, v3, 1))
 	tn := waitTenant(t, broken, 2*time.Minute, "tenant on 0.3.0 refused", func(tn *tenancyv1.Tenant) error {
-		return testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancy.ReasonCRDSkew)
+		return testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancyv1.ReasonCRDSkew)
 	})
 	if msg := tn.Status.Operators[0].LastError; !strings.Contains(msg, "removes fields from storage version v1alpha1") || !strings.Contains(msg, ".spec.adoptExisting") {
 		t.Errorf("skew message %q", msg)

@@ -62,11 +62,11 @@ func (c *Controller) Status(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 // back version and a refused CRD wait for a spec change: Stalled.
 func failure(st tenancyv1.OperatorStatus) *operatorkit.Problem {
 	switch st.Reason {
-	case ReasonUpgradeFailed:
+	case tenancyv1.ReasonUpgradeFailed:
 		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s; running %s", st.Name, st.LastError, st.ChartVersion), Stalled: true}
-	case ReasonCRDSkew, ReasonConversionWebhook, ReasonOperatorGroupConflict, ReasonTooManyOperatorGroups, ReasonReleaseTampered,
-		ReasonClusterRightsRefused, ReasonCRDNotShared:
+	case tenancyv1.ReasonCRDSkew, tenancyv1.ReasonConversionWebhook, tenancyv1.ReasonOperatorGroupConflict, tenancyv1.ReasonTooManyOperatorGroups, tenancyv1.ReasonReleaseTampered,
+		tenancyv1.ReasonClusterRightsRefused, tenancyv1.ReasonCRDNotShared:
 		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError), Stalled: true}
 	}
-	return &operatorkit.Problem{Reason: ReasonInstallFailed, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError)}
+	return &operatorkit.Problem{Reason: tenancyv1.ReasonInstallFailed, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError)}
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+
 	"helm.sh/helm/v3/pkg/release"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -17,21 +20,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
-func testScope(t *testing.T) releaseScope {
+func testScope(t *testing.T) guard.ReleaseScope {
 	m := meta.NewDefaultRESTMapper(nil)
 	m.Add(schema.GroupVersionKind{Version: "v1", Kind: "ConfigMap"}, meta.RESTScopeNamespace)
 	m.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, meta.RESTScopeRoot)
 	m.Add(rbacv1.SchemeGroupVersion.WithKind("ClusterRole"), meta.RESTScopeRoot)
 	owned := func(name, rel, ns string) *rbacv1.ClusterRole {
 		return &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name, Annotations: map[string]string{
-			annotationReleaseName: rel, annotationReleaseNamespace: ns}}}
+			guard.AnnotationReleaseName: rel, guard.AnnotationReleaseNamespace: ns}}}
 	}
 	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(
 		owned("kv-ns-a-manager", "kv", "ns-a"),
 		owned("kv-ns-a-stolen", "kv", "ns-b"),
 	).Build()
-	return releaseScope{tenant: "a", release: "kv", namespace: "ns-a", namespaces: []string{"ns-a", "ns-a2"}, mapper: m, reader: reader,
-		grants: grantPolicy{namespaces: []string{"ns-a", "ns-a2"}, reader: reader, mapper: m}}
+	return guard.ReleaseScope{Tenant: "a", Release: "kv", Namespace: "ns-a", Namespaces: []string{"ns-a", "ns-a2"}, Mapper: m, Reader: reader,
+		Grants: guard.GrantPolicy{Namespaces: []string{"ns-a", "ns-a2"}, Reader: reader, Mapper: m}}
 }
 
 func TestReleaseScope(t *testing.T) {
@@ -59,7 +62,7 @@ func TestReleaseScope(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := s.foreign(context.Background(), "---\n"+tc.manifest)
+			got, err := s.Foreign(context.Background(), "---\n"+tc.manifest)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -80,22 +83,22 @@ func TestVerifyRevisions(t *testing.T) {
 	s := testScope(t)
 	ctx := context.Background()
 	clean := testRelease("kv", "ns-a", 1, release.StatusDeployed, "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: x\n")
-	if err := s.verify(ctx, clean, nil); err != nil {
+	if err := s.Verify(ctx, clean, nil); err != nil {
 		t.Errorf("clean revision: %v", err)
 	}
 	hooked := testRelease("kv", "ns-a", 2, release.StatusDeployed, clean.Manifest)
 	hooked.Hooks = []*release.Hook{{Name: "pre-delete", Manifest: "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: v\n  namespace: kube-system\n"}}
-	var te *TamperError
+	var te *guard.TamperError
 	// Hooks never run for a tenant's release, so a stored one blocks
 	// nothing; a foreign object of the manifest does.
-	if err := s.verify(ctx, clean, hooked); err != nil {
+	if err := s.Verify(ctx, clean, hooked); err != nil {
 		t.Errorf("a revision with a foreign hook, which never runs: %v", err)
 	}
 	foreign := testRelease("kv", "ns-a", 3, release.StatusDeployed, hooked.Hooks[0].Manifest)
-	if err := s.verify(ctx, clean, foreign); !errors.As(err, &te) || te.What != "revision 3" || !strings.Contains(te.Error(), "kube-system/v") {
+	if err := s.Verify(ctx, clean, foreign); !errors.As(err, &te) || te.What != "revision 3" || !strings.Contains(te.Error(), "kube-system/v") {
 		t.Errorf("a foreign object: %v", err)
 	}
-	g := renderGuard{ctx: ctx, scope: s, labels: map[string]string{LabelTenant: "a"}}
+	g := guard.RenderGuard{Ctx: ctx, Scope: s, Labels: map[string]string{tenancyv1.LabelTenant: "a"}}
 	out, err := g.Run(bytes.NewBufferString("---\n# Source: c/templates/cm.yaml\n" + clean.Manifest + "---\n# Source: c/templates/two.yaml\nkind: ConfigMap\napiVersion: v1\nmetadata:\n  name: z\n  labels:\n    keep: me\n"))
 	if err != nil {
 		t.Fatalf("guard on a clean render: %v", err)
@@ -115,14 +118,14 @@ func TestVerifyRevisions(t *testing.T) {
 // A failure to read the cluster is an error to retry, never a finding.
 func TestVerifyReadError(t *testing.T) {
 	s := testScope(t)
-	s.reader = fake.NewClientBuilder().WithScheme(Scheme()).WithInterceptorFuncs(interceptor.Funcs{
+	s.Reader = fake.NewClientBuilder().WithScheme(Scheme()).WithInterceptorFuncs(interceptor.Funcs{
 		Get: func(context.Context, client.WithWatch, client.ObjectKey, client.Object, ...client.GetOption) error {
 			return errors.New("connection refused")
 		},
 	}).Build()
 	rel := testRelease("kv", "ns-a", 1, release.StatusDeployed, "kind: ClusterRole\napiVersion: rbac.authorization.k8s.io/v1\nmetadata:\n  name: kv-ns-a-manager\n")
-	var te *TamperError
-	if err := s.verify(context.Background(), rel); err == nil || errors.As(err, &te) || !strings.Contains(err.Error(), "connection refused") {
+	var te *guard.TamperError
+	if err := s.Verify(context.Background(), rel); err == nil || errors.As(err, &te) || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("verify with the cluster unreadable: %v, want a plain error", err)
 	}
 }

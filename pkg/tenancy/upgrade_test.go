@@ -60,7 +60,7 @@ func TestUpgradeAndRollback(t *testing.T) {
 
 	setChart(t, name, v3)
 	tn := waitTenant(t, name, 2*time.Minute, "upgrade to 0.3.0 rolled back", func(tn *tenancyv1.Tenant) error {
-		if err := testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancy.ReasonUpgradeFailed); err != nil {
+		if err := testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancyv1.ReasonUpgradeFailed); err != nil {
 			return fmt.Errorf("%w; operator %s", err, dump(tn.Status.Operators))
 		}
 		if op := tn.Status.Operators[0]; op.FailedVersion != "0.3.0" || op.ChartVersion != "0.2.0" {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -47,10 +49,10 @@ func TestChartWebhooksNarrowed(t *testing.T) {
 
 	var vwcs admissionregistrationv1.ValidatingWebhookConfigurationList
 	var mwcs admissionregistrationv1.MutatingWebhookConfigurationList
-	if err := cl.List(ctx, &vwcs, client.MatchingLabels{tenancy.LabelTenant: hooks}); err != nil {
+	if err := cl.List(ctx, &vwcs, client.MatchingLabels{tenancyv1.LabelTenant: hooks}); err != nil {
 		t.Fatal(err)
 	}
-	if err := cl.List(ctx, &mwcs, client.MatchingLabels{tenancy.LabelTenant: hooks}); err != nil {
+	if err := cl.List(ctx, &mwcs, client.MatchingLabels{tenancyv1.LabelTenant: hooks}); err != nil {
 		t.Fatal(err)
 	}
 	type hook struct {
@@ -79,7 +81,7 @@ func TestChartWebhooksNarrowed(t *testing.T) {
 			t.Errorf("webhook %s namespaceSelector %v, want the tenant's namespaces", h.name, h.ns)
 		}
 		if h.obj == nil || !slices.ContainsFunc(h.obj.MatchExpressions, func(r metav1.LabelSelectorRequirement) bool {
-			return r.Key == tenancy.LabelTenant && r.Operator == metav1.LabelSelectorOpDoesNotExist
+			return r.Key == tenancyv1.LabelTenant && r.Operator == metav1.LabelSelectorOpDoesNotExist
 		}) {
 			t.Errorf("webhook %s objectSelector %v, want the platform's objects left out", h.name, h.obj)
 		}
@@ -90,7 +92,7 @@ func TestChartWebhooksNarrowed(t *testing.T) {
 		}
 	}
 
-	waitCondition(t, conv, "Degraded", tenancy.ReasonConversionWebhook, "converts through a webhook")
+	waitCondition(t, conv, "Degraded", tenancyv1.ReasonConversionWebhook, "converts through a webhook")
 	var crds apiextensionsv1.CustomResourceDefinitionList
 	if err := cl.List(ctx, &crds); err != nil {
 		t.Fatal(err)

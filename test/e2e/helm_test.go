@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
@@ -24,7 +26,6 @@ import (
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/internal/testproject"
-	"opctl.dev/opctl/pkg/tenancy"
 )
 
 var restricted = map[string]string{"pod-security.kubernetes.io/enforce": "restricted"}
@@ -42,7 +43,7 @@ func installSampleCRDs(t *testing.T, c *testcluster.Cluster) {
 		t.Fatal(err)
 	}
 	ext := apiextensionsclient.NewForConfigOrDie(c.Config)
-	patch := []byte(`{"metadata":{"labels":{"` + tenancy.LabelSharedCRD + `":"true"}}}`)
+	patch := []byte(`{"metadata":{"labels":{"` + tenancyv1.LabelSharedCRD + `":"true"}}}`)
 	for _, name := range []string{"kvstores.kv.opctl.dev", "kvbackups.kv.opctl.dev"} {
 		if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
 			t.Fatalf("labelling CRD %s shared: %v", name, err)

@@ -1,4 +1,4 @@
-package tenancy
+package guard
 
 import (
 	"slices"
@@ -34,15 +34,15 @@ func TestLocalize(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, d := range localize(manifestDocs(tc.manifest), []string{"ns-a", "ns-b"}) {
-				s := d.obj.GetKind() + " " + d.obj.GetNamespace() + "/" + d.obj.GetName()
-				if kind, ok := d.obj.Object["roleRef"].(map[string]any); ok {
+			for _, d := range localize(ManifestDocs(tc.manifest), []string{"ns-a", "ns-b"}) {
+				s := d.Obj.GetKind() + " " + d.Obj.GetNamespace() + "/" + d.Obj.GetName()
+				if kind, ok := d.Obj.Object["roleRef"].(map[string]any); ok {
 					s += " (" + kind["kind"].(string) + ")"
 				}
-				if d.obj.GetKind() == "Role" {
-					rules := d.obj.Object["rules"].([]any)
+				if d.Obj.GetKind() == "Role" {
+					rules := d.Obj.Object["rules"].([]any)
 					if len(rules) != 1 || strings.Contains(manifestString(t, d), "nonResourceURLs") {
-						t.Errorf("Role %s rules %v, want configmaps only", d.obj.GetName(), rules)
+						t.Errorf("Role %s rules %v, want configmaps only", d.Obj.GetName(), rules)
 					}
 				}
 				got = append(got, s)
@@ -54,8 +54,8 @@ func TestLocalize(t *testing.T) {
 	}
 }
 
-func manifestString(t *testing.T, d manifestDoc) string {
-	b, err := manifestYAML(d.obj.Object)
+func manifestString(t *testing.T, d ManifestDoc) string {
+	b, err := manifestYAML(d.Obj.Object)
 	if err != nil {
 		t.Fatal(err)
 	}

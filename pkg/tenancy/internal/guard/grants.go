@@ -1,4 +1,4 @@
-package tenancy
+package guard
 
 import (
 	"context"
@@ -21,15 +21,11 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
-// ReasonClusterRightsRefused reports a release whose RBAC would grant
-// rights outside the tenant's namespaces that the platform did not allow.
-const ReasonClusterRightsRefused = "ClusterRightsRefused"
-
-// aggregateLabelPrefix starts the labels that add a ClusterRole's rules
+// AggregateLabelPrefix starts the labels that add a ClusterRole's rules
 // to Kubernetes' admin, edit and view roles.
-const aggregateLabelPrefix = "rbac.authorization.k8s.io/aggregate-to-"
+const AggregateLabelPrefix = "rbac.authorization.k8s.io/aggregate-to-"
 
-// grantPolicy is what a tenant's release may grant outside its
+// GrantPolicy is what a tenant's release may grant outside its
 // namespaces. Everything a tenant's operator holds, the tenant holds (its
 // owners can mint the operator's tokens), so:
 //   - a ClusterRoleBinding may name only ServiceAccounts of the tenant's
@@ -45,30 +41,30 @@ const aggregateLabelPrefix = "rbac.authorization.k8s.io/aggregate-to-"
 //
 // Roles and RoleBindings in the tenant's namespaces are the tenant's
 // business.
-type grantPolicy struct {
-	roles []string
-	crds  []string
-	// kinds returns the operator's own namespaced CRDs whose rules its
+type GrantPolicy struct {
+	Roles []string
+	Crds  []string
+	// Kinds returns the operator's own namespaced CRDs whose rules its
 	// ClusterRoles may add to admin, edit and view (nil: none).
-	kinds      func(ctx context.Context) ([]string, error)
-	namespaces []string
-	reader     client.Reader
-	mapper     meta.RESTMapper
-	// exposure is what the profile lets Services reach past the cluster
+	Kinds      func(ctx context.Context) ([]string, error)
+	Namespaces []string
+	Reader     client.Reader
+	Mapper     meta.RESTMapper
+	// Exposure is what the profile lets Services reach past the cluster
 	// network; the guardrail would refuse the rest from the owner, but
 	// the controller holds its bypass.
-	exposure tenancyv1.ServiceExposure
-	// tenant and lockNetworkPolicies: with the lock, a NetworkPolicy may
+	Exposure tenancyv1.ServiceExposure
+	// Tenant and lockNetworkPolicies: with the lock, a NetworkPolicy may
 	// select namespaces only by the tenant's label (the
 	// tenant-network-policies guardrail, which the controller bypasses).
-	tenant              string
-	lockNetworkPolicies bool
+	Tenant              string
+	LockNetworkPolicies bool
 }
 
-// ownerRole is the ClusterRole a tenant's owners hold in its namespaces:
+// OwnerRole is the ClusterRole a tenant's owners hold in its namespaces:
 // what a release may grant there, with the operator's own kinds and the
 // platform's named roles.
-const ownerRole = "admin"
+const OwnerRole = "admin"
 
 // clusterKindsAllowed are the cluster-scoped kinds a tenant's release may
 // create: RBAC, which check bounds, and admission webhooks, which the
@@ -98,9 +94,9 @@ func (e *GrantError) Error() string {
 		e.Release, e.What, strings.Join(e.Grants, "; "))
 }
 
-// check returns what the documents grant outside the policy, sorted. An
+// Check returns what the documents grant outside the policy, sorted. An
 // error is a failure to read the cluster, not a finding.
-func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, error) {
+func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, error) {
 	roles := map[string][]rbacv1.PolicyRule{}
 	var bindings []*rbacv1.ClusterRoleBinding
 	var nsRoles []*rbacv1.Role
@@ -109,50 +105,50 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 	var aggregators []labels.Selector
 	aggregatorsRead := false
 	for _, d := range docs {
-		if d.obj == nil {
+		if d.Obj == nil {
 			continue
 		}
-		gvk := d.obj.GroupVersionKind()
-		if clusterScoped, known := scopeOf(g.mapper, gvk); known && clusterScoped && !clusterKindsAllowed[gvk.GroupKind()] {
-			out = append(out, fmt.Sprintf("%s %s is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations", gvk.Kind, d.obj.GetName()))
+		gvk := d.Obj.GroupVersionKind()
+		if clusterScoped, known := ScopeOf(g.Mapper, gvk); known && clusterScoped && !clusterKindsAllowed[gvk.GroupKind()] {
+			out = append(out, fmt.Sprintf("%s %s is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations", gvk.Kind, d.Obj.GetName()))
 			continue
 		}
 		if gvk.Group == "admissionregistration.k8s.io" && strings.HasSuffix(gvk.Kind, "WebhookConfiguration") {
-			out = append(out, g.webhookTargets(d.obj)...)
+			out = append(out, g.webhookTargets(d.Obj)...)
 			continue
 		}
 		if gvk.Group == "" && gvk.Kind == "Service" {
-			out = append(out, g.exposed(d.obj)...)
+			out = append(out, g.exposed(d.Obj)...)
 			continue
 		}
-		if gvk.Group == "networking.k8s.io" && gvk.Kind == "Ingress" && !g.exposure.AllowIngress {
-			out = append(out, fmt.Sprintf("Ingress %s: the profile does not allow Ingresses (a shared ingress controller serves them with its own rights)", qualified(d.obj.GetNamespace(), d.obj.GetName())))
+		if gvk.Group == "networking.k8s.io" && gvk.Kind == "Ingress" && !g.Exposure.AllowIngress {
+			out = append(out, fmt.Sprintf("Ingress %s: the profile does not allow Ingresses (a shared ingress controller serves them with its own rights)", Qualified(d.Obj.GetNamespace(), d.Obj.GetName())))
 			continue
 		}
 		if gvk.Group == "networking.k8s.io" && gvk.Kind == "NetworkPolicy" {
-			out = append(out, g.openedTo(d.obj)...)
+			out = append(out, g.openedTo(d.Obj)...)
 			continue
 		}
 		if gvk.Group != rbacv1.GroupName {
 			continue
 		}
-		switch d.obj.GetKind() {
+		switch d.Obj.GetKind() {
 		case "Role":
-			role, bad := decodeRBAC[rbacv1.Role](d.obj)
+			role, bad := decodeRBAC[rbacv1.Role](d.Obj)
 			if bad != "" {
 				out = append(out, bad)
 				continue
 			}
 			nsRoles = append(nsRoles, role)
 		case "RoleBinding":
-			b, bad := decodeRBAC[rbacv1.RoleBinding](d.obj)
+			b, bad := decodeRBAC[rbacv1.RoleBinding](d.Obj)
 			if bad != "" {
 				out = append(out, bad)
 				continue
 			}
 			nsBindings = append(nsBindings, b)
 		case "ClusterRole":
-			role, bad := decodeRBAC[rbacv1.ClusterRole](d.obj)
+			role, bad := decodeRBAC[rbacv1.ClusterRole](d.Obj)
 			if bad != "" {
 				out = append(out, bad)
 				continue
@@ -173,7 +169,7 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 			}
 			aggregated := false
 			for k := range role.Labels {
-				if strings.HasPrefix(k, aggregateLabelPrefix) {
+				if strings.HasPrefix(k, AggregateLabelPrefix) {
 					out = append(out, fmt.Sprintf("ClusterRole %s adds rules beyond the operator's own custom resources to other roles (label %s)", role.Name, k))
 					aggregated = true
 				}
@@ -183,7 +179,7 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 			}
 			if !aggregatorsRead {
 				var err error
-				if aggregators, err = g.aggregators(ctx); err != nil {
+				if aggregators, err = g.Aggregators(ctx); err != nil {
 					return nil, err
 				}
 				aggregatorsRead = true
@@ -195,7 +191,7 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 				}
 			}
 		case "ClusterRoleBinding":
-			b, bad := decodeRBAC[rbacv1.ClusterRoleBinding](d.obj)
+			b, bad := decodeRBAC[rbacv1.ClusterRoleBinding](d.Obj)
 			if bad != "" {
 				out = append(out, bad)
 				continue
@@ -207,8 +203,8 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 	allowedRead := false
 	for _, b := range bindings {
 		for _, s := range b.Subjects {
-			if s.Kind != rbacv1.ServiceAccountKind || !slices.Contains(g.namespaces, s.Namespace) {
-				out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants cluster-wide rights to %s %s, not a ServiceAccount of the tenant", b.Name, s.Kind, qualified(s.Namespace, s.Name)))
+			if s.Kind != rbacv1.ServiceAccountKind || !slices.Contains(g.Namespaces, s.Namespace) {
+				out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants cluster-wide rights to %s %s, not a ServiceAccount of the tenant", b.Name, s.Kind, Qualified(s.Namespace, s.Name)))
 			}
 		}
 		if b.RoleRef.Kind != "ClusterRole" {
@@ -217,7 +213,7 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 		}
 		rules, defined := roles[b.RoleRef.Name]
 		if !defined {
-			if slices.Contains(g.roles, b.RoleRef.Name) {
+			if slices.Contains(g.Roles, b.RoleRef.Name) {
 				continue
 			}
 			out = append(out, fmt.Sprintf("ClusterRoleBinding %s binds ClusterRole %s, which the release does not define and the platform does not name", b.Name, b.RoleRef.Name))
@@ -225,13 +221,13 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 		}
 		if !allowedRead {
 			var err error
-			if allowed, err = g.allowed(ctx); err != nil {
+			if allowed, err = g.Allowed(ctx); err != nil {
 				return nil, err
 			}
 			allowedRead = true
 		}
 		if ok, missing := validation.Covers(allowed, rules); !ok {
-			out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants %s cluster-wide", b.Name, describeRules(missing)))
+			out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants %s cluster-wide", b.Name, DescribeRules(missing)))
 		}
 	}
 	inNamespace, err := g.namespaced(ctx, roles, nsRoles, nsBindings)
@@ -255,24 +251,24 @@ func (g grantPolicy) check(ctx context.Context, docs []manifestDoc) ([]string, e
 // operator that exists but that no one shared with tenants (installed by
 // another tool, or by another package's tests), so rules on its kinds are
 // not the operator's own.
-func (g grantPolicy) unshared(ctx context.Context) ([]string, error) {
-	if g.reader == nil {
+func (g GrantPolicy) unshared(ctx context.Context) ([]string, error) {
+	if g.Reader == nil {
 		return nil, nil
 	}
 	var out []string
-	for _, name := range g.crds {
+	for _, name := range g.Crds {
 		live := &metav1.PartialObjectMetadata{}
 		live.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-		if err := g.reader.Get(ctx, client.ObjectKey{Name: name}, live); apierrors.IsNotFound(err) {
+		if err := g.Reader.Get(ctx, client.ObjectKey{Name: name}, live); apierrors.IsNotFound(err) {
 			continue
 		} else if err != nil {
 			return nil, fmt.Errorf("reading CRD %s: %w", name, err)
 		}
-		if shared, err := isShared(ctx, g.reader, live); err != nil {
+		if shared, err := IsShared(ctx, g.Reader, live); err != nil {
 			return nil, err
 		} else if !shared {
 			out = append(out, fmt.Sprintf("(CRD %s exists without the label %s=true, so its kinds are not the operator's own: "+
-				"if the platform team installed it for tenants, it labels it: kubectl label crd %s %s=true)", name, LabelSharedCRD, name, LabelSharedCRD))
+				"if the platform team installed it for tenants, it labels it: kubectl label crd %s %s=true)", name, tenancyv1.LabelSharedCRD, name, tenancyv1.LabelSharedCRD))
 		}
 	}
 	return out, nil
@@ -282,21 +278,21 @@ func (g grantPolicy) unshared(ctx context.Context) ([]string, error) {
 // no more than the owners hold there (ownerRole), the operator's own kinds
 // and the platform's named roles. The tenant's actor could not create
 // more; checked here, the rules are named before anything is installed.
-func (g grantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]rbacv1.PolicyRule, roles []*rbacv1.Role, bindings []*rbacv1.RoleBinding) ([]string, error) {
+func (g GrantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]rbacv1.PolicyRule, roles []*rbacv1.Role, bindings []*rbacv1.RoleBinding) ([]string, error) {
 	if len(roles) == 0 && len(bindings) == 0 {
 		return nil, nil
 	}
-	allowed, err := g.allowed(ctx)
+	allowed, err := g.Allowed(ctx)
 	if err != nil {
 		return nil, err
 	}
 	owner := &rbacv1.ClusterRole{}
-	if err := g.reader.Get(ctx, client.ObjectKey{Name: ownerRole}, owner); err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading ClusterRole %s: %w", ownerRole, err)
+	if err := g.Reader.Get(ctx, client.ObjectKey{Name: OwnerRole}, owner); err != nil && !apierrors.IsNotFound(err) {
+		return nil, fmt.Errorf("reading ClusterRole %s: %w", OwnerRole, err)
 	}
 	allowed = append(allowed, owner.Rules...)
-	if g.kinds != nil {
-		kinds, err := g.kinds(ctx)
+	if g.Kinds != nil {
+		kinds, err := g.Kinds(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -309,28 +305,28 @@ func (g grantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]r
 	var out []string
 	judge := func(what string, rules []rbacv1.PolicyRule) {
 		if ok, missing := validation.Covers(allowed, rules); !ok {
-			out = append(out, fmt.Sprintf("%s grants %s in the tenant's namespaces, beyond what its owners hold (%s) and the operator's own kinds", what, describeRules(missing), ownerRole))
+			out = append(out, fmt.Sprintf("%s grants %s in the tenant's namespaces, beyond what its owners hold (%s) and the operator's own kinds", what, DescribeRules(missing), OwnerRole))
 		}
 	}
 	for _, r := range roles {
-		judge("Role "+qualified(r.Namespace, r.Name), r.Rules)
+		judge("Role "+Qualified(r.Namespace, r.Name), r.Rules)
 	}
 	defined := map[string]bool{}
 	for _, r := range roles {
-		defined[qualified(r.Namespace, r.Name)] = true
+		defined[Qualified(r.Namespace, r.Name)] = true
 	}
 	for _, b := range bindings {
 		if b.RoleRef.Kind != "ClusterRole" {
 			// A Role of the release is judged above. Another is judged as
 			// it is live: the controller's own Roles there (the actor's
 			// guardrail bypass) are not the tenant's to bind.
-			ref := qualified(b.Namespace, b.RoleRef.Name)
+			ref := Qualified(b.Namespace, b.RoleRef.Name)
 			if defined[ref] {
 				continue
 			}
-			name := "RoleBinding " + qualified(b.Namespace, b.Name) + " of Role " + ref
+			name := "RoleBinding " + Qualified(b.Namespace, b.Name) + " of Role " + ref
 			live := &rbacv1.Role{}
-			if err := g.reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.RoleRef.Name}, live); apierrors.IsNotFound(err) {
+			if err := g.Reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.RoleRef.Name}, live); apierrors.IsNotFound(err) {
 				out = append(out, name+", which does not exist (whoever creates it later decides what it grants)")
 				continue
 			} else if err != nil {
@@ -339,16 +335,16 @@ func (g grantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]r
 			judge(name, live.Rules)
 			continue
 		}
-		name := "RoleBinding " + qualified(b.Namespace, b.Name) + " of ClusterRole " + b.RoleRef.Name
+		name := "RoleBinding " + Qualified(b.Namespace, b.Name) + " of ClusterRole " + b.RoleRef.Name
 		if rules, ok := clusterRoles[b.RoleRef.Name]; ok {
 			judge(name, rules)
 			continue
 		}
-		if slices.Contains([]string{ownerRole, "edit", "view"}, b.RoleRef.Name) || slices.Contains(g.roles, b.RoleRef.Name) {
+		if slices.Contains([]string{OwnerRole, "edit", "view"}, b.RoleRef.Name) || slices.Contains(g.Roles, b.RoleRef.Name) {
 			continue
 		}
 		live := &rbacv1.ClusterRole{}
-		if err := g.reader.Get(ctx, client.ObjectKey{Name: b.RoleRef.Name}, live); apierrors.IsNotFound(err) {
+		if err := g.Reader.Get(ctx, client.ObjectKey{Name: b.RoleRef.Name}, live); apierrors.IsNotFound(err) {
 			out = append(out, name+", which does not exist (whoever creates it later decides what it grants)")
 			continue
 		} else if err != nil {
@@ -361,8 +357,8 @@ func (g grantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]r
 
 // openedTo says which peers of a NetworkPolicy select namespaces by
 // something else than the tenant's label, when the profile locks them.
-func (g grantPolicy) openedTo(u *unstructured.Unstructured) []string {
-	if !g.lockNetworkPolicies {
+func (g GrantPolicy) openedTo(u *unstructured.Unstructured) []string {
+	if !g.LockNetworkPolicies {
 		return nil
 	}
 	var out []string
@@ -376,9 +372,9 @@ func (g grantPolicy) openedTo(u *unstructured.Unstructured) []string {
 				if _, ok := pm["namespaceSelector"]; !ok {
 					continue
 				}
-				if v, _, _ := unstructured.NestedString(pm, "namespaceSelector", "matchLabels", LabelTenant); v != g.tenant {
+				if v, _, _ := unstructured.NestedString(pm, "namespaceSelector", "matchLabels", tenancyv1.LabelTenant); v != g.Tenant {
 					out = append(out, fmt.Sprintf("NetworkPolicy %s selects namespaces in %s by other than %s=%s, which the tenant's locked isolation does not allow",
-						qualified(u.GetNamespace(), u.GetName()), dir[0], LabelTenant, g.tenant))
+						Qualified(u.GetNamespace(), u.GetName()), dir[0], tenancyv1.LabelTenant, g.Tenant))
 				}
 			}
 		}
@@ -389,21 +385,21 @@ func (g grantPolicy) openedTo(u *unstructured.Unstructured) []string {
 // exposed says what a Service reaches past the cluster network that the
 // profile does not allow: the tenant-service-exposure guardrail's rule,
 // which the controller's bypass would skip.
-func (g grantPolicy) exposed(u *unstructured.Unstructured) []string {
+func (g GrantPolicy) exposed(u *unstructured.Unstructured) []string {
 	typ, _, _ := unstructured.NestedString(u.Object, "spec", "type")
 	ips, _, _ := unstructured.NestedSlice(u.Object, "spec", "externalIPs")
 	var out []string
-	name := "Service " + qualified(u.GetNamespace(), u.GetName())
-	if typ == "NodePort" && !g.exposure.AllowNodePorts {
+	name := "Service " + Qualified(u.GetNamespace(), u.GetName())
+	if typ == "NodePort" && !g.Exposure.AllowNodePorts {
 		out = append(out, name+" is a NodePort Service, which the profile does not allow")
 	}
-	if typ == "LoadBalancer" && !g.exposure.AllowLoadBalancers {
+	if typ == "LoadBalancer" && !g.Exposure.AllowLoadBalancers {
 		out = append(out, name+" is a LoadBalancer Service, which the profile does not allow")
 	}
-	if len(ips) > 0 && !g.exposure.AllowExternalIPs {
+	if len(ips) > 0 && !g.Exposure.AllowExternalIPs {
 		out = append(out, name+" sets externalIPs (CVE-2020-8554), which the profile does not allow")
 	}
-	if typ == "ExternalName" && !g.exposure.AllowExternalName {
+	if typ == "ExternalName" && !g.Exposure.AllowExternalName {
 		out = append(out, name+" is an ExternalName Service, which the profile does not allow")
 	}
 	return out
@@ -411,14 +407,14 @@ func (g grantPolicy) exposed(u *unstructured.Unstructured) []string {
 
 // ownCustomResources reports whether rules name only resources of the
 // operator's own kinds (and their subresources), by group and plural.
-func (g grantPolicy) ownCustomResources(ctx context.Context, rules []rbacv1.PolicyRule) (bool, error) {
+func (g GrantPolicy) ownCustomResources(ctx context.Context, rules []rbacv1.PolicyRule) (bool, error) {
 	if len(rules) == 0 {
 		return true, nil
 	}
-	if g.kinds == nil {
+	if g.Kinds == nil {
 		return false, nil
 	}
-	kinds, err := g.kinds(ctx)
+	kinds, err := g.Kinds(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -438,12 +434,12 @@ func (g grantPolicy) ownCustomResources(ctx context.Context, rules []rbacv1.Poli
 	return true, nil
 }
 
-// ownKinds are the namespaced CRDs of want that are the operator's: the
+// OwnKinds are the namespaced CRDs of want that are the operator's: the
 // live CRD is shared (isShared: the controller, or OLM for a tenant,
 // installed it). A
 // chart that names an existing CRD of someone else's does not make it its
 // own, even with an exact copy: the schema is public.
-func ownKinds(ctx context.Context, reader client.Reader, want []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
+func OwnKinds(ctx context.Context, reader client.Reader, want []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
 	var out []string
 	for _, w := range want {
 		if w.Spec.Scope != apiextensionsv1.NamespaceScoped {
@@ -456,7 +452,7 @@ func ownKinds(ctx context.Context, reader client.Reader, want []*apiextensionsv1
 		} else if err != nil {
 			return nil, fmt.Errorf("reading CRD %s: %w", w.Name, err)
 		}
-		shared, err := isShared(ctx, reader, live)
+		shared, err := IsShared(ctx, reader, live)
 		if err != nil {
 			return nil, err
 		}
@@ -470,7 +466,7 @@ func ownKinds(ctx context.Context, reader client.Reader, want []*apiextensionsv1
 // webhookTargets says which webhooks of a configuration call something
 // outside the tenant: a URL, or a Service in another namespace. The API
 // server would send them every request they match, objects included.
-func (g grantPolicy) webhookTargets(u *unstructured.Unstructured) []string {
+func (g GrantPolicy) webhookTargets(u *unstructured.Unstructured) []string {
 	hooks, _, _ := unstructured.NestedSlice(u.Object, "webhooks")
 	var out []string
 	for _, h := range hooks {
@@ -479,24 +475,24 @@ func (g grantPolicy) webhookTargets(u *unstructured.Unstructured) []string {
 		if url, ok, _ := unstructured.NestedString(m, "clientConfig", "url"); ok && url != "" {
 			out = append(out, fmt.Sprintf("%s %s: webhook %s calls the URL %s, outside the tenant", u.GetKind(), u.GetName(), name, url))
 		}
-		if ns, ok, _ := unstructured.NestedString(m, "clientConfig", "service", "namespace"); ok && !slices.Contains(g.namespaces, ns) {
+		if ns, ok, _ := unstructured.NestedString(m, "clientConfig", "service", "namespace"); ok && !slices.Contains(g.Namespaces, ns) {
 			out = append(out, fmt.Sprintf("%s %s: webhook %s calls a Service in namespace %s, outside the tenant", u.GetKind(), u.GetName(), name, ns))
 		}
 	}
 	return out
 }
 
-// allowed is the union of the named ClusterRoles' rules and get on the
+// Allowed is the union of the named ClusterRoles' rules and get on the
 // operator's own CRDs. A named role that does not exist allows nothing.
-func (g grantPolicy) allowed(ctx context.Context) ([]rbacv1.PolicyRule, error) {
+func (g GrantPolicy) Allowed(ctx context.Context) ([]rbacv1.PolicyRule, error) {
 	var rules []rbacv1.PolicyRule
-	if len(g.crds) > 0 {
+	if len(g.Crds) > 0 {
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
-			Verbs: []string{"get"}, ResourceNames: g.crds})
+			Verbs: []string{"get"}, ResourceNames: g.Crds})
 	}
-	for _, name := range g.roles {
+	for _, name := range g.Roles {
 		role := &rbacv1.ClusterRole{}
-		err := g.reader.Get(ctx, client.ObjectKey{Name: name}, role)
+		err := g.Reader.Get(ctx, client.ObjectKey{Name: name}, role)
 		if apierrors.IsNotFound(err) {
 			continue
 		}
@@ -508,10 +504,10 @@ func (g grantPolicy) allowed(ctx context.Context) ([]rbacv1.PolicyRule, error) {
 	return rules, nil
 }
 
-// aggregators are the selectors of the cluster's aggregated ClusterRoles.
-func (g grantPolicy) aggregators(ctx context.Context) ([]labels.Selector, error) {
+// Aggregators are the selectors of the cluster's aggregated ClusterRoles.
+func (g GrantPolicy) Aggregators(ctx context.Context) ([]labels.Selector, error) {
 	var list rbacv1.ClusterRoleList
-	if err := g.reader.List(ctx, &list); err != nil {
+	if err := g.Reader.List(ctx, &list); err != nil {
 		return nil, fmt.Errorf("listing ClusterRoles for their aggregation rules: %w", err)
 	}
 	var out []labels.Selector
@@ -530,9 +526,9 @@ func (g grantPolicy) aggregators(ctx context.Context) ([]labels.Selector, error)
 	return out, nil
 }
 
-// describeRules is a short text of rules, verbs merged by what they
+// DescribeRules is a short text of rules, verbs merged by what they
 // apply to: "get,list secrets, get storage.k8s.io/storageclasses".
-func describeRules(rules []rbacv1.PolicyRule) string {
+func DescribeRules(rules []rbacv1.PolicyRule) string {
 	verbs := map[string][]string{}
 	for _, r := range rules {
 		var what []string
@@ -561,7 +557,7 @@ func describeRules(rules []rbacv1.PolicyRule) string {
 	return strings.Join(parts, ", ")
 }
 
-func qualified(ns, name string) string {
+func Qualified(ns, name string) string {
 	if ns == "" {
 		return name
 	}

@@ -1,4 +1,4 @@
-package tenancy
+package guard
 
 import (
 	"bytes"
@@ -21,15 +21,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ReasonReleaseTampered reports a release whose stored or rendered
-// manifest names objects outside the tenant: the controller would act on
-// them with its own rights, so it does nothing.
-const ReasonReleaseTampered = "ReleaseTampered"
-
 // Helm's ownership annotations on the objects of a release.
 const (
-	annotationReleaseName      = "meta.helm.sh/release-name"
-	annotationReleaseNamespace = "meta.helm.sh/release-namespace"
+	AnnotationReleaseName      = "meta.helm.sh/release-name"
+	AnnotationReleaseNamespace = "meta.helm.sh/release-namespace"
 )
 
 // TamperError names the objects of a release manifest that do not belong
@@ -45,41 +40,41 @@ func (e *TamperError) Error() string {
 		e.Release, e.What, strings.Join(e.Foreign, ", "))
 }
 
-// releaseScope is what a tenant's release may touch: namespaced objects in
+// ReleaseScope is what a tenant's release may touch: namespaced objects in
 // the tenant's namespaces, and cluster-scoped objects that Helm marked as
 // this release's where they exist, or that carry the release-qualified
 // name the render guard gives them (opctl.<tenant>.<release>.<name>)
 // where they do not.
-type releaseScope struct {
-	tenant             string
-	release, namespace string
-	namespaces         []string
-	mapper             meta.RESTMapper
-	reader             client.Reader
-	// grants is what the release's RBAC may grant outside the namespaces.
-	grants grantPolicy
+type ReleaseScope struct {
+	Tenant             string
+	Release, Namespace string
+	Namespaces         []string
+	Mapper             meta.RESTMapper
+	Reader             client.Reader
+	// Grants is what the release's RBAC may grant outside the namespaces.
+	Grants GrantPolicy
 }
 
-// foreign returns the objects a manifest names outside the scope, as
+// Foreign returns the objects a manifest names outside the scope, as
 // "Kind namespace/name", sorted. A manifest that does not parse is foreign
 // as a whole: Helm would not act on it either, but nothing can vouch for
 // it. An error is a failure to read the cluster, not a finding.
-func (s releaseScope) foreign(ctx context.Context, manifest string) ([]string, error) {
-	return s.foreignDocs(ctx, manifestDocs(manifest))
+func (s ReleaseScope) Foreign(ctx context.Context, manifest string) ([]string, error) {
+	return s.foreignDocs(ctx, ManifestDocs(manifest))
 }
 
 // foreignDocs is foreign of a manifest already split and parsed.
-func (s releaseScope) foreignDocs(ctx context.Context, docs []manifestDoc) ([]string, error) {
+func (s ReleaseScope) foreignDocs(ctx context.Context, docs []ManifestDoc) ([]string, error) {
 	var out []string
 	for _, d := range docs {
-		if d.err != nil {
-			out = append(out, fmt.Sprintf("an unreadable document (%v)", d.err))
+		if d.Err != nil {
+			out = append(out, fmt.Sprintf("an unreadable document (%v)", d.Err))
 			continue
 		}
-		if d.obj == nil {
+		if d.Obj == nil {
 			continue
 		}
-		why, err := s.outside(ctx, d.obj)
+		why, err := s.outside(ctx, d.Obj)
 		if err != nil {
 			return nil, err
 		}
@@ -92,7 +87,7 @@ func (s releaseScope) foreignDocs(ctx context.Context, docs []manifestDoc) ([]st
 }
 
 // outside says why one object is outside the scope, or "".
-func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured) (string, error) {
+func (s ReleaseScope) outside(ctx context.Context, u *unstructured.Unstructured) (string, error) {
 	gvk := u.GroupVersionKind()
 	ns := u.GetNamespace()
 	name := gvk.Kind + " " + u.GetName()
@@ -107,7 +102,7 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 		// item, of its own kind and namespace: nothing here would see them.
 		return name + " (a list: Helm would create its items as objects of their own)", nil
 	}
-	clusterScoped, known := scopeOf(s.mapper, gvk)
+	clusterScoped, known := ScopeOf(s.Mapper, gvk)
 	if !known && ns == "" {
 		// An unknown kind without a namespace: Helm cannot act on it
 		// until it is served, and then it goes to the release namespace
@@ -116,16 +111,16 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 	}
 	if !clusterScoped {
 		if ns == "" {
-			ns = s.namespace
+			ns = s.Namespace
 		}
-		if slices.Contains(s.namespaces, ns) {
+		if slices.Contains(s.Namespaces, ns) {
 			return "", nil
 		}
 		return name, nil
 	}
 	live := &metav1.PartialObjectMetadata{}
 	live.SetGroupVersionKind(gvk)
-	if err := s.reader.Get(ctx, client.ObjectKey{Name: u.GetName()}, live); apierrors.IsNotFound(err) {
+	if err := s.Reader.Get(ctx, client.ObjectKey{Name: u.GetName()}, live); apierrors.IsNotFound(err) {
 		// Absent: nothing of anyone else's to change, if the name is one
 		// only this release is given.
 		if !strings.HasPrefix(u.GetName(), s.qualifier()) {
@@ -136,7 +131,7 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 		return "", fmt.Errorf("checking the owner of %s: %w", name, err)
 	}
 	a := live.GetAnnotations()
-	if a[annotationReleaseName] != s.release || a[annotationReleaseNamespace] != s.namespace {
+	if a[AnnotationReleaseName] != s.Release || a[AnnotationReleaseNamespace] != s.Namespace {
 		return name + " (cluster-scoped, owned by another release)", nil
 	}
 	return "", nil
@@ -144,8 +139,8 @@ func (s releaseScope) outside(ctx context.Context, u *unstructured.Unstructured)
 
 // qualifier starts the name of every cluster-scoped object the release
 // creates.
-func (s releaseScope) qualifier() string {
-	return "opctl." + s.tenant + "." + s.release + "."
+func (s ReleaseScope) qualifier() string {
+	return "opctl." + s.Tenant + "." + s.Release + "."
 }
 
 // qualify gives the namespaced objects of a rendered manifest that name
@@ -153,43 +148,43 @@ func (s releaseScope) qualifier() string {
 // release-qualified name, and points the bindings of the manifest at the
 // renamed ClusterRoles. Names that already carry it are kept (the bundle
 // renderer gives them).
-func (s releaseScope) qualify(docs []manifestDoc) {
+func (s ReleaseScope) qualify(docs []ManifestDoc) {
 	renamed := map[string]string{}
 	for _, d := range docs {
-		if d.obj == nil || d.obj.GetName() == "" {
+		if d.Obj == nil || d.Obj.GetName() == "" {
 			continue
 		}
-		clusterScoped, known := scopeOf(s.mapper, d.obj.GroupVersionKind())
-		if known && !clusterScoped && d.obj.GetNamespace() == "" {
-			d.obj.SetNamespace(s.namespace) // what the tamper check assumed
+		clusterScoped, known := ScopeOf(s.Mapper, d.Obj.GroupVersionKind())
+		if known && !clusterScoped && d.Obj.GetNamespace() == "" {
+			d.Obj.SetNamespace(s.Namespace) // what the tamper check assumed
 		}
-		if !known || !clusterScoped || strings.HasPrefix(d.obj.GetName(), s.qualifier()) {
+		if !known || !clusterScoped || strings.HasPrefix(d.Obj.GetName(), s.qualifier()) {
 			continue
 		}
-		name := s.qualifier() + d.obj.GetName()
+		name := s.qualifier() + d.Obj.GetName()
 		if len(name) > 253 {
-			name = s.qualifier() + shortHash(d.obj.GetName())
+			name = s.qualifier() + shortHash(d.Obj.GetName())
 		}
-		renamed[d.obj.GetKind()+"/"+d.obj.GetName()] = name
-		d.obj.SetName(name)
+		renamed[d.Obj.GetKind()+"/"+d.Obj.GetName()] = name
+		d.Obj.SetName(name)
 	}
 	for _, d := range docs {
-		if d.obj == nil || d.obj.GroupVersionKind().Group != rbacv1.GroupName {
+		if d.Obj == nil || d.Obj.GroupVersionKind().Group != rbacv1.GroupName {
 			continue
 		}
-		if k := d.obj.GetKind(); k != "ClusterRoleBinding" && k != "RoleBinding" {
+		if k := d.Obj.GetKind(); k != "ClusterRoleBinding" && k != "RoleBinding" {
 			continue
 		}
-		ref, _, _ := unstructured.NestedString(d.obj.Object, "roleRef", "name")
+		ref, _, _ := unstructured.NestedString(d.Obj.Object, "roleRef", "name")
 		if to, ok := renamed["ClusterRole/"+ref]; ok {
-			_ = unstructured.SetNestedField(d.obj.Object, to, "roleRef", "name")
+			_ = unstructured.SetNestedField(d.Obj.Object, to, "roleRef", "name")
 		}
 	}
 }
 
-// scopeOf reports whether the API server serves gvk cluster-scoped, and
+// ScopeOf reports whether the API server serves gvk cluster-scoped, and
 // whether it serves gvk at all.
-func scopeOf(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (clusterScoped, known bool) {
+func ScopeOf(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (clusterScoped, known bool) {
 	if mapper == nil {
 		return false, false
 	}
@@ -200,10 +195,10 @@ func scopeOf(mapper meta.RESTMapper, gvk schema.GroupVersionKind) (clusterScoped
 	return m.Scope.Name() == meta.RESTScopeNameRoot, true
 }
 
-// verify checks the manifests of stored revisions before Helm acts on
+// Verify checks the manifests of stored revisions before Helm acts on
 // them: every object they name must be the tenant's. Their hooks are not
 // checked: a tenant's release never runs hooks (helmClient.install).
-func (s releaseScope) verify(ctx context.Context, revisions ...*release.Release) error {
+func (s ReleaseScope) Verify(ctx context.Context, revisions ...*release.Release) error {
 	for _, rel := range revisions {
 		if err := s.verifyRevision(ctx, rel, false); err != nil {
 			return err
@@ -212,86 +207,86 @@ func (s releaseScope) verify(ctx context.Context, revisions ...*release.Release)
 	return nil
 }
 
-// verifyApply is verify of a revision whose manifest Helm applies again
+// VerifyApply is verify of a revision whose manifest Helm applies again
 // (the target of a rollback): its grants are checked too.
-func (s releaseScope) verifyApply(ctx context.Context, rel *release.Release) error {
+func (s ReleaseScope) VerifyApply(ctx context.Context, rel *release.Release) error {
 	return s.verifyRevision(ctx, rel, true)
 }
 
-func (s releaseScope) verifyRevision(ctx context.Context, rel *release.Release, applies bool) error {
+func (s ReleaseScope) verifyRevision(ctx context.Context, rel *release.Release, applies bool) error {
 	if rel == nil {
 		return nil
 	}
 	what := fmt.Sprintf("revision %d", rel.Version)
-	docs := manifestDocs(rel.Manifest)
+	docs := ManifestDocs(rel.Manifest)
 	foreign, err := s.foreignDocs(ctx, docs)
 	if err != nil {
 		return err
 	}
 	if len(foreign) > 0 {
-		return &TamperError{Release: s.namespace + "/" + s.release, What: what, Foreign: foreign}
+		return &TamperError{Release: s.Namespace + "/" + s.Release, What: what, Foreign: foreign}
 	}
 	if !applies {
 		return nil
 	}
-	granted, err := s.grants.check(ctx, docs)
+	granted, err := s.Grants.Check(ctx, docs)
 	if err != nil {
 		return err
 	}
 	if len(granted) > 0 {
-		return &GrantError{Release: s.namespace + "/" + s.release, What: what, Grants: granted}
+		return &GrantError{Release: s.Namespace + "/" + s.Release, What: what, Grants: granted}
 	}
 	return nil
 }
 
-// renderGuard is a Helm post-renderer that refuses a rendered manifest
+// RenderGuard is a Helm post-renderer that refuses a rendered manifest
 // naming objects outside the scope, before Helm touches the cluster, and
 // sets the tenant's owned labels on every object: the guardrail policies
 // keep labelled objects for the controller, and a shard caches its own.
-type renderGuard struct {
-	ctx    context.Context
-	scope  releaseScope
-	labels map[string]string
+type RenderGuard struct {
+	Ctx    context.Context
+	Scope  ReleaseScope
+	Labels map[string]string
 }
 
 // Run returns the labelled manifest, or fails.
-func (g renderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
+func (g RenderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	// One parse serves the names, the checks and the labelling.
-	docs := manifestDocs(rendered.String())
-	g.scope.qualify(docs)
-	docs = localize(docs, g.scope.namespaces)
-	foreign, err := g.scope.foreignDocs(g.ctx, docs)
+	docs := ManifestDocs(rendered.String())
+	g.Scope.qualify(docs)
+	docs = localize(docs, g.Scope.Namespaces)
+	foreign, err := g.Scope.foreignDocs(g.Ctx, docs)
 	if err != nil {
 		return nil, err
 	}
 	if len(foreign) > 0 {
-		return nil, &TamperError{Release: g.scope.namespace + "/" + g.scope.release, What: "the rendered chart", Foreign: foreign}
+		return nil, &TamperError{Release: g.Scope.Namespace + "/" + g.Scope.Release, What: "the rendered chart", Foreign: foreign}
 	}
-	granted, err := g.scope.grants.check(g.ctx, docs)
+	granted, err := g.Scope.Grants.Check(g.Ctx, docs)
 	if err != nil {
 		return nil, err
 	}
 	if len(granted) > 0 {
-		return nil, &GrantError{Release: g.scope.namespace + "/" + g.scope.release, What: "the rendered chart", Grants: granted}
+		return nil, &GrantError{Release: g.Scope.Namespace + "/" + g.Scope.Release, What: "the rendered chart", Grants: granted}
 	}
-	return labelDocs(docs, g.labels, g.scope.namespaces)
+	return labelDocs(docs, g.Labels, g.Scope.Namespaces)
 }
 
 // labelDocs sets labels on every object of a parsed manifest, keeping the
 // documents' order and their leading comments (Helm's "# Source:"), and
 // narrows its webhooks to the tenant's namespaces (narrowWebhooks).
-func labelDocs(docs []manifestDoc, labels map[string]string, namespaces []string) (*bytes.Buffer, error) {
+func labelDocs(docs []ManifestDoc, labels map[string]string, namespaces []string) (*bytes.Buffer, error) {
 	out := &bytes.Buffer{}
 	for _, d := range docs {
-		if d.err != nil {
-			return nil, fmt.Errorf("reading the rendered manifest: %w", d.err)
+		if d.Err != nil {
+			return nil, fmt.Errorf("reading the rendered manifest: %w", d.Err)
 		}
-		if d.obj == nil {
+		if d.Obj == nil {
 			continue
 		}
-		setLabels(d.obj, labels)
-		narrowWebhooks(d.obj, namespaces)
-		b, err := manifestYAML(d.obj.Object)
+		SetLabels(d.Obj, labels)
+		NarrowWebhooks(d.Obj, namespaces)
+		b, err := manifestYAML(d.Obj.Object)
 		if err != nil {
 			return nil, err
 		}
@@ -304,8 +299,8 @@ func labelDocs(docs []manifestDoc, labels map[string]string, namespaces []string
 	return out, nil
 }
 
-// setLabels sets labels on u.
-func setLabels(u *unstructured.Unstructured, set map[string]string) {
+// SetLabels sets labels on u.
+func SetLabels(u *unstructured.Unstructured, set map[string]string) {
 	labels := u.GetLabels()
 	if labels == nil {
 		labels = map[string]string{}

@@ -1,4 +1,4 @@
-package tenancy
+package guard
 
 import (
 	"slices"
@@ -18,45 +18,45 @@ import (
 // controller writes with its own, which hold only what a
 // ClusterRoleBinding of the release may grant (grants.go). An aggregating
 // ClusterRole is left for the grant policy to refuse.
-func localize(docs []manifestDoc, namespaces []string) []manifestDoc {
+func localize(docs []ManifestDoc, namespaces []string) []ManifestDoc {
 	bound := map[string]bool{}      // by a ClusterRoleBinding
 	usedIn := map[string][]string{} // namespaces of the RoleBindings of each ClusterRole
 	for _, d := range docs {
-		if d.obj == nil || d.obj.GroupVersionKind().Group != rbacv1.GroupName {
+		if d.Obj == nil || d.Obj.GroupVersionKind().Group != rbacv1.GroupName {
 			continue
 		}
-		kind, _, _ := unstructured.NestedString(d.obj.Object, "roleRef", "kind")
-		ref, _, _ := unstructured.NestedString(d.obj.Object, "roleRef", "name")
+		kind, _, _ := unstructured.NestedString(d.Obj.Object, "roleRef", "kind")
+		ref, _, _ := unstructured.NestedString(d.Obj.Object, "roleRef", "name")
 		if kind != "ClusterRole" {
 			continue
 		}
-		switch d.obj.GetKind() {
+		switch d.Obj.GetKind() {
 		case "ClusterRoleBinding":
 			bound[ref] = true
 		case "RoleBinding":
-			if ns := d.obj.GetNamespace(); !slices.Contains(usedIn[ref], ns) {
+			if ns := d.Obj.GetNamespace(); !slices.Contains(usedIn[ref], ns) {
 				usedIn[ref] = append(usedIn[ref], ns)
 			}
 		}
 	}
 	local := map[string]bool{}
-	out := make([]manifestDoc, 0, len(docs))
+	out := make([]ManifestDoc, 0, len(docs))
 	for _, d := range docs {
-		if !isKind(d, "ClusterRole") || bound[d.obj.GetName()] {
+		if !isKind(d, "ClusterRole") || bound[d.Obj.GetName()] {
 			out = append(out, d)
 			continue
 		}
-		if _, aggregating, _ := unstructured.NestedFieldNoCopy(d.obj.Object, "aggregationRule"); aggregating {
+		if _, aggregating, _ := unstructured.NestedFieldNoCopy(d.Obj.Object, "aggregationRule"); aggregating {
 			out = append(out, d)
 			continue
 		}
-		in := usedIn[d.obj.GetName()]
+		in := usedIn[d.Obj.GetName()]
 		if len(in) == 0 {
 			in = namespaces
 		}
-		local[d.obj.GetName()] = true
+		local[d.Obj.GetName()] = true
 		for _, ns := range in {
-			role := d.obj.DeepCopy()
+			role := d.Obj.DeepCopy()
 			role.SetKind("Role")
 			role.SetNamespace(ns)
 			rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
@@ -70,21 +70,21 @@ func localize(docs []manifestDoc, namespaces []string) []manifestDoc {
 				kept = append(kept, r)
 			}
 			_ = unstructured.SetNestedSlice(role.Object, kept, "rules")
-			out = append(out, manifestDoc{comments: d.comments, obj: role})
+			out = append(out, ManifestDoc{comments: d.comments, Obj: role})
 		}
 	}
 	for _, d := range out {
 		if !isKind(d, "RoleBinding") {
 			continue
 		}
-		kind, _, _ := unstructured.NestedString(d.obj.Object, "roleRef", "kind")
-		ref, _, _ := unstructured.NestedString(d.obj.Object, "roleRef", "name")
+		kind, _, _ := unstructured.NestedString(d.Obj.Object, "roleRef", "kind")
+		ref, _, _ := unstructured.NestedString(d.Obj.Object, "roleRef", "name")
 		if kind == "ClusterRole" && local[ref] {
 			// roleRef cannot change: a revision installed before bound
 			// the ClusterRole under the binding's name, so the binding of
 			// the Role takes another, and Helm replaces the old one.
-			_ = unstructured.SetNestedField(d.obj.Object, "Role", "roleRef", "kind")
-			d.obj.SetName(d.obj.GetName() + localSuffix)
+			_ = unstructured.SetNestedField(d.Obj.Object, "Role", "roleRef", "kind")
+			d.Obj.SetName(d.Obj.GetName() + localSuffix)
 		}
 	}
 	return out
@@ -95,6 +95,6 @@ func localize(docs []manifestDoc, namespaces []string) []manifestDoc {
 const localSuffix = ".local"
 
 // isKind reports whether d is an RBAC object of kind.
-func isKind(d manifestDoc, kind string) bool {
-	return d.obj != nil && d.obj.GroupVersionKind().Group == rbacv1.GroupName && d.obj.GetKind() == kind
+func isKind(d ManifestDoc, kind string) bool {
+	return d.Obj != nil && d.Obj.GroupVersionKind().Group == rbacv1.GroupName && d.Obj.GetKind() == kind
 }

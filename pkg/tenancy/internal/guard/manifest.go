@@ -1,4 +1,4 @@
-package tenancy
+package guard
 
 import (
 	"encoding/json"
@@ -10,28 +10,28 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// manifestDoc is one document of a Helm manifest, in order: its leading
+// ManifestDoc is one document of a Helm manifest, in order: its leading
 // comments (Helm's "# Source:"), and the object, or the parse error.
-type manifestDoc struct {
+type ManifestDoc struct {
 	comments []string
-	obj      *unstructured.Unstructured // nil for an empty document
-	err      error
+	Obj      *unstructured.Unstructured // nil for an empty document
+	Err      error
 }
 
-// manifestDocs splits a Helm manifest into its documents, in order, and
+// ManifestDocs splits a Helm manifest into its documents, in order, and
 // parses each.
-func manifestDocs(manifest string) []manifestDoc {
-	docs := splitManifest(manifest)
-	out := make([]manifestDoc, 0, len(docs))
+func ManifestDocs(manifest string) []ManifestDoc {
+	docs := SplitManifest(manifest)
+	out := make([]ManifestDoc, 0, len(docs))
 	for _, doc := range docs {
-		out = append(out, parseDoc(doc))
+		out = append(out, ParseDoc(doc))
 	}
 	return out
 }
 
-// parseDoc parses one document of a manifest.
-func parseDoc(doc string) manifestDoc {
-	var d manifestDoc
+// ParseDoc parses one document of a manifest.
+func ParseDoc(doc string) ManifestDoc {
+	var d ManifestDoc
 	for line := range strings.SplitSeq(doc, "\n") {
 		if !strings.HasPrefix(line, "#") {
 			break
@@ -39,19 +39,19 @@ func parseDoc(doc string) manifestDoc {
 		d.comments = append(d.comments, line)
 	}
 	u := &unstructured.Unstructured{}
-	if d.err = yaml.Unmarshal([]byte(doc), &u.Object); d.err == nil && len(u.Object) > 0 {
-		d.obj = u
+	if d.Err = yaml.Unmarshal([]byte(doc), &u.Object); d.Err == nil && len(u.Object) > 0 {
+		d.Obj = u
 	}
 	return d
 }
 
-// splitManifest splits a manifest into documents exactly as Helm's
+// SplitManifest splits a manifest into documents exactly as Helm's
 // releaseutil.SplitManifests does (the tamper check must see what Helm
 // acts on), in order, without its regular expression, which was a third
 // of the controller's manifest parsing: a separator is "---" at the start
 // or after a newline, with the whitespace around it; documents are
 // trimmed and empty ones dropped.
-func splitManifest(manifest string) []string {
+func SplitManifest(manifest string) []string {
 	s := strings.TrimSpace(manifest)
 	var out []string
 	add := func(d string) {

@@ -1,4 +1,4 @@
-package tenancy
+package guard
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"sync"
 	"weak"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -20,6 +22,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -27,13 +30,6 @@ import (
 
 // Labels and annotations the controller sets.
 const (
-	// LabelTenant marks objects of a tenant with its name.
-	LabelTenant = "tenancy.opctl.dev/tenant"
-	// ReasonCRDNotShared reports an operator CRD that exists, was not
-	// installed by the controller, and would need a change.
-	ReasonCRDNotShared = "CRDNotShared"
-	// LabelSharedCRD marks CRDs the controller installed for tenants.
-	LabelSharedCRD = "tenancy.opctl.dev/shared-crd"
 	// annotationCRDHash is the sha256 of the applied CRD spec.
 	annotationCRDHash = "tenancy.opctl.dev/crd-hash"
 )
@@ -47,28 +43,28 @@ type SkewError struct {
 
 func (e *SkewError) Error() string { return fmt.Sprintf("CRD %s: %s", e.CRD, e.Reason) }
 
-// crdDecision is what to do with a chart's CRD given the live one.
-type crdDecision int
+// CRDDecision is what to do with a chart's CRD given the live one.
+type CRDDecision int
 
 const (
-	crdApply crdDecision = iota // new, or a compatible newer definition
-	crdKeep                     // identical, or older and covered by the live one
+	CrdApply CRDDecision = iota // new, or a compatible newer definition
+	CrdKeep                     // identical, or older and covered by the live one
 )
 
-// compareCRD decides between applying want over live, keeping live, or
+// CompareCRD decides between applying want over live, keeping live, or
 // refusing: a change may not stop serving a version that is stored, nor
 // remove fields from the storage version, unless want is simply older
 // (everything it has, live has too), in which case live serves it.
-func compareCRD(live, want *apiextensionsv1.CustomResourceDefinition) (crdDecision, error) {
+func CompareCRD(live, want *apiextensionsv1.CustomResourceDefinition) (CRDDecision, error) {
 	if live == nil {
-		return crdApply, nil
+		return CrdApply, nil
 	}
-	if live.Annotations[annotationCRDHash] == crdHash(want) {
-		return crdKeep, nil
+	if live.Annotations[annotationCRDHash] == CRDHash(want) {
+		return CrdKeep, nil
 	}
-	liveFields, wantFields := servedFields(live), servedFields(want)
-	if subset(wantFields, liveFields) {
-		return crdKeep, nil // older or equal: live serves it
+	liveFields, wantFields := ServedFields(live), ServedFields(want)
+	if Subset(wantFields, liveFields) {
+		return CrdKeep, nil // older or equal: live serves it
 	}
 	wantServed := map[string]bool{}
 	for _, v := range want.Spec.Versions {
@@ -94,11 +90,11 @@ func compareCRD(live, want *apiextensionsv1.CustomResourceDefinition) (crdDecisi
 			return 0, &SkewError{CRD: want.Name, Reason: fmt.Sprintf("the new definition removes fields from storage version %s that tenants' objects may use: %s", v.Name, strings.Join(lost, ", "))}
 		}
 	}
-	return crdApply, nil
+	return CrdApply, nil
 }
 
-// servedFields lists "<version>:<field path>" of every served version.
-func servedFields(crd *apiextensionsv1.CustomResourceDefinition) map[string]bool {
+// ServedFields lists "<version>:<field path>" of every served version.
+func ServedFields(crd *apiextensionsv1.CustomResourceDefinition) map[string]bool {
 	fields := map[string]bool{}
 	for _, v := range crd.Spec.Versions {
 		if !v.Served {
@@ -126,7 +122,7 @@ func walkSchema(prefix string, s *apiextensionsv1.JSONSchemaProps, out map[strin
 	}
 }
 
-func subset(a, b map[string]bool) bool {
+func Subset(a, b map[string]bool) bool {
 	for k := range a {
 		if !b[k] {
 			return false
@@ -135,7 +131,7 @@ func subset(a, b map[string]bool) bool {
 	return true
 }
 
-func crdHash(crd *apiextensionsv1.CustomResourceDefinition) string {
+func CRDHash(crd *apiextensionsv1.CustomResourceDefinition) string {
 	key := weak.Make(crd)
 	if h, ok := crdHashes.Load(key); ok {
 		return h.(string)
@@ -151,17 +147,17 @@ func crdHash(crd *apiextensionsv1.CustomResourceDefinition) string {
 // on every reconcile and never changed. The keys do not keep a CRD alive.
 var crdHashes sync.Map // weak.Pointer[CustomResourceDefinition] -> string
 
-// ensureCRDs applies the CRDs that need it with server-side apply, after
+// EnsureCRDs applies the CRDs that need it with server-side apply, after
 // checking them all: either every CRD is acceptable or none is applied.
 // It returns the names it applied.
-func ensureCRDs(ctx context.Context, c client.Client, served servedFunc, fieldManager string, crds []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
+func EnsureCRDs(ctx context.Context, c client.Client, served ServedFunc, fieldManager string, crds []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
 	var apply []*apiextensionsv1.CustomResourceDefinition
 	for _, want := range crds {
 		// The hash of what was applied is in the annotation: the cached
 		// metadata tells an unchanged CRD without copying its schema.
 		m := &metav1.PartialObjectMetadata{}
 		m.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-		if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, m); err == nil && m.Annotations[annotationCRDHash] == crdHash(want) {
+		if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, m); err == nil && m.Annotations[annotationCRDHash] == CRDHash(want) {
 			continue
 		}
 		live := &apiextensionsv1.CustomResourceDefinition{}
@@ -173,23 +169,23 @@ func ensureCRDs(ctx context.Context, c client.Client, served servedFunc, fieldMa
 			return nil, fmt.Errorf("reading CRD %s: %w", want.Name, err)
 		}
 		if live == nil {
-			if err := shadows(served, want); err != nil {
+			if err := Shadows(served, want); err != nil {
 				return nil, err
 			}
 		}
-		d, err := compareCRD(live, want)
+		d, err := CompareCRD(live, want)
 		if err != nil {
 			return nil, err
 		}
-		if d != crdApply {
+		if d != CrdApply {
 			continue
 		}
-		if live != nil && live.Labels[LabelSharedCRD] != "true" {
+		if live != nil && live.Labels[tenancyv1.LabelSharedCRD] != "true" {
 			// Another installer's CRD (the Tenant CRD, the monitoring
 			// stack's, an operator the platform installed itself): an
 			// operator of a tenant does not get to change it.
-			return nil, operatorkit.Terminal(ReasonCRDNotShared, fmt.Errorf("CRD %s exists and was not installed by the tenancy controller (no %s label): "+
-				"the controller does not change it for a tenant; remove the CRD from the operator or have the platform team upgrade it", want.Name, LabelSharedCRD))
+			return nil, operatorkit.Terminal(tenancyv1.ReasonCRDNotShared, fmt.Errorf("CRD %s exists and was not installed by the tenancy controller (no %s label): "+
+				"the controller does not change it for a tenant; remove the CRD from the operator or have the platform team upgrade it", want.Name, tenancyv1.LabelSharedCRD))
 		}
 		apply = append(apply, want)
 	}
@@ -197,7 +193,7 @@ func ensureCRDs(ctx context.Context, c client.Client, served servedFunc, fieldMa
 	for _, want := range apply {
 		obj := &apiextensionsv1.CustomResourceDefinition{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
-			ObjectMeta: metav1.ObjectMeta{Name: want.Name, Labels: map[string]string{LabelSharedCRD: "true"}, Annotations: map[string]string{annotationCRDHash: crdHash(want)}},
+			ObjectMeta: metav1.ObjectMeta{Name: want.Name, Labels: map[string]string{tenancyv1.LabelSharedCRD: "true"}, Annotations: map[string]string{annotationCRDHash: CRDHash(want)}},
 			Spec:       want.Spec,
 		}
 		for k, v := range want.Annotations {
@@ -220,20 +216,20 @@ func ensureCRDs(ctx context.Context, c client.Client, served servedFunc, fieldMa
 	return applied, nil
 }
 
-// servedFunc reports whether the API server serves resource of
+// ServedFunc reports whether the API server serves resource of
 // group/version, read afresh (not from a cache that may still hold a CRD
 // deleted since).
-type servedFunc func(group, version, resource string) (bool, error)
+type ServedFunc func(group, version, resource string) (bool, error)
 
-// shadows refuses a new CRD in a group Kubernetes reserves (*.k8s.io,
+// Shadows refuses a new CRD in a group Kubernetes reserves (*.k8s.io,
 // *.kubernetes.io: the built-in APIs), or for a resource the API server
 // already serves (an aggregated API). A tenant's operator that shipped
 // one would make that resource its "own kind", which its owners may
 // write (actor.go).
-func shadows(served servedFunc, crd *apiextensionsv1.CustomResourceDefinition) error {
+func Shadows(served ServedFunc, crd *apiextensionsv1.CustomResourceDefinition) error {
 	g := crd.Spec.Group
 	if g == "k8s.io" || g == "kubernetes.io" || strings.HasSuffix(g, ".k8s.io") || strings.HasSuffix(g, ".kubernetes.io") {
-		return operatorkit.Terminal(ReasonCRDNotShared, fmt.Errorf("CRD %s is in group %s, which Kubernetes reserves: a tenant's operator may not define it", crd.Name, g))
+		return operatorkit.Terminal(tenancyv1.ReasonCRDNotShared, fmt.Errorf("CRD %s is in group %s, which Kubernetes reserves: a tenant's operator may not define it", crd.Name, g))
 	}
 	if served == nil {
 		return nil
@@ -244,18 +240,18 @@ func shadows(served servedFunc, crd *apiextensionsv1.CustomResourceDefinition) e
 			return err
 		}
 		if ok {
-			return operatorkit.Terminal(ReasonCRDNotShared, fmt.Errorf("CRD %s names %s/%s %s, which the API server already serves: a tenant's operator may not define it", crd.Name, g, v.Name, crd.Spec.Names.Plural))
+			return operatorkit.Terminal(tenancyv1.ReasonCRDNotShared, fmt.Errorf("CRD %s names %s/%s %s, which the API server already serves: a tenant's operator may not define it", crd.Name, g, v.Name, crd.Spec.Names.Plural))
 		}
 	}
 	return nil
 }
 
-// served reads the API server's discovery for group/version, uncached.
-func (c *Controller) served(group, version, resource string) (bool, error) {
-	if c.discovery == nil {
+// ServedBy reads dc's discovery for group/version, uncached.
+func ServedBy(dc discovery.DiscoveryInterface, group, version, resource string) (bool, error) {
+	if dc == nil {
 		return false, nil // a Controller of the unit tests
 	}
-	list, err := c.discovery.ServerResourcesForGroupVersion(group + "/" + version)
+	list, err := dc.ServerResourcesForGroupVersion(group + "/" + version)
 	if apierrors.IsNotFound(err) {
 		return false, nil
 	}
@@ -270,7 +266,7 @@ func (c *Controller) served(group, version, resource string) (bool, error) {
 	return false, nil
 }
 
-// isShared reports whether a live CRD's labels make it the tenants': the
+// IsShared reports whether a live CRD's labels make it the tenants': the
 // controller's shared-CRD label, or OLM's marks of a CRD it installs for
 // a Subscription of the controller's in a tenant namespace (olm.managed
 // and operators.coreos.com/<package>.<namespace>, or the
@@ -280,9 +276,9 @@ func (c *Controller) served(group, version, resource string) (bool, error) {
 // tenant-olm-objects guardrail). A mark left by a Subscription the
 // controller did not make (OLM run in a namespace before it was adopted)
 // shares nothing.
-func isShared(ctx context.Context, reader client.Reader, crd metav1.Object) (bool, error) {
+func IsShared(ctx context.Context, reader client.Reader, crd metav1.Object) (bool, error) {
 	labels := crd.GetLabels()
-	if labels[LabelSharedCRD] == "true" {
+	if labels[tenancyv1.LabelSharedCRD] == "true" {
 		return true, nil
 	}
 	if labels["olm.managed"] != "true" {
@@ -296,11 +292,11 @@ func isShared(ctx context.Context, reader client.Reader, crd metav1.Object) (boo
 		} else if err != nil {
 			return false, fmt.Errorf("reading namespace %s: %w", m.namespace, err)
 		}
-		if n.Labels[LabelTenant] == "" {
+		if n.Labels[tenancyv1.LabelTenant] == "" {
 			continue
 		}
 		subs := &operatorsv1alpha1.SubscriptionList{}
-		if err := reader.List(ctx, subs, client.InNamespace(m.namespace), client.HasLabels{LabelTenant}); meta.IsNoMatchError(err) {
+		if err := reader.List(ctx, subs, client.InNamespace(m.namespace), client.HasLabels{tenancyv1.LabelTenant}); meta.IsNoMatchError(err) {
 			continue
 		} else if err != nil {
 			return false, fmt.Errorf("reading the Subscriptions of namespace %s: %w", m.namespace, err)
@@ -347,9 +343,9 @@ func (m olmMark) madeBy(sub operatorsv1alpha1.Subscription) bool {
 	return sub.Status.CurrentCSV == m.csv || sub.Status.InstalledCSV == m.csv
 }
 
-// crdSkew returns the skew guard's refusal of crds against the live CRDs,
+// CRDSkew returns the skew guard's refusal of crds against the live CRDs,
 // applying nothing.
-func crdSkew(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition) error {
+func CRDSkew(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition) error {
 	for _, want := range crds {
 		live := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, live); apierrors.IsNotFound(err) {
@@ -357,15 +353,15 @@ func crdSkew(ctx context.Context, c client.Client, crds []*apiextensionsv1.Custo
 		} else if err != nil {
 			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
 		}
-		if _, err := compareCRD(live, want); err != nil {
+		if _, err := CompareCRD(live, want); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// absentCRDs are the CRDs of want that do not exist.
-func absentCRDs(ctx context.Context, reader client.Reader, want []*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+// AbsentCRDs are the CRDs of want that do not exist.
+func AbsentCRDs(ctx context.Context, reader client.Reader, want []*apiextensionsv1.CustomResourceDefinition) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	var out []*apiextensionsv1.CustomResourceDefinition
 	for _, crd := range want {
 		err := reader.Get(ctx, client.ObjectKey{Name: crd.Name}, &apiextensionsv1.CustomResourceDefinition{})

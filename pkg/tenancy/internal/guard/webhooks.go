@@ -1,19 +1,17 @@
-package tenancy
+package guard
 
 import (
 	"fmt"
 	"slices"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
-// ReasonConversionWebhook refuses a shared CRD that converts through a
-// webhook.
-const ReasonConversionWebhook = "ConversionWebhookNotSupported"
-
-// narrowWebhooks confines the webhooks of a release's Validating- or
+// NarrowWebhooks confines the webhooks of a release's Validating- or
 // MutatingWebhookConfiguration to what its tenant owns: namespaced
 // objects (every rule's scope), in the tenant's namespaces (added to the
 // namespaceSelector) and not managed by the platform (the objectSelector
@@ -23,7 +21,7 @@ const ReasonConversionWebhook = "ConversionWebhookNotSupported"
 // so without this a tenant could read or change other tenants' requests,
 // cluster-scoped ones, or the platform's objects. Other kinds are left
 // alone.
-func narrowWebhooks(u *unstructured.Unstructured, namespaces []string) {
+func NarrowWebhooks(u *unstructured.Unstructured, namespaces []string) {
 	if u.GetAPIVersion() != "admissionregistration.k8s.io/v1" ||
 		(u.GetKind() != "ValidatingWebhookConfiguration" && u.GetKind() != "MutatingWebhookConfiguration") {
 		return
@@ -39,7 +37,7 @@ func narrowWebhooks(u *unstructured.Unstructured, namespaces []string) {
 			ns[i] = n
 		}
 		require(hook, "namespaceSelector", map[string]any{"key": corev1.LabelMetadataName, "operator": "In", "values": ns})
-		require(hook, "objectSelector", map[string]any{"key": LabelTenant, "operator": "DoesNotExist"})
+		require(hook, "objectSelector", map[string]any{"key": tenancyv1.LabelTenant, "operator": "DoesNotExist"})
 		rules, _ := hook["rules"].([]any)
 		for _, r := range rules {
 			if rule, ok := r.(map[string]any); ok {
@@ -63,10 +61,10 @@ func require(hook map[string]any, field string, req map[string]any) {
 	hook[field] = sel
 }
 
-// conversionWebhook names the first CRD that converts through a webhook:
+// ConversionWebhook names the first CRD that converts through a webhook:
 // a shared CRD would then convert every tenant's objects through the one
 // tenant's Service that the chart names, which that tenant controls.
-func conversionWebhook(crds []*apiextensionsv1.CustomResourceDefinition) error {
+func ConversionWebhook(crds []*apiextensionsv1.CustomResourceDefinition) error {
 	for _, crd := range crds {
 		if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsv1.WebhookConverter {
 			return fmt.Errorf("CRD %s converts through a webhook, which would convert every tenant's objects through one tenant's Service: shared CRDs must use conversion strategy None; install this operator once for the cluster", crd.Name)

@@ -1,4 +1,4 @@
-package tenancy
+package guard
 
 import (
 	"bytes"
@@ -52,7 +52,7 @@ var splitCases = []string{
 // splitManifest sees the documents Helm's own splitter sees.
 func TestSplitManifest(t *testing.T) {
 	for _, in := range splitCases {
-		if got, want := splitManifest(in), helmSplit(in); !slices.Equal(got, want) {
+		if got, want := SplitManifest(in), helmSplit(in); !slices.Equal(got, want) {
 			t.Errorf("splitManifest(%q) = %q, Helm splits %q", in, got, want)
 		}
 	}
@@ -63,7 +63,7 @@ func FuzzSplitManifest(f *testing.F) {
 		f.Add(in)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
-		if got, want := splitManifest(in), helmSplit(in); !slices.Equal(got, want) {
+		if got, want := SplitManifest(in), helmSplit(in); !slices.Equal(got, want) {
 			t.Errorf("splitManifest(%q) = %q, Helm splits %q", in, got, want)
 		}
 	})
@@ -78,7 +78,7 @@ func BenchmarkSplitManifest(b *testing.B) {
 	}
 	b.Run("opctl", func(b *testing.B) {
 		for b.Loop() {
-			splitManifest(m)
+			SplitManifest(m)
 		}
 	})
 	b.Run("helm", func(b *testing.B) {
@@ -189,7 +189,7 @@ type manifestFile struct {
 // RBAC, alerts, a dashboard) for the manifest tests and benchmarks.
 func bundleManifests(tb testing.TB) []manifestFile {
 	tb.Helper()
-	files, err := filepath.Glob("../../bundle/*/manifests/*.yaml")
+	files, err := filepath.Glob("../../../../bundle/*/manifests/*.yaml")
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("no bundle manifests: %v", err)
 	}

@@ -1,9 +1,11 @@
-package tenancy
+package guard
 
 import (
 	"fmt"
 	"strings"
 	"testing"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,9 +28,9 @@ func TestNarrowWebhooks(t *testing.T) {
 	if err := yaml.Unmarshal([]byte(chartWebhook), &u.Object); err != nil {
 		t.Fatal(err)
 	}
-	narrowWebhooks(u, []string{"team-a", "team-a-2"})
+	NarrowWebhooks(u, []string{"team-a", "team-a-2"})
 	once := fmt.Sprint(u.Object)
-	narrowWebhooks(u, []string{"team-a", "team-a-2"})
+	NarrowWebhooks(u, []string{"team-a", "team-a-2"})
 	if fmt.Sprint(u.Object) != once {
 		t.Errorf("narrowing twice differs from once")
 	}
@@ -42,11 +44,11 @@ func TestNarrowWebhooks(t *testing.T) {
 	if fmt.Sprint(ns["matchLabels"]) != "map[webhooks:enabled]" || !strings.Contains(fmt.Sprint(ns["matchExpressions"]), "key:kubernetes.io/metadata.name operator:In values:[team-a team-a-2]") {
 		t.Errorf("namespaceSelector %v: want the chart's labels and the tenant's namespaces", ns)
 	}
-	if obj := fmt.Sprint(hook["objectSelector"]); !strings.Contains(obj, "key:"+LabelTenant+" operator:DoesNotExist") {
+	if obj := fmt.Sprint(hook["objectSelector"]); !strings.Contains(obj, "key:"+tenancyv1.LabelTenant+" operator:DoesNotExist") {
 		t.Errorf("objectSelector %s: want the platform's objects left out", obj)
 	}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "webhooks": []any{map[string]any{}}}}
-	narrowWebhooks(cm, []string{"team-a"})
+	NarrowWebhooks(cm, []string{"team-a"})
 	if fmt.Sprint(cm.Object["webhooks"]) != "[map[]]" {
 		t.Errorf("a ConfigMap was changed: %v", cm.Object)
 	}
@@ -58,10 +60,10 @@ func TestConversionWebhookRefused(t *testing.T) {
 	converted := plain.DeepCopy()
 	converted.Name = "gadgets.example.com"
 	converted.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter}
-	if err := conversionWebhook([]*apiextensionsv1.CustomResourceDefinition{plain}); err != nil {
+	if err := ConversionWebhook([]*apiextensionsv1.CustomResourceDefinition{plain}); err != nil {
 		t.Errorf("a CRD without conversion: %v", err)
 	}
-	if err := conversionWebhook([]*apiextensionsv1.CustomResourceDefinition{plain, converted}); err == nil || !strings.Contains(err.Error(), "gadgets.example.com") {
+	if err := ConversionWebhook([]*apiextensionsv1.CustomResourceDefinition{plain, converted}); err == nil || !strings.Contains(err.Error(), "gadgets.example.com") {
 		t.Errorf("a CRD converted by a webhook: %v, want it named", err)
 	}
 }

@@ -1,0 +1,37 @@
+package v1alpha1
+
+// Reasons of the conditions and events the controller reports.
+const (
+	// ReasonBundleReference refuses an InstallPlan whose steps OLM keeps as
+	// references to a bundle it unpacked (a catalog of bundle images): the
+	// controller cannot check what it would write.
+	ReasonBundleReference = "UnpackedBundleUnsupported"
+	// ReasonCRDNotShared reports an operator CRD that exists, was not
+	// installed by the controller, and would need a change.
+	ReasonCRDNotShared = "CRDNotShared"
+	ReasonCRDSkew      = "CRDSkew"
+	// ReasonCatalogChanged: the plan OLM made differs from the bundle the
+	// controller checked.
+	ReasonCatalogChanged = "CatalogChanged"
+	// ReasonCatalogInTenant refuses an OLM catalog whose registry would run,
+	// or runs, in a tenant namespace.
+	ReasonCatalogInTenant    = "CatalogInTenantNamespace"
+	ReasonCatalogUnavailable = "CatalogUnavailable"
+	// ReasonClusterRightsRefused reports a release whose RBAC would grant
+	// rights outside the tenant's namespaces that the platform did not allow.
+	ReasonClusterRightsRefused = "ClusterRightsRefused"
+	// ReasonConversionWebhook refuses a shared CRD that converts through a
+	// webhook.
+	ReasonConversionWebhook = "ConversionWebhookNotSupported"
+	// ReasonHooksNotRun reports a chart whose hooks the release did not run:
+	// Helm runs hooks past the render guard, so a tenant's release runs none.
+	ReasonHooksNotRun           = "HooksNotRun"
+	ReasonInstallFailed         = "InstallFailed"
+	ReasonOperatorGroupConflict = "InterOperatorGroupOwnerConflict"
+	// ReasonReleaseTampered reports a release whose stored or rendered
+	// manifest names objects outside the tenant: the controller would act on
+	// them with its own rights, so it does nothing.
+	ReasonReleaseTampered       = "ReleaseTampered"
+	ReasonTooManyOperatorGroups = "TooManyOperatorGroups"
+	ReasonUpgradeFailed         = "UpgradeFailed"
+)
