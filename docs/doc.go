@@ -20,6 +20,10 @@
 //   - TestCLIReference checks the other way: every command of the tree,
 //     and every flag of it (help and hidden flags aside), appears in the
 //     synopsis of docs/cli.md.
+//   - TestManifests checks every object the docs show (yaml blocks and
+//     here-documents) whose kind is one of this repository's CRDs, as the
+//     API server would on create: unknown fields, the schema, the CEL rules.
+//     A yaml block that starts at `operators:` is a Tenant's spec.
 //   - TestLinks checks that every relative link points at a file that
 //     exists and, with a #fragment into Markdown, at a heading there.
 package docs
