@@ -11,6 +11,7 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 )
 
 // bundleBackend installs registry+v1 bundles from file-based catalogs
@@ -21,13 +22,13 @@ import (
 // correction are the chart source's.
 type bundleBackend struct {
 	*Controller
-	fbc *fbcCatalogs
+	fbc *registryv1.FBCCatalogs
 }
 
 // bundlePlan is what the check step worked out for a bundle operator.
 type bundlePlan struct {
-	res     *resolution
-	content *bundleContent
+	res     *registryv1.Resolution
+	content *registryv1.BundleContent
 	// err is why the catalog or the bundle could not be read yet.
 	err error
 }
@@ -36,7 +37,7 @@ func (*bundleBackend) source(op tenancyv1.OperatorSpec) (string, bool) {
 	if op.Bundle == nil {
 		return "", false
 	}
-	return bundleSourceString(op.Bundle.Catalog), true
+	return registryv1.BundleSourceString(op.Bundle.Catalog), true
 }
 
 func (*bundleBackend) installed(st tenancyv1.OperatorStatus) bool { return st.Bundle != nil }
@@ -46,8 +47,8 @@ func (*bundleBackend) installed(st tenancyv1.OperatorStatus) bool { return st.Bu
 // records it and the quota leaves the operator out until it can.
 func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1.OperatorSpec) (operatorPlan, error) {
 	src := op.Bundle
-	cfg, err := b.fbc.load(ctx, src.Catalog, t.Spec.Namespaces)
-	var refused errRefusedConfigMap
+	cfg, err := b.fbc.Load(ctx, src.Catalog, t.Spec.Namespaces)
+	var refused registryv1.ErrRefusedConfigMap
 	if errors.As(err, &refused) {
 		return operatorPlan{}, operatorkit.Terminal("CatalogRefused", fmt.Errorf("operator %s: %w", op.Name, err))
 	}
@@ -58,29 +59,29 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 	if st := operatorStatus(t, op.Name); st.Bundle != nil {
 		running = st.ChartVersion
 	}
-	res, err := resolveBundle(cfg, resolveInput{pkg: src.Package, channel: src.Channel, pinned: op.Version, running: running, manual: src.Approval == approvalManual})
+	res, err := registryv1.ResolveBundle(cfg, registryv1.ResolveInput{Pkg: src.Package, Channel: src.Channel, Pinned: op.Version, Running: running, Manual: src.Approval == approvalManual})
 	if err != nil {
 		return operatorPlan{detail: &bundlePlan{err: err}}, nil
 	}
-	content, err := b.fbc.content(ctx, res.bundle)
+	content, err := b.fbc.Content(ctx, res.Bundle)
 	if err != nil {
 		return operatorPlan{detail: &bundlePlan{res: res, err: err}}, nil
 	}
-	rendered, err := renderBundle(bundleRender{tenant: t.Name, release: op.Name, namespaces: t.Spec.Namespaces,
-		objects: content.objects, clusterScoped: b.clusterScoped, clusterResource: b.clusterResource,
-		certs: func(deployments []string) (*webhookCerts, error) {
+	rendered, err := registryv1.RenderBundle(registryv1.BundleRender{Tenant: t.Name, Release: op.Name, Namespaces: t.Spec.Namespaces,
+		Objects: content.Objects, ClusterScoped: b.clusterScoped, ClusterResource: b.clusterResource,
+		Certs: func(deployments []string) (*registryv1.WebhookCerts, error) {
 			return b.webhookCertsFor(ctx, t, op.Name, deployments)
 		}})
 	if err != nil {
 		if !operatorkit.IsTerminal(err) {
 			err = operatorkit.Terminal("InvalidBundle", err)
 		}
-		return operatorPlan{}, fmt.Errorf("operator %s: bundle %s: %w", op.Name, res.bundle.Name, err)
+		return operatorPlan{}, fmt.Errorf("operator %s: bundle %s: %w", op.Name, res.Bundle.Name, err)
 	}
 	install := bundleChart(src.Package, res, rendered)
-	rendered.analysis.Release = install
-	values := map[string]any{"bundle": res.bundle.Name, "image": content.image, "manifest": rendered.digest}
-	return operatorPlan{analysis: rendered.analysis, detail: &bundlePlan{res: res, content: content},
+	rendered.Analysis.Release = install
+	values := map[string]any{"bundle": res.Bundle.Name, "image": content.Image, "manifest": rendered.Digest}
+	return operatorPlan{analysis: rendered.Analysis, detail: &bundlePlan{res: res, content: content},
 		release: &releaseSpec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: install, Values: values}}, nil
 }
 
@@ -105,11 +106,11 @@ func (b *bundleBackend) clusterResource(group, resource string) bool {
 // bundleChart is the chart Helm installs for a rendered bundle: the
 // manifest as a file that one template prints, so that nothing in it is
 // read as a template.
-func bundleChart(pkg string, res *resolution, r *renderedBundle) *chart.Chart {
+func bundleChart(pkg string, res *registryv1.Resolution, r *registryv1.RenderedBundle) *chart.Chart {
 	return &chart.Chart{
-		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: pkg, Version: res.version.String(), AppVersion: res.version.String(),
-			Description: fmt.Sprintf("registry+v1 bundle %s, rendered by the opctl tenancy controller", res.bundle.Name)},
+		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: pkg, Version: res.Version.String(), AppVersion: res.Version.String(),
+			Description: fmt.Sprintf("registry+v1 bundle %s, rendered by the opctl tenancy controller", res.Bundle.Name)},
 		Templates: []*chart.File{{Name: "templates/bundle.yaml", Data: []byte(`{{ .Files.Get "bundle.yaml" }}`)}},
-		Files:     []*chart.File{{Name: "bundle.yaml", Data: r.manifest}},
+		Files:     []*chart.File{{Name: "bundle.yaml", Data: r.Manifest}},
 	}
 }

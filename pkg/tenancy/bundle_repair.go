@@ -22,12 +22,12 @@ func (b *bundleBackend) reconcile(ctx context.Context, s *plan, op operatorPlan,
 		st.Health, st.Reason, st.LastError = HealthProgressing, "", fmt.Sprintf("waiting for the catalog: %v", bp.err)
 		return fmt.Errorf("operator %s: %w", op.spec.Name, bp.err)
 	}
-	st.Bundle.Pending = bp.res.pending
+	st.Bundle.Pending = bp.res.Pending
 	if err := b.reconcileRelease(ctx, s.tenant, *op.release, st, s); err != nil {
 		return fmt.Errorf("operator %s: %w", op.spec.Name, err)
 	}
-	if st.ChartVersion == bp.res.version.String() {
-		st.Bundle.Bundle, st.Bundle.Version, st.Bundle.Image = bp.res.bundle.Name, st.ChartVersion, bp.content.image
+	if st.ChartVersion == bp.res.Version.String() {
+		st.Bundle.Bundle, st.Bundle.Version, st.Bundle.Image = bp.res.Bundle.Name, st.ChartVersion, bp.content.Image
 	}
 	return nil
 }

@@ -5,11 +5,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 )
 
 func init() {
 	registerBackend(backendType{name: "bundle", new: func(c *Controller) (backend, error) {
-		return &bundleBackend{Controller: c, fbc: newFBCCatalogs(c.reader, c.catalogs, c.opts.PlainHTTPRegistries, c.opts.CatalogPollInterval)}, nil
+		return &bundleBackend{Controller: c, fbc: registryv1.NewFBCCatalogs(c.reader, c.catalogs, c.opts.PlainHTTPRegistries, c.opts.CatalogPollInterval)}, nil
 	}})
 }
 

@@ -23,6 +23,7 @@ import (
 	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
@@ -96,7 +97,7 @@ type Controller struct {
 	config   *rest.Config
 	helm     *helmClient
 	charts   *chartCache
-	catalogs *catalogClient
+	catalogs *registryv1.CatalogClient
 	backends []backend
 	kube     chartutil.KubeVersion
 	opts     Options

@@ -9,6 +9,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
@@ -53,16 +54,16 @@ func FuzzBundleDocs(f *testing.F) {
 	f.Add("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n", "{\"kind\":\"Role\"}")
 	f.Add("a: 1\n---\nb: 2\n---\n", "")
 	f.Add("a: &x [*x]\n", "- [[[[[[]]]]]]")
-	f.Add(strings.Repeat("a: 1\n---\n", maxBundleDocs+1), "")
+	f.Add(strings.Repeat("a: 1\n---\n", registryv1.MaxBundleDocs+1), "")
 	f.Fuzz(func(t *testing.T, a, b string) {
-		objs, err := readDocs("fuzzed.v1", []string{a, b})
+		objs, err := registryv1.ReadDocs("fuzzed.v1", []string{a, b})
 		if err != nil {
 			if !strings.Contains(err.Error(), "bundle fuzzed.v1") {
 				t.Fatalf("readDocs error %q does not name the bundle", err)
 			}
 			return
 		}
-		if len(objs) > maxBundleDocs {
+		if len(objs) > registryv1.MaxBundleDocs {
 			t.Fatalf("readDocs returned %d objects, past maxBundleDocs", len(objs))
 		}
 	})

@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
@@ -66,13 +67,13 @@ func Latest(d driver.Driver, name string) (cur, deployed *release.Release, err e
 // ExpiringWebhookCerts is the data of a webhook certificates Secret whose
 // certificates expire in a day.
 func ExpiringWebhookCerts(ns string, deployments ...string) (map[string][]byte, error) {
-	w, err := issueWebhookCerts(time.Now().Add(-webhookCertLifetime+24*time.Hour), ns, deployments)
+	w, err := registryv1.IssueWebhookCerts(time.Now().Add(-registryv1.WebhookCertLifetime+24*time.Hour), ns, deployments)
 	if err != nil {
 		return nil, err
 	}
-	data := map[string][]byte{"ca.crt": w.caCert, "ca.key": w.caKey}
-	for d, p := range w.serving {
-		data[d+".crt"], data[d+".key"] = p.cert, p.key
+	data := map[string][]byte{"ca.crt": w.CACert, "ca.key": w.CAKey}
+	for d, p := range w.Serving {
+		data[d+".crt"], data[d+".key"] = p.Cert, p.Key
 	}
 	return data, nil
 }

@@ -163,7 +163,7 @@ func (k *releaseKube) deleteOwned(info *resource.Info, policy metav1.DeletionPro
 // release name in namespace ns.
 func ofRelease(o metav1.Object, name, ns string) bool {
 	a := o.GetAnnotations()
-	return o.GetLabels()[helmManagedBy] == "Helm" &&
+	return o.GetLabels()[guard.HelmManagedBy] == "Helm" &&
 		a[guard.AnnotationReleaseName] == name && a[guard.AnnotationReleaseNamespace] == ns
 }
 

@@ -73,7 +73,7 @@ func TestOfRelease(t *testing.T) {
 		u.SetAnnotations(annotations)
 		return u
 	}
-	helm := map[string]string{helmManagedBy: "Helm"}
+	helm := map[string]string{guard.HelmManagedBy: "Helm"}
 	marks := func(name, ns string) map[string]string {
 		return map[string]string{guard.AnnotationReleaseName: name, guard.AnnotationReleaseNamespace: ns}
 	}

@@ -7,6 +7,7 @@ import (
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,7 +71,7 @@ type olmPlan struct {
 	// source is the CatalogSource the Subscription names.
 	source, sourceNamespace string
 	// target is the CSV the tenant should run; pinned is set for Manual.
-	target *bundle
+	target *registryv1.Bundle
 	pinned string
 	// err is why the catalog could not be read yet.
 	err error
@@ -124,7 +125,7 @@ func (c *olmBackend) planOLM(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 	csv := src.StartingCSV
 	if src.Approval == approvalManual {
 		if op.Version != "" {
-			pinned, err := c.catalogs.csvFor(ctx, p.address, src.Package, src.Channel, op.Version)
+			pinned, err := c.catalogs.CSVFor(ctx, p.address, src.Package, src.Channel, op.Version)
 			if err != nil {
 				p.err = err
 				return p, nil
@@ -137,20 +138,20 @@ func (c *olmBackend) planOLM(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 		csv = sub.Status.CurrentCSV // where OLM is taking the channel
 	}
 	if csv == "" {
-		head, err := c.catalogs.csvFor(ctx, p.address, src.Package, src.Channel, "")
+		head, err := c.catalogs.CSVFor(ctx, p.address, src.Package, src.Channel, "")
 		if err != nil {
 			p.err = err
 			return p, nil
 		}
 		csv = head
 	}
-	b, err := c.catalogs.bundle(ctx, p.address, src.Package, src.Channel, csv)
+	b, err := c.catalogs.Bundle(ctx, p.address, src.Package, src.Channel, csv)
 	if err != nil {
 		p.err = err
 		return p, nil
 	}
 	p.target = b
-	if err := installModeFits(b.CSVName, b.InstallModes, len(t.Spec.Namespaces)); err != nil {
+	if err := registryv1.InstallModeFits(b.CSVName, b.InstallModes, len(t.Spec.Namespaces)); err != nil {
 		return nil, fmt.Errorf("operator %s: %w", op.Name, err)
 	}
 	return p, nil

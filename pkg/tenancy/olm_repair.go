@@ -12,6 +12,7 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -144,7 +145,7 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 				var left []string
 				if marked, left, err = c.grantPlan(ctx, s, full, crds); errors.Is(err, errCatalogChanged) {
 					for _, name := range csvs {
-						c.catalogs.forget(op.detail.(*olmPlan).address, name)
+						c.catalogs.Forget(op.detail.(*olmPlan).address, name)
 					}
 				} else if err == nil && marked {
 					err = c.client.Status().Update(ctx, full)
@@ -214,7 +215,7 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 	src := op.spec.OLM
 	var crds []*apiextensionsv1.CustomResourceDefinition
 	for _, name := range csvs {
-		b, err := c.catalogs.bundle(ctx, op.detail.(*olmPlan).address, src.Package, src.Channel, name)
+		b, err := c.catalogs.Bundle(ctx, op.detail.(*olmPlan).address, src.Package, src.Channel, name)
 		if err != nil {
 			return nil, err
 		}
@@ -256,7 +257,7 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 // grants cluster-wide to a ServiceAccount the tenant can mint tokens for,
 // go beyond what the platform allows tenants (grants.go): namespaced
 // rules included, since OLM does not narrow them.
-func (c *olmBackend) olmGrants(ctx context.Context, s *plan, b *bundle) error {
+func (c *olmBackend) olmGrants(ctx context.Context, s *plan, b *registryv1.Bundle) error {
 	if len(b.ClusterPermissions) == 0 {
 		return nil
 	}
@@ -305,7 +306,7 @@ func (e *conflictError) Error() string { return e.msg }
 // olmConflicts finds what OLM would refuse before subscribing: another
 // OperatorGroup in the namespace, or an OperatorGroup whose namespaces
 // overlap the tenant's and that already provides an API of the bundle.
-func (c *olmBackend) olmConflicts(ctx context.Context, t *tenancyv1.Tenant, b *bundle) *conflictError {
+func (c *olmBackend) olmConflicts(ctx context.Context, t *tenancyv1.Tenant, b *registryv1.Bundle) *conflictError {
 	var groups operatorsv1.OperatorGroupList
 	if err := c.reader.List(ctx, &groups); err != nil {
 		return &conflictError{reason: tenancyv1.ReasonCatalogUnavailable, msg: fmt.Sprintf("listing OperatorGroups: %v", err)}

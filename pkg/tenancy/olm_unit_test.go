@@ -19,6 +19,7 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
@@ -59,7 +60,7 @@ func TestOLMConflicts(t *testing.T) {
 		}
 		return g
 	}
-	b := &bundle{OwnedAPIs: []string{"Widget.v1.example.com"}}
+	b := &registryv1.Bundle{OwnedAPIs: []string{"Widget.v1.example.com"}}
 	tests := []struct {
 		name   string
 		groups []client.Object
@@ -129,11 +130,11 @@ func TestOLMGrants(t *testing.T) {
 	s := &plan{tenant: &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}, settings: settings{ClusterRoles: []string{"storage-reader"}}}
 	storage := rbacv1.PolicyRule{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}}
 	secrets := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}}
-	if err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &quota.Analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage}}); err != nil {
+	if err := c.olmGrants(context.Background(), s, &registryv1.Bundle{CSVName: "kv.v1", Analysis: &quota.Analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage}}); err != nil {
 		t.Errorf("allowed clusterPermissions: %v", err)
 	}
 	var ge *guard.GrantError
-	err := c.olmGrants(context.Background(), s, &bundle{CSVName: "kv.v1", Analysis: &quota.Analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage, secrets}})
+	err := c.olmGrants(context.Background(), s, &registryv1.Bundle{CSVName: "kv.v1", Analysis: &quota.Analysis{}, ClusterPermissions: []rbacv1.PolicyRule{storage, secrets}})
 	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "list secrets") {
 		t.Errorf("Secrets asked cluster-wide: %v, want a GrantError naming list secrets", err)
 	}

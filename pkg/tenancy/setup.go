@@ -29,6 +29,8 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
@@ -42,7 +44,7 @@ func CacheOptions(cfg *rest.Config, o Options) (cache.Options, error) {
 	// A release's Deployments: made by Helm and labelled for a tenant,
 	// which only the controller and the tenant's actor may label
 	// (guardrail tenant-owned-labels); Helm's label alone is anyone's.
-	helm, _ := labels.NewRequirement(helmManagedBy, selection.Equals, []string{"Helm"})
+	helm, _ := labels.NewRequirement(guard.HelmManagedBy, selection.Equals, []string{"Helm"})
 	deployments := owned.Label.Add(*helm)
 	opts := cache.Options{
 		// managedFields are a large share of every cached object and the
@@ -76,9 +78,6 @@ func CacheOptions(cfg *rest.Config, o Options) (cache.Options, error) {
 	}
 	return opts, nil
 }
-
-// helmManagedBy is the label Helm sets, to "Helm", on every object it makes.
-const helmManagedBy = "app.kubernetes.io/managed-by"
 
 // ownedObjects selects the objects that carry the tenant label and, for a
 // shard, its shard label (settings.ownedLabels).
@@ -118,7 +117,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
 		recorder: mgr.GetEventRecorder("tenancy"), analyses: map[string]*quota.Analysis{},
-		catalogs: newCatalogClient(), drift: driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}, swept: map[string]time.Time{}},
+		catalogs: registryv1.NewCatalogClient(), drift: driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}, swept: map[string]time.Time{}},
 		discovery: dc,
 	}
 	hc.created = c.drift.created
@@ -174,7 +173,7 @@ func slimDeployment(o any) (any, error) {
 	d.Finalizers = nil
 	d.OwnerReferences = nil
 	maps.DeleteFunc(d.Labels, func(k, _ string) bool {
-		return k != helmInstance && k != helmManagedBy && !strings.HasPrefix(k, "tenancy.opctl.dev/") && !strings.Contains(k, "sharding.opctl.dev/")
+		return k != helmInstance && k != guard.HelmManagedBy && !strings.HasPrefix(k, "tenancy.opctl.dev/") && !strings.Contains(k, "sharding.opctl.dev/")
 	})
 	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas}
 	d.Status.Conditions = nil
@@ -203,7 +202,7 @@ func slimRelease(o any) (any, error) {
 		return o, nil
 	}
 	m.SetManagedFields(nil)
-	if m.GetLabels()[helmManagedBy] != "Helm" || metav1.GetControllerOf(m) != nil {
+	if m.GetLabels()[guard.HelmManagedBy] != "Helm" || metav1.GetControllerOf(m) != nil {
 		return o, nil
 	}
 	m.SetAnnotations(nil)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -59,7 +60,7 @@ func TestSlimDeployment(t *testing.T) {
 func TestSlimRelease(t *testing.T) {
 	helm := func() metav1.ObjectMeta {
 		return metav1.ObjectMeta{Name: "op", Namespace: "t1", ResourceVersion: "7",
-			Labels:        map[string]string{helmManagedBy: "Helm", tenancyv1.LabelTenant: "t1"},
+			Labels:        map[string]string{guard.HelmManagedBy: "Helm", tenancyv1.LabelTenant: "t1"},
 			Annotations:   map[string]string{"meta.helm.sh/release-name": "kv"},
 			ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "helm"}}}
 	}
@@ -81,7 +82,7 @@ func TestSlimRelease(t *testing.T) {
 	// reference is the controller's and stays whole all the same.
 	ownedHelm := func() metav1.ObjectMeta {
 		m := own()
-		m.Labels[helmManagedBy] = "Helm"
+		m.Labels[guard.HelmManagedBy] = "Helm"
 		m.OwnerReferences = []metav1.OwnerReference{{APIVersion: "tenancy.opctl.dev/v1alpha1", Kind: "Tenant", Name: "t1", UID: "u1", Controller: ptr.To(true)}}
 		return m
 	}

@@ -314,3 +314,6 @@ func shortHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:8])
 }
+
+// HelmManagedBy is the label Helm sets, to "Helm", on every object it makes.
+const HelmManagedBy = "app.kubernetes.io/managed-by"

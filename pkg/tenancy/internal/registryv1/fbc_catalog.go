@@ -1,4 +1,4 @@
-package tenancy
+package registryv1
 
 import (
 	"archive/tar"
@@ -35,23 +35,23 @@ const maxCatalogBytes = 256 << 20
 // its file-based catalog, as opm and opctl publish set it.
 const catalogConfigsLabel = "operators.operatorframework.io.index.configs.v1"
 
-// fbcCatalogs reads file-based catalogs for the bundle backend from the
+// FBCCatalogs reads file-based catalogs for the bundle backend from the
 // four kinds of source, and keeps each for the poll interval (an image by
 // its digest, so a pushed catalog is read again at once).
-type fbcCatalogs struct {
+type FBCCatalogs struct {
 	mu        sync.Mutex
 	loaded    map[string]loadedCatalog
 	pulled    map[string]pulledBundle   // by bundle image
-	parsed    map[string]*bundleContent // by content hash (parse)
+	parsed    map[string]*BundleContent // by content hash (parse)
 	plainHTTP bool
-	grpc      *catalogClient
+	grpc      *CatalogClient
 	reader    client.Reader
 	http      *http.Client
 	ttl       time.Duration
 }
 
 type pulledBundle struct {
-	content *bundleContent
+	content *BundleContent
 	at      time.Time
 }
 
@@ -61,14 +61,14 @@ type loadedCatalog struct {
 	at     time.Time
 }
 
-func newFBCCatalogs(reader client.Reader, grpc *catalogClient, plainHTTP bool, ttl time.Duration) *fbcCatalogs {
-	return &fbcCatalogs{loaded: map[string]loadedCatalog{}, pulled: map[string]pulledBundle{}, parsed: map[string]*bundleContent{}, plainHTTP: plainHTTP, grpc: grpc, reader: reader,
+func NewFBCCatalogs(reader client.Reader, grpc *CatalogClient, plainHTTP bool, ttl time.Duration) *FBCCatalogs {
+	return &FBCCatalogs{loaded: map[string]loadedCatalog{}, pulled: map[string]pulledBundle{}, parsed: map[string]*BundleContent{}, plainHTTP: plainHTTP, grpc: grpc, reader: reader,
 		http: &http.Client{Timeout: 60 * time.Second}, ttl: ttl}
 }
 
-// bundleSourceString names a bundle catalog for allowedSources and in
+// BundleSourceString names a bundle catalog for allowedSources and in
 // messages.
-func bundleSourceString(c tenancyv1.BundleCatalog) string {
+func BundleSourceString(c tenancyv1.BundleCatalog) string {
 	switch {
 	case c.Image != "":
 		return c.Image
@@ -82,9 +82,9 @@ func bundleSourceString(c tenancyv1.BundleCatalog) string {
 	return ""
 }
 
-// load returns the catalog of src.
-func (f *fbcCatalogs) load(ctx context.Context, src tenancyv1.BundleCatalog, tenantNamespaces []string) (*declcfg.DeclarativeConfig, error) {
-	key := bundleSourceString(src)
+// Load returns the catalog of src.
+func (f *FBCCatalogs) Load(ctx context.Context, src tenancyv1.BundleCatalog, tenantNamespaces []string) (*declcfg.DeclarativeConfig, error) {
+	key := BundleSourceString(src)
 	f.mu.Lock()
 	l, ok := f.loaded[key]
 	f.mu.Unlock()
@@ -129,13 +129,13 @@ func (f *fbcCatalogs) load(ctx context.Context, src tenancyv1.BundleCatalog, ten
 	return cfg, nil
 }
 
-func (f *fbcCatalogs) store(key string, l loadedCatalog) {
+func (f *FBCCatalogs) store(key string, l loadedCatalog) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.loaded[key] = l
 }
 
-func (f *fbcCatalogs) nameOptions() []name.Option {
+func (f *FBCCatalogs) nameOptions() []name.Option {
 	if f.plainHTTP {
 		return []name.Option{name.Insecure}
 	}
@@ -143,7 +143,7 @@ func (f *fbcCatalogs) nameOptions() []name.Option {
 }
 
 // image reads the file-based catalog under the image's configs label.
-func (f *fbcCatalogs) image(ctx context.Context, ref name.Reference) (*declcfg.DeclarativeConfig, error) {
+func (f *FBCCatalogs) image(ctx context.Context, ref name.Reference) (*declcfg.DeclarativeConfig, error) {
 	img, err := remote.Image(ref, remote.WithContext(ctx))
 	if err != nil {
 		return nil, err
@@ -223,7 +223,7 @@ func merge(dst, src *declcfg.DeclarativeConfig) {
 }
 
 // url reads a stream of catalog objects over HTTP.
-func (f *fbcCatalogs) url(ctx context.Context, u string) (*declcfg.DeclarativeConfig, error) {
+func (f *FBCCatalogs) url(ctx context.Context, u string) (*declcfg.DeclarativeConfig, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -249,13 +249,13 @@ func (f *fbcCatalogs) url(ctx context.Context, u string) (*declcfg.DeclarativeCo
 // configMap reads a catalog from a ConfigMap's data, which a tenant must
 // not control: the catalog decides what the controller installs with its
 // own rights.
-func (f *fbcCatalogs) configMap(ctx context.Context, ref tenancyv1.ConfigMapReference, tenantNamespaces []string) (*declcfg.DeclarativeConfig, error) {
+func (f *FBCCatalogs) configMap(ctx context.Context, ref tenancyv1.ConfigMapReference, tenantNamespaces []string) (*declcfg.DeclarativeConfig, error) {
 	ns := &corev1.Namespace{}
 	if err := f.reader.Get(ctx, client.ObjectKey{Name: ref.Namespace}, ns); err != nil {
 		return nil, fmt.Errorf("namespace %s: %w", ref.Namespace, err)
 	}
 	if slices.Contains(tenantNamespaces, ref.Namespace) || ns.Labels[tenancyv1.LabelTenant] != "" {
-		return nil, errRefusedConfigMap{ref}
+		return nil, ErrRefusedConfigMap{ref}
 	}
 	cm := &corev1.ConfigMap{}
 	if err := f.reader.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, cm); err != nil {
@@ -271,9 +271,9 @@ func (f *fbcCatalogs) configMap(ctx context.Context, ref tenancyv1.ConfigMapRefe
 	return loadFiles(files)
 }
 
-// errRefusedConfigMap is a catalog ConfigMap in a tenant namespace.
-type errRefusedConfigMap struct{ ref tenancyv1.ConfigMapReference }
+// ErrRefusedConfigMap is a catalog ConfigMap in a tenant namespace.
+type ErrRefusedConfigMap struct{ ref tenancyv1.ConfigMapReference }
 
-func (e errRefusedConfigMap) Error() string {
+func (e ErrRefusedConfigMap) Error() string {
 	return fmt.Sprintf("ConfigMap %s/%s is in a tenant namespace, whose objects the tenant controls; keep catalog ConfigMaps in a namespace of the platform", e.ref.Namespace, e.ref.Name)
 }

@@ -1,4 +1,4 @@
-package tenancy
+package registryv1
 
 import (
 	"errors"

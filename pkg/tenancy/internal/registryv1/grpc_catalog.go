@@ -1,4 +1,4 @@
-package tenancy
+package registryv1
 
 import (
 	"context"
@@ -23,9 +23,9 @@ import (
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
-// bundle is what the controller needs of a catalog bundle: its CSV, the
+// Bundle is what the controller needs of a catalog bundle: its CSV, the
 // objects' analysis (CRDs, workloads, operands) and the APIs it owns.
-type bundle struct {
+type Bundle struct {
 	CSVName, Version string
 	InstallModes     map[operatorsv1alpha1.InstallModeType]bool
 	// OwnedAPIs are "Kind.version.group", as OLM's olm.providedAPIs.
@@ -36,14 +36,14 @@ type bundle struct {
 	ClusterPermissions []rbacv1.PolicyRule
 }
 
-// catalogClient reads bundles from catalogs over operator-registry's gRPC
+// CatalogClient reads bundles from catalogs over operator-registry's gRPC
 // API, as OLM does. Bundles are cached by catalog address and CSV name
 // (a CSV name is one version of one package); channel heads and version
 // lookups for a minute.
-type catalogClient struct {
+type CatalogClient struct {
 	mu      sync.Mutex
 	conns   map[string]*grpc.ClientConn
-	bundles map[string]*bundle
+	bundles map[string]*Bundle
 	lookups map[string]lookup
 }
 
@@ -54,11 +54,11 @@ type lookup struct {
 
 const catalogLookupTTL = time.Minute
 
-func newCatalogClient() *catalogClient {
-	return &catalogClient{conns: map[string]*grpc.ClientConn{}, bundles: map[string]*bundle{}, lookups: map[string]lookup{}}
+func NewCatalogClient() *CatalogClient {
+	return &CatalogClient{conns: map[string]*grpc.ClientConn{}, bundles: map[string]*Bundle{}, lookups: map[string]lookup{}}
 }
 
-func (c *catalogClient) registry(address string) (api.RegistryClient, error) {
+func (c *CatalogClient) registry(address string) (api.RegistryClient, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	conn, ok := c.conns[address]
@@ -72,9 +72,9 @@ func (c *catalogClient) registry(address string) (api.RegistryClient, error) {
 	return api.NewRegistryClient(conn), nil
 }
 
-// csvFor returns the CSV name of version in the package's channel, or the
+// CSVFor returns the CSV name of version in the package's channel, or the
 // channel head when version is empty.
-func (c *catalogClient) csvFor(ctx context.Context, address, pkg, channel, version string) (string, error) {
+func (c *CatalogClient) CSVFor(ctx context.Context, address, pkg, channel, version string) (string, error) {
 	key := address + "|" + pkg + "|" + channel + "|" + version
 	c.mu.Lock()
 	l, ok := c.lookups[key]
@@ -107,11 +107,11 @@ func (c *catalogClient) csvFor(ctx context.Context, address, pkg, channel, versi
 		if err != nil {
 			return "", fmt.Errorf("catalog %s: %w", address, err)
 		}
-		r, err := resolveBundle(cfg, resolveInput{pkg: pkg, channel: channel, pinned: version})
+		r, err := ResolveBundle(cfg, ResolveInput{Pkg: pkg, Channel: channel, Pinned: version})
 		if err != nil {
 			return "", fmt.Errorf("catalog %s: %w", address, err)
 		}
-		csv = r.bundle.Name
+		csv = r.Bundle.Name
 	}
 	c.mu.Lock()
 	c.lookups[key] = lookup{csv: csv, at: time.Now()}
@@ -119,8 +119,8 @@ func (c *catalogClient) csvFor(ctx context.Context, address, pkg, channel, versi
 	return csv, nil
 }
 
-// bundle returns a catalog bundle, read once.
-func (c *catalogClient) bundle(ctx context.Context, address, pkg, channel, csv string) (*bundle, error) {
+// Bundle returns a catalog bundle, read once.
+func (c *CatalogClient) Bundle(ctx context.Context, address, pkg, channel, csv string) (*Bundle, error) {
 	key := address + "|" + csv
 	c.mu.Lock()
 	b, ok := c.bundles[key]
@@ -147,8 +147,8 @@ func (c *catalogClient) bundle(ctx context.Context, address, pkg, channel, csv s
 	return b, nil
 }
 
-// forget drops a cached bundle, which a catalog served differently since.
-func (c *catalogClient) forget(address, csv string) {
+// Forget drops a cached bundle, which a catalog served differently since.
+func (c *CatalogClient) Forget(address, csv string) {
 	c.mu.Lock()
 	delete(c.bundles, address+"|"+csv)
 	c.mu.Unlock()
@@ -157,11 +157,11 @@ func (c *catalogClient) forget(address, csv string) {
 // readBundle analyses a bundle's objects as a rendered chart is analysed:
 // its CRDs and ConfigMaps as they are, and the CSV's deployments as
 // Deployments.
-func readBundle(ab *api.Bundle) (*bundle, error) {
+func readBundle(ab *api.Bundle) (*Bundle, error) {
 	if len(ab.Object) == 0 {
 		return nil, fmt.Errorf("the catalog serves no objects of it (the quota needs its CRDs and CSV): render the catalog with its bundle objects (opctl publish does)")
 	}
-	all, err := readDocs(ab.CsvName, ab.Object)
+	all, err := ReadDocs(ab.CsvName, ab.Object)
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +185,7 @@ func readBundle(ab *api.Bundle) (*bundle, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &bundle{CSVName: csv.Name, Version: csv.Spec.Version.String(), Analysis: a, InstallModes: split.installModes}
+	b := &Bundle{CSVName: csv.Name, Version: csv.Spec.Version.String(), Analysis: a, InstallModes: split.installModes}
 	// What OLM makes of the CSV's permissions in the namespace: a Role and
 	// a RoleBinding each, and their ServiceAccounts.
 	accounts := map[string]bool{}
@@ -217,7 +217,7 @@ func groupOf(crdName string) string {
 // listing lists an operator-registry server's bundles as a file-based
 // catalog: its packages, channels with their upgrade edges, and bundles
 // with their version, image and objects.
-func (c *catalogClient) listing(ctx context.Context, address string) (*declcfg.DeclarativeConfig, error) {
+func (c *CatalogClient) listing(ctx context.Context, address string) (*declcfg.DeclarativeConfig, error) {
 	reg, err := c.registry(address)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package tenancy
+package registryv1
 
 import (
 	"context"
@@ -26,7 +26,7 @@ import (
 // it.
 func sampleBundle(t *testing.T) []*unstructured.Unstructured {
 	t.Helper()
-	objs, err := readDocs("sample", sampleDocs(t))
+	objs, err := ReadDocs("sample", sampleDocs(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func sampleBundle(t *testing.T) []*unstructured.Unstructured {
 // sampleDocs are the files of the sample operator's bundle.
 func sampleDocs(tb testing.TB) []string {
 	tb.Helper()
-	files, err := filepath.Glob("../../bundle/sample-operator/manifests/*.yaml")
+	files, err := filepath.Glob("../../../../bundle/sample-operator/manifests/*.yaml")
 	if err != nil || len(files) == 0 {
 		tb.Fatalf("the sample bundle: %v", err)
 	}
@@ -62,17 +62,17 @@ func TestRenderBundle(t *testing.T) {
 		"metadata": map[string]any{"name": "kvstore-editors"},
 		"roleRef":  map[string]any{"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "kvstore-editor-role"},
 		"subjects": []any{map[string]any{"kind": "ServiceAccount", "name": "kvstore-controller-manager", "namespace": "system"}}}}
-	in := bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: append(sampleBundle(t), binding), clusterScoped: clusterKinds}
-	r, err := renderBundle(in)
+	in := BundleRender{Tenant: "team-a", Release: "kv", Namespaces: []string{"team-a"}, Objects: append(sampleBundle(t), binding), ClusterScoped: clusterKinds}
+	r, err := RenderBundle(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := renderBundle(in)
-	if err != nil || string(again.manifest) != string(r.manifest) || again.digest != r.digest {
+	again, err := RenderBundle(in)
+	if err != nil || string(again.Manifest) != string(r.Manifest) || again.Digest != r.Digest {
 		t.Fatalf("a second render differs (%v)", err)
 	}
 	got := map[string]*unstructured.Unstructured{}
-	for _, d := range guard.ManifestDocs(string(r.manifest)) {
+	for _, d := range guard.ManifestDocs(string(r.Manifest)) {
 		if d.Err != nil {
 			t.Fatal(d.Err)
 		}
@@ -121,29 +121,29 @@ func TestRenderBundle(t *testing.T) {
 	} else if ref, sub := nestedString(crb, "roleRef", "name"), fmt.Sprint(crb.Object["subjects"]); ref != "opctl.team-a.kv.kvstore-editor-role" || !strings.Contains(sub, "namespace:team-a") {
 		t.Errorf("the bundle's ClusterRoleBinding binds %s to %s, want the tenant's role and account", ref, sub)
 	}
-	if len(r.analysis.CRDs) != 2 || r.analysis.CRDs[0].Name != "kvbackups.kv.opctl.dev" || r.analysis.CRDs[1].Name != "kvstores.kv.opctl.dev" {
-		t.Errorf("analysis CRDs %v", r.analysis.CRDs)
+	if len(r.Analysis.CRDs) != 2 || r.Analysis.CRDs[0].Name != "kvbackups.kv.opctl.dev" || r.Analysis.CRDs[1].Name != "kvstores.kv.opctl.dev" {
+		t.Errorf("analysis CRDs %v", r.Analysis.CRDs)
 	}
-	if len(r.analysis.Workloads) != 1 || len(r.analysis.Operands) != 2 {
-		t.Errorf("quota input: %d workloads, %d operands; want the manager and the KVBackup and KVStore figures", len(r.analysis.Workloads), len(r.analysis.Operands))
+	if len(r.Analysis.Workloads) != 1 || len(r.Analysis.Operands) != 2 {
+		t.Errorf("quota input: %d workloads, %d operands; want the manager and the KVBackup and KVStore figures", len(r.Analysis.Workloads), len(r.Analysis.Operands))
 	}
 
 	// Another tenant's render names its cluster-scoped objects apart.
-	in.tenant = "team-b"
-	other, err := renderBundle(in)
-	if err != nil || !strings.Contains(string(other.manifest), "opctl.team-b.kv.") || other.digest == r.digest {
+	in.Tenant = "team-b"
+	other, err := RenderBundle(in)
+	if err != nil || !strings.Contains(string(other.Manifest), "opctl.team-b.kv.") || other.Digest == r.Digest {
 		t.Errorf("team-b's render does not name its cluster roles for team-b (%v)", err)
 	}
 }
 
 func TestRenderBundleRefusals(t *testing.T) {
 	objs := sampleBundle(t)
-	_, err := renderBundle(bundleRender{tenant: "t", release: "kv", namespaces: []string{"a", "b"}, objects: objs, clusterScoped: clusterKinds})
+	_, err := RenderBundle(BundleRender{Tenant: "t", Release: "kv", Namespaces: []string{"a", "b"}, Objects: objs, ClusterScoped: clusterKinds})
 	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "MultiNamespace install mode that 2 namespaces need") {
 		t.Errorf("two namespaces for a bundle without MultiNamespace: %v, want a Terminal install-mode error", err)
 	}
 	withWebhook(objs, "ConversionWebhook")
-	_, err = renderBundle(bundleRender{tenant: "t", release: "kv", namespaces: []string{"a"}, objects: objs, clusterScoped: clusterKinds})
+	_, err = RenderBundle(BundleRender{Tenant: "t", Release: "kv", Namespaces: []string{"a"}, Objects: objs, ClusterScoped: clusterKinds})
 	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "every tenant shares") {
 		t.Errorf("a bundle with a conversion webhook: %v, want a Terminal error", err)
 	}
@@ -180,18 +180,18 @@ func TestRenderBundleWebhooks(t *testing.T) {
 			_ = unstructured.SetNestedSlice(u.Object, deps, "spec", "install", "spec", "deployments")
 		}
 	}
-	_, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a", "team-a-2"}, objects: objs, clusterScoped: clusterKinds,
-		certs: func(deployments []string) (*webhookCerts, error) {
-			return issueWebhookCerts(time.Now(), "team-a", deployments)
+	_, err := RenderBundle(BundleRender{Tenant: "team-a", Release: "kv", Namespaces: []string{"team-a", "team-a-2"}, Objects: objs, ClusterScoped: clusterKinds,
+		Certs: func(deployments []string) (*WebhookCerts, error) {
+			return IssueWebhookCerts(time.Now(), "team-a", deployments)
 		}})
 	if err == nil || !strings.Contains(err.Error(), "MultiNamespace") {
 		t.Fatalf("two namespaces: %v", err)
 	}
 	certsAskedFor := []string{}
-	r, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: objs, clusterScoped: clusterKinds,
-		certs: func(deployments []string) (*webhookCerts, error) {
+	r, err := RenderBundle(BundleRender{Tenant: "team-a", Release: "kv", Namespaces: []string{"team-a"}, Objects: objs, ClusterScoped: clusterKinds,
+		Certs: func(deployments []string) (*WebhookCerts, error) {
 			certsAskedFor = deployments
-			return issueWebhookCerts(time.Now(), "team-a", deployments)
+			return IssueWebhookCerts(time.Now(), "team-a", deployments)
 		}})
 	if err != nil {
 		t.Fatal(err)
@@ -200,7 +200,7 @@ func TestRenderBundleWebhooks(t *testing.T) {
 		t.Errorf("certificates asked for %v, want the webhook's Deployment", certsAskedFor)
 	}
 	docs := map[string]*unstructured.Unstructured{}
-	for _, d := range guard.ManifestDocs(string(r.manifest)) {
+	for _, d := range guard.ManifestDocs(string(r.Manifest)) {
 		docs[d.Obj.GetKind()+" "+d.Obj.GetName()] = d.Obj
 	}
 	svc, secret := docs["Service kvstore-controller-manager-service"], docs["Secret kvstore-controller-manager-service-cert"]
@@ -254,7 +254,7 @@ func TestRenderBundleWebhooks(t *testing.T) {
 
 func TestWebhookCerts(t *testing.T) {
 	now := time.Now()
-	w, err := issueWebhookCerts(now, "team-a", []string{"a", "b"})
+	w, err := IssueWebhookCerts(now, "team-a", []string{"a", "b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,20 +266,20 @@ func TestWebhookCerts(t *testing.T) {
 		want        bool
 	}{
 		{"fresh", now, "team-a", []string{"a", "b"}, true},
-		{"before renewal", now.Add(webhookCertLifetime - webhookCertRenew - time.Hour), "team-a", []string{"a", "b"}, true},
-		{"due for renewal", now.Add(webhookCertLifetime - webhookCertRenew + time.Hour), "team-a", []string{"a", "b"}, false},
+		{"before renewal", now.Add(WebhookCertLifetime - webhookCertRenew - time.Hour), "team-a", []string{"a", "b"}, true},
+		{"due for renewal", now.Add(WebhookCertLifetime - webhookCertRenew + time.Hour), "team-a", []string{"a", "b"}, false},
 		{"another namespace", now, "team-b", []string{"a", "b"}, false},
 		{"a new deployment", now, "team-a", []string{"a", "b", "c"}, false},
 		{"a deployment fewer", now, "team-a", []string{"a"}, false},
 	}
 	for _, tt := range tests {
-		if got := w.current(tt.at, tt.ns, tt.deployments); got != tt.want {
+		if got := w.Current(tt.at, tt.ns, tt.deployments); got != tt.want {
 			t.Errorf("%s: current = %v, want %v", tt.name, got, tt.want)
 		}
 	}
-	other, _ := issueWebhookCerts(now, "team-a", []string{"a", "b"})
-	w.serving["b"] = other.serving["b"]
-	if w.current(now, "team-a", []string{"a", "b"}) {
+	other, _ := IssueWebhookCerts(now, "team-a", []string{"a", "b"})
+	w.Serving["b"] = other.Serving["b"]
+	if w.Current(now, "team-a", []string{"a", "b"}) {
 		t.Errorf("a certificate of another CA counts as current")
 	}
 }
@@ -298,13 +298,13 @@ func keys(m map[string]*unstructured.Unstructured) []string {
 func BenchmarkRenderBundle(b *testing.B) {
 	docs := sampleDocs(b)
 	render := func(b *testing.B, objs []*unstructured.Unstructured) {
-		if _, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: objs, clusterScoped: clusterKinds}); err != nil {
+		if _, err := RenderBundle(BundleRender{Tenant: "team-a", Release: "kv", Namespaces: []string{"team-a"}, Objects: objs, ClusterScoped: clusterKinds}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	b.Run("parsed each time", func(b *testing.B) {
 		for b.Loop() {
-			objs, err := readDocs("sample", docs)
+			objs, err := ReadDocs("sample", docs)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -312,13 +312,13 @@ func BenchmarkRenderBundle(b *testing.B) {
 		}
 	})
 	b.Run("parsed once", func(b *testing.B) {
-		f := newFBCCatalogs(nil, nil, false, time.Minute)
+		f := NewFBCCatalogs(nil, nil, false, time.Minute)
 		for b.Loop() {
-			c, err := f.content(context.Background(), &declcfg.Bundle{Name: "sample", Objects: docs})
+			c, err := f.Content(context.Background(), &declcfg.Bundle{Name: "sample", Objects: docs})
 			if err != nil {
 				b.Fatal(err)
 			}
-			render(b, c.objects)
+			render(b, c.Objects)
 		}
 	})
 }
@@ -343,13 +343,13 @@ func TestClusterPermissionsSplit(t *testing.T) {
 		_ = unstructured.SetNestedSlice(u.Object, perms, "spec", "install", "spec", "clusterPermissions")
 	}
 	namespaced := map[string]bool{"/secrets": true, "apps/deployments": true}
-	r, err := renderBundle(bundleRender{tenant: "team-a", release: "kv", namespaces: []string{"team-a"}, objects: objs, clusterScoped: clusterKinds,
-		clusterResource: func(group, resource string) bool { return !namespaced[group+"/"+resource] }})
+	r, err := RenderBundle(BundleRender{Tenant: "team-a", Release: "kv", Namespaces: []string{"team-a"}, Objects: objs, ClusterScoped: clusterKinds,
+		ClusterResource: func(group, resource string) bool { return !namespaced[group+"/"+resource] }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rules := map[string]string{}
-	for _, d := range guard.ManifestDocs(string(r.manifest)) {
+	for _, d := range guard.ManifestDocs(string(r.Manifest)) {
 		if k := d.Obj.GetKind(); k == "Role" || k == "ClusterRole" {
 			b, _ := json.Marshal(d.Obj.Object["rules"])
 			rules[k+" "+d.Obj.GetNamespace()+"/"+d.Obj.GetName()] = string(b)

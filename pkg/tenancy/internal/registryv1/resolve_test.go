@@ -1,4 +1,4 @@
-package tenancy
+package registryv1
 
 import (
 	"slices"
@@ -44,29 +44,29 @@ func graphCatalog() *declcfg.DeclarativeConfig {
 func TestResolveBundle(t *testing.T) {
 	tests := []struct {
 		name        string
-		in          resolveInput
+		in          ResolveInput
 		want        string
 		wantPending []string
 		wantErr     string
 	}{
-		{name: "first install takes the head", in: resolveInput{channel: "stable"}, want: "0.4.0"},
-		{name: "automatic follows the graph from the running version", in: resolveInput{channel: "fast", running: "0.1.0"}, want: "0.2.0"},
-		{name: "skips edges count", in: resolveInput{channel: "stable", running: "0.2.0"}, want: "0.4.0"},
-		{name: "skipRange edges count", in: resolveInput{channel: "ranged", running: "0.1.0"}, want: "0.4.0"},
-		{name: "a running version the graph does not lead on from stays", in: resolveInput{channel: "broken", running: "0.1.0"}, want: "0.1.0", wantPending: []string{"0.2.0"}},
-		{name: "a running version not in the channel takes the head", in: resolveInput{channel: "fast", running: "0.9.0"}, want: "0.2.0"},
-		{name: "pinned", in: resolveInput{channel: "stable", pinned: "0.2.0", running: "0.3.0"}, want: "0.2.0", wantPending: []string{"0.3.0", "0.4.0"}},
-		{name: "manual stays at the running version", in: resolveInput{channel: "stable", running: "0.1.0", manual: true}, want: "0.1.0", wantPending: []string{"0.2.0", "0.3.0", "0.4.0"}},
-		{name: "manual first install takes the head", in: resolveInput{channel: "fast", manual: true}, want: "0.2.0"},
-		{name: "manual pinned", in: resolveInput{channel: "fast", pinned: "0.1.0", manual: true}, want: "0.1.0", wantPending: []string{"0.2.0"}},
-		{name: "pinned version not in the channel", in: resolveInput{channel: "fast", pinned: "0.3.0"}, wantErr: "has no version 0.3.0 (spec.operators[].version); it has [0.1.0 0.2.0]"},
-		{name: "unknown channel", in: resolveInput{channel: "beta"}, wantErr: "package kv has no channel beta"},
-		{name: "two heads", in: resolveInput{channel: "broken"}, wantErr: "has 2 heads"},
+		{name: "first install takes the head", in: ResolveInput{Channel: "stable"}, want: "0.4.0"},
+		{name: "automatic follows the graph from the running version", in: ResolveInput{Channel: "fast", Running: "0.1.0"}, want: "0.2.0"},
+		{name: "skips edges count", in: ResolveInput{Channel: "stable", Running: "0.2.0"}, want: "0.4.0"},
+		{name: "skipRange edges count", in: ResolveInput{Channel: "ranged", Running: "0.1.0"}, want: "0.4.0"},
+		{name: "a running version the graph does not lead on from stays", in: ResolveInput{Channel: "broken", Running: "0.1.0"}, want: "0.1.0", wantPending: []string{"0.2.0"}},
+		{name: "a running version not in the channel takes the head", in: ResolveInput{Channel: "fast", Running: "0.9.0"}, want: "0.2.0"},
+		{name: "pinned", in: ResolveInput{Channel: "stable", Pinned: "0.2.0", Running: "0.3.0"}, want: "0.2.0", wantPending: []string{"0.3.0", "0.4.0"}},
+		{name: "manual stays at the running version", in: ResolveInput{Channel: "stable", Running: "0.1.0", Manual: true}, want: "0.1.0", wantPending: []string{"0.2.0", "0.3.0", "0.4.0"}},
+		{name: "manual first install takes the head", in: ResolveInput{Channel: "fast", Manual: true}, want: "0.2.0"},
+		{name: "manual pinned", in: ResolveInput{Channel: "fast", Pinned: "0.1.0", Manual: true}, want: "0.1.0", wantPending: []string{"0.2.0"}},
+		{name: "pinned version not in the channel", in: ResolveInput{Channel: "fast", Pinned: "0.3.0"}, wantErr: "has no version 0.3.0 (spec.operators[].version); it has [0.1.0 0.2.0]"},
+		{name: "unknown channel", in: ResolveInput{Channel: "beta"}, wantErr: "package kv has no channel beta"},
+		{name: "two heads", in: ResolveInput{Channel: "broken"}, wantErr: "has 2 heads"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tt.in.pkg = "kv"
-			r, err := resolveBundle(graphCatalog(), tt.in)
+			tt.in.Pkg = "kv"
+			r, err := ResolveBundle(graphCatalog(), tt.in)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("error %v, want %q", err, tt.wantErr)
@@ -76,11 +76,11 @@ func TestResolveBundle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := r.version.String(); got != tt.want || r.bundle.Name != "kv.v"+tt.want {
-				t.Errorf("resolved %s (%s), want %s", got, r.bundle.Name, tt.want)
+			if got := r.Version.String(); got != tt.want || r.Bundle.Name != "kv.v"+tt.want {
+				t.Errorf("resolved %s (%s), want %s", got, r.Bundle.Name, tt.want)
 			}
-			if !slices.Equal(r.pending, tt.wantPending) {
-				t.Errorf("pending %v, want %v", r.pending, tt.wantPending)
+			if !slices.Equal(r.Pending, tt.wantPending) {
+				t.Errorf("pending %v, want %v", r.Pending, tt.wantPending)
 			}
 		})
 	}

@@ -1,4 +1,4 @@
-package tenancy
+package registryv1
 
 import (
 	"crypto/sha256"
@@ -20,35 +20,35 @@ import (
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
-// bundleRender is what renderBundle needs: the tenant, the release and
+// BundleRender is what renderBundle needs: the tenant, the release and
 // the bundle's objects.
-type bundleRender struct {
-	tenant, release string
-	namespaces      []string
-	objects         []*unstructured.Unstructured
-	// clusterScoped reports a kind's scope; unknown kinds are namespaced.
-	clusterScoped func(schema.GroupVersionKind) bool
-	// clusterResource reports whether group/resource is cluster-scoped
+type BundleRender struct {
+	Tenant, Release string
+	Namespaces      []string
+	Objects         []*unstructured.Unstructured
+	// ClusterScoped reports a kind's scope; unknown kinds are namespaced.
+	ClusterScoped func(schema.GroupVersionKind) bool
+	// ClusterResource reports whether group/resource is cluster-scoped
 	// or unknown (nil: every resource but the bundle's CRDs is).
-	clusterResource func(group, resource string) bool
-	// certs returns the webhook certificates of the named Deployments.
-	certs func(deployments []string) (*webhookCerts, error)
+	ClusterResource func(group, resource string) bool
+	// Certs returns the webhook certificates of the named Deployments.
+	Certs func(deployments []string) (*WebhookCerts, error)
 }
 
-// renderedBundle is a bundle made into the objects of one release.
-type renderedBundle struct {
+// RenderedBundle is a bundle made into the objects of one release.
+type RenderedBundle struct {
 	csv *operatorsv1alpha1.ClusterServiceVersion
-	// manifest is the release's objects as one YAML stream, in order.
-	manifest []byte
-	// digest is the sha256 of manifest: a change of any rendered input
+	// Manifest is the release's objects as one YAML stream, in order.
+	Manifest []byte
+	// Digest is the sha256 of manifest: a change of any rendered input
 	// (bundle, namespaces, tenant) is an upgrade.
-	digest string
-	// analysis holds the CRDs (applied through the shared-CRD path, not
+	Digest string
+	// Analysis holds the CRDs (applied through the shared-CRD path, not
 	// the release) and the quota input.
-	analysis *quota.Analysis
+	Analysis *quota.Analysis
 }
 
-// renderBundle renders a registry+v1 bundle as OLM would install it into
+// RenderBundle renders a registry+v1 bundle as OLM would install it into
 // the tenant's namespaces, the first one being the operator's:
 //   - the CSV's deployments, with olm.targetNamespaces on their pods;
 //   - a ServiceAccount per account the CSV names (unless the bundle
@@ -62,23 +62,23 @@ type renderedBundle struct {
 //
 // Every object carries Helm's instance label. The CSV's install modes
 // must fit the namespaces; webhook definitions are refused.
-func renderBundle(in bundleRender) (*renderedBundle, error) {
-	split, err := splitBundle(in.objects)
+func RenderBundle(in BundleRender) (*RenderedBundle, error) {
+	split, err := splitBundle(in.Objects)
 	if err != nil {
 		return nil, err
 	}
 	csv, crds, others := split.csv, split.crds, split.others
-	if err := installModeFits(csv.Name, split.installModes, len(in.namespaces)); err != nil {
+	if err := InstallModeFits(csv.Name, split.installModes, len(in.Namespaces)); err != nil {
 		return nil, err
 	}
-	r := &bundleRenderer{in: in, ns: in.namespaces[0], renamed: map[string]string{}}
+	r := &bundleRenderer{in: in, ns: in.Namespaces[0], renamed: map[string]string{}}
 	hooks, err := r.webhooks(csv)
 	if err != nil {
 		return nil, err
 	}
 	var objs []*unstructured.Unstructured
 	for _, o := range others {
-		if in.clusterScoped(o.GroupVersionKind()) {
+		if in.ClusterScoped(o.GroupVersionKind()) {
 			r.renamed[o.GetKind()+"/"+o.GetName()] = r.clusterName(o.GetName())
 		}
 	}
@@ -117,12 +117,12 @@ func renderBundle(in bundleRender) (*renderedBundle, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256([]byte(manifest.String()))
-	return &renderedBundle{csv: csv, manifest: []byte(manifest.String()), digest: hex.EncodeToString(sum[:]), analysis: a}, nil
+	return &RenderedBundle{csv: csv, Manifest: []byte(manifest.String()), Digest: hex.EncodeToString(sum[:]), Analysis: a}, nil
 }
 
-// installModeFits checks that a CSV's install modes allow the operator in
+// InstallModeFits checks that a CSV's install modes allow the operator in
 // the tenant's first namespace to watch all of the tenant's namespaces.
-func installModeFits(csv string, modes map[operatorsv1alpha1.InstallModeType]bool, namespaces int) error {
+func InstallModeFits(csv string, modes map[operatorsv1alpha1.InstallModeType]bool, namespaces int) error {
 	if namespaces > 1 && !modes[operatorsv1alpha1.InstallModeTypeMultiNamespace] {
 		return operatorkit.Terminal("InstallModeNotSupported", fmt.Errorf("%s does not support the MultiNamespace install mode that %d namespaces need; give the tenant one namespace", csv, namespaces))
 	}
@@ -134,7 +134,7 @@ func installModeFits(csv string, modes map[operatorsv1alpha1.InstallModeType]boo
 
 // bundleRenderer holds what the objects of one render share.
 type bundleRenderer struct {
-	in      bundleRender
+	in      BundleRender
 	ns      string
 	renamed map[string]string // "Kind/name" of cluster-scoped objects
 	err     error
@@ -144,12 +144,12 @@ type bundleRenderer struct {
 // release, so that every tenant's install has its own. The prefix is a
 // DNS subdomain, which every kind's names allow.
 func (r *bundleRenderer) clusterName(name string) string {
-	return "opctl." + r.in.tenant + "." + r.in.release + "." + name
+	return "opctl." + r.in.Tenant + "." + r.in.Release + "." + name
 }
 
 // labelled sets Helm's instance labels, which the release path reads.
 func (r *bundleRenderer) labelled(u *unstructured.Unstructured) *unstructured.Unstructured {
-	guard.SetLabels(u, map[string]string{helmManagedBy: "Helm", "app.kubernetes.io/instance": r.in.release})
+	guard.SetLabels(u, map[string]string{guard.HelmManagedBy: "Helm", "app.kubernetes.io/instance": r.in.Release})
 	return u
 }
 
@@ -193,7 +193,7 @@ func (r *bundleRenderer) deployment(d operatorsv1alpha1.StrategyDeploymentSpec, 
 	if tmpl.Annotations == nil {
 		tmpl.Annotations = map[string]string{}
 	}
-	tmpl.Annotations["olm.targetNamespaces"] = strings.Join(r.in.namespaces, ",")
+	tmpl.Annotations["olm.targetNamespaces"] = strings.Join(r.in.Namespaces, ",")
 	tmpl.Annotations["olm.operatorNamespace"] = r.ns
 	if hooks.served[d.Name] {
 		mountWebhookCert(&tmpl.Spec, d.Name)

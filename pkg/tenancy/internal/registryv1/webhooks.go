@@ -1,4 +1,4 @@
-package tenancy
+package registryv1
 
 import (
 	"fmt"
@@ -57,7 +57,7 @@ func (r *bundleRenderer) webhooks(csv *operatorsv1alpha1.ClusterServiceVersion) 
 		}
 	}
 	slices.Sort(serving)
-	certs, err := r.in.certs(serving)
+	certs, err := r.in.Certs(serving)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +88,7 @@ func (r *bundleRenderer) webhooks(csv *operatorsv1alpha1.ClusterServiceVersion) 
 				Spec:       corev1.ServiceSpec{Selector: selector, Ports: ports[d]}}),
 			r.typed(&corev1.Secret{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 				ObjectMeta: metav1.ObjectMeta{Name: webhookServiceName(d) + "-cert", Namespace: r.ns}, Type: corev1.SecretTypeTLS,
-				Data: map[string][]byte{corev1.TLSCertKey: certs.serving[d].cert, corev1.TLSPrivateKeyKey: certs.serving[d].key, "ca.crt": certs.caCert}}))
+				Data: map[string][]byte{corev1.TLSCertKey: certs.Serving[d].Cert, corev1.TLSPrivateKeyKey: certs.Serving[d].Key, "ca.crt": certs.CACert}}))
 	}
 	for _, w := range defs {
 		if w.ContainerPort == 0 {
@@ -100,15 +100,15 @@ func (r *bundleRenderer) webhooks(csv *operatorsv1alpha1.ClusterServiceVersion) 
 		case operatorsv1alpha1.ValidatingAdmissionWebhook:
 			cfg = r.typed(&admissionregistrationv1.ValidatingWebhookConfiguration{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "ValidatingWebhookConfiguration"},
-				ObjectMeta: meta, Webhooks: []admissionregistrationv1.ValidatingWebhook{w.GetValidatingWebhook(r.ns, nil, certs.caCert)}})
+				ObjectMeta: meta, Webhooks: []admissionregistrationv1.ValidatingWebhook{w.GetValidatingWebhook(r.ns, nil, certs.CACert)}})
 		case operatorsv1alpha1.MutatingAdmissionWebhook:
 			cfg = r.typed(&admissionregistrationv1.MutatingWebhookConfiguration{
 				TypeMeta:   metav1.TypeMeta{APIVersion: "admissionregistration.k8s.io/v1", Kind: "MutatingWebhookConfiguration"},
-				ObjectMeta: meta, Webhooks: []admissionregistrationv1.MutatingWebhook{w.GetMutatingWebhook(r.ns, nil, certs.caCert)}})
+				ObjectMeta: meta, Webhooks: []admissionregistrationv1.MutatingWebhook{w.GetMutatingWebhook(r.ns, nil, certs.CACert)}})
 		default:
 			return nil, operatorkit.Terminal("InvalidBundle", fmt.Errorf("%s: webhook %s has unknown type %q", csv.Name, w.GenerateName, w.Type))
 		}
-		guard.NarrowWebhooks(cfg, r.in.namespaces)
+		guard.NarrowWebhooks(cfg, r.in.Namespaces)
 		out.objects = append(out.objects, cfg)
 	}
 	return out, nil

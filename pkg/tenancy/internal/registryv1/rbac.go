@@ -1,4 +1,4 @@
-package tenancy
+package registryv1
 
 import (
 	"fmt"
@@ -23,7 +23,7 @@ import (
 func (r *bundleRenderer) rbacObjects(install operatorsv1alpha1.StrategyDetailsDeployment, crds []*unstructured.Unstructured) []*unstructured.Unstructured {
 	var objs []*unstructured.Unstructured
 	roles := func(name, account string, rules []rbacv1.PolicyRule) {
-		for _, ns := range r.in.namespaces {
+		for _, ns := range r.in.Namespaces {
 			objs = append(objs, r.typed(&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
 				ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Rules: rules}))
 			objs = append(objs, r.typed(&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
@@ -33,13 +33,13 @@ func (r *bundleRenderer) rbacObjects(install operatorsv1alpha1.StrategyDetailsDe
 		}
 	}
 	for i, p := range install.Permissions {
-		roles(fmt.Sprintf("%s-%s-%d", r.in.release, p.ServiceAccountName, i), p.ServiceAccountName, p.Rules)
+		roles(fmt.Sprintf("%s-%s-%d", r.in.Release, p.ServiceAccountName, i), p.ServiceAccountName, p.Rules)
 	}
-	cluster := clusterResources(crds, r.in.clusterResource)
+	cluster := clusterResources(crds, r.in.ClusterResource)
 	for i, p := range install.ClusterPermissions {
 		namespaced, clusterWide := splitRules(p.Rules, cluster)
 		if len(namespaced) > 0 {
-			roles(fmt.Sprintf("%s-%s-cluster-%d", r.in.release, p.ServiceAccountName, i), p.ServiceAccountName, namespaced)
+			roles(fmt.Sprintf("%s-%s-cluster-%d", r.in.Release, p.ServiceAccountName, i), p.ServiceAccountName, namespaced)
 		}
 		if len(clusterWide) == 0 {
 			continue

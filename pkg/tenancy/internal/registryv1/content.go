@@ -1,4 +1,4 @@
-package tenancy
+package registryv1
 
 import (
 	"context"
@@ -18,18 +18,18 @@ import (
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
-// bundleContent is a bundle's objects and where they came from.
-type bundleContent struct {
-	objects []*unstructured.Unstructured
-	// image is the bundle image, by digest when it was read or the
+// BundleContent is a bundle's objects and where they came from.
+type BundleContent struct {
+	Objects []*unstructured.Unstructured
+	// Image is the bundle image, by digest when it was read or the
 	// catalog named it so.
-	image string
+	Image string
 }
 
-// content returns a bundle's objects: from the catalog's
+// Content returns a bundle's objects: from the catalog's
 // olm.bundle.object properties, else from the manifests/ directory of
 // the bundle image in its registry (pullBundle keeps what it pulled).
-func (f *fbcCatalogs) content(ctx context.Context, b *declcfg.Bundle) (*bundleContent, error) {
+func (f *FBCCatalogs) Content(ctx context.Context, b *declcfg.Bundle) (*BundleContent, error) {
 	if len(b.Objects) > 0 { // declcfg decodes the olm.bundle.object properties
 		return f.parse(b)
 	}
@@ -46,7 +46,7 @@ const maxParsed = 64
 // and reconcile: by a hash of its name, image and objects, as a catalog
 // read again holds new copies of the same bundles. Renders copy what
 // they change.
-func (f *fbcCatalogs) parse(b *declcfg.Bundle) (*bundleContent, error) {
+func (f *FBCCatalogs) parse(b *declcfg.Bundle) (*BundleContent, error) {
 	h := sha256.New()
 	for _, s := range append([]string{b.Name, b.Image}, b.Objects...) {
 		h.Write([]byte(s))
@@ -59,11 +59,11 @@ func (f *fbcCatalogs) parse(b *declcfg.Bundle) (*bundleContent, error) {
 	if ok {
 		return c, nil
 	}
-	objs, err := readDocs(b.Name, b.Objects)
+	objs, err := ReadDocs(b.Name, b.Objects)
 	if err != nil {
 		return nil, err
 	}
-	c = &bundleContent{objects: objs, image: b.Image}
+	c = &BundleContent{Objects: objs, Image: b.Image}
 	f.mu.Lock()
 	if len(f.parsed) >= maxParsed {
 		clear(f.parsed)
@@ -76,7 +76,7 @@ func (f *fbcCatalogs) parse(b *declcfg.Bundle) (*bundleContent, error) {
 // pullBundle reads a registry+v1 bundle image (one object per file under
 // manifests/), once per digest-pinned image, and once per poll interval
 // for a tag.
-func (f *fbcCatalogs) pullBundle(ctx context.Context, b *declcfg.Bundle) (*bundleContent, error) {
+func (f *FBCCatalogs) pullBundle(ctx context.Context, b *declcfg.Bundle) (*BundleContent, error) {
 	f.mu.Lock()
 	p, ok := f.pulled[b.Image]
 	f.mu.Unlock()
@@ -93,7 +93,7 @@ func (f *fbcCatalogs) pullBundle(ctx context.Context, b *declcfg.Bundle) (*bundl
 	return c, nil
 }
 
-func (f *fbcCatalogs) pull(ctx context.Context, b *declcfg.Bundle) (*bundleContent, error) {
+func (f *FBCCatalogs) pull(ctx context.Context, b *declcfg.Bundle) (*BundleContent, error) {
 	ref, err := name.ParseReference(b.Image, f.nameOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: image %s: %w", b.Name, b.Image, err)
@@ -119,8 +119,8 @@ func (f *fbcCatalogs) pull(ctx context.Context, b *declcfg.Bundle) (*bundleConte
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("bundle %s: image %s has no manifests/", b.Name, b.Image)
 	}
-	objs, err := readDocs(b.Name, docs)
-	return &bundleContent{objects: objs, image: ref.Context().Digest(desc.Digest.String()).String()}, err
+	objs, err := ReadDocs(b.Name, docs)
+	return &BundleContent{Objects: objs, Image: ref.Context().Digest(desc.Digest.String()).String()}, err
 }
 
 // maxBundleBytes bounds the manifests of one bundle image: OLM keeps a
@@ -128,18 +128,18 @@ func (f *fbcCatalogs) pull(ctx context.Context, b *declcfg.Bundle) (*bundleConte
 // manifests are a few MiB at most.
 const maxBundleBytes = 32 << 20
 
-// maxBundleDocs bounds the documents of one bundle: a bundle holds a CSV,
+// MaxBundleDocs bounds the documents of one bundle: a bundle holds a CSV,
 // its CRDs and a few more objects, and every parsed document costs
 // memory far beyond its bytes ("a: 1\n---\n" is 9 bytes).
-const maxBundleDocs = 2000
+const MaxBundleDocs = 2000
 
-// readDocs parses YAML or JSON documents into objects, refusing more than
+// ReadDocs parses YAML or JSON documents into objects, refusing more than
 // maxBundleDocs of them before parsing any.
-func readDocs(bundle string, docs []string) ([]*unstructured.Unstructured, error) {
+func ReadDocs(bundle string, docs []string) ([]*unstructured.Unstructured, error) {
 	n := 0
 	for _, doc := range docs {
-		if n += strings.Count(doc, "\n---") + 1; n > maxBundleDocs {
-			return nil, fmt.Errorf("bundle %s: more than %d YAML documents in manifests/: refusing to read it (a bundle holds a CSV, its CRDs and a few more objects)", bundle, maxBundleDocs)
+		if n += strings.Count(doc, "\n---") + 1; n > MaxBundleDocs {
+			return nil, fmt.Errorf("bundle %s: more than %d YAML documents in manifests/: refusing to read it (a bundle holds a CSV, its CRDs and a few more objects)", bundle, MaxBundleDocs)
 		}
 	}
 	var objs []*unstructured.Unstructured

@@ -1,4 +1,4 @@
-package tenancy
+package registryv1
 
 import (
 	"fmt"
@@ -10,24 +10,24 @@ import (
 	"opctl.dev/opctl/pkg/fbc"
 )
 
-// resolution is the bundle an operator should run, and the newer
+// Resolution is the bundle an operator should run, and the newer
 // versions of its channel that it does not run.
-type resolution struct {
-	bundle  *declcfg.Bundle
-	version semver.Version
-	pending []string
+type Resolution struct {
+	Bundle  *declcfg.Bundle
+	Version semver.Version
+	Pending []string
 }
 
-// resolveInput is what resolveBundle decides from.
-type resolveInput struct {
-	pkg, channel string
-	// pinned is spec.operators[].version; running is the version
+// ResolveInput is what resolveBundle decides from.
+type ResolveInput struct {
+	Pkg, Channel string
+	// Pinned is spec.operators[].version; running is the version
 	// deployed now ("" before the first install).
-	pinned, running string
-	manual          bool
+	Pinned, Running string
+	Manual          bool
 }
 
-// resolveBundle picks a bundle from a catalog's upgrade graph as OLM
+// ResolveBundle picks a bundle from a catalog's upgrade graph as OLM
 // would:
 //   - a pinned version is that version of the channel;
 //   - Manual without a pin stays at the running version (the channel
@@ -37,20 +37,20 @@ type resolveInput struct {
 //     graph is whole.
 //
 // The entries newer than the choice are pending.
-func resolveBundle(cfg *declcfg.DeclarativeConfig, in resolveInput) (*resolution, error) {
+func ResolveBundle(cfg *declcfg.DeclarativeConfig, in ResolveInput) (*Resolution, error) {
 	var ch *declcfg.Channel
 	for i := range cfg.Channels {
-		if c := &cfg.Channels[i]; c.Package == in.pkg && c.Name == in.channel {
+		if c := &cfg.Channels[i]; c.Package == in.Pkg && c.Name == in.Channel {
 			ch = c
 		}
 	}
 	if ch == nil {
-		return nil, fmt.Errorf("package %s has no channel %s in the catalog", in.pkg, in.channel)
+		return nil, fmt.Errorf("package %s has no channel %s in the catalog", in.Pkg, in.Channel)
 	}
 	bundles := map[string]*declcfg.Bundle{}
 	var pkgBundles []declcfg.Bundle
 	for i := range cfg.Bundles {
-		if b := &cfg.Bundles[i]; b.Package == in.pkg {
+		if b := &cfg.Bundles[i]; b.Package == in.Pkg {
 			bundles[b.Name] = b
 			pkgBundles = append(pkgBundles, *b)
 		}
@@ -60,7 +60,7 @@ func resolveBundle(cfg *declcfg.DeclarativeConfig, in resolveInput) (*resolution
 	for _, e := range ch.Entries {
 		v, ok := versions[e.Name]
 		if !ok || bundles[e.Name] == nil {
-			return nil, fmt.Errorf("channel %s of package %s: entry %s has no bundle with an olm.package version", in.channel, in.pkg, e.Name)
+			return nil, fmt.Errorf("channel %s of package %s: entry %s has no bundle with an olm.package version", in.Channel, in.Pkg, e.Name)
 		}
 		byVersion[v.String()] = e.Name
 	}
@@ -68,34 +68,34 @@ func resolveBundle(cfg *declcfg.DeclarativeConfig, in resolveInput) (*resolution
 		if n, ok := byVersion[version]; ok {
 			return n, nil
 		}
-		return "", fmt.Errorf("channel %s of package %s has no version %s (%s); it has %v", in.channel, in.pkg, version, why, sortedVersions(byVersion))
+		return "", fmt.Errorf("channel %s of package %s has no version %s (%s); it has %v", in.Channel, in.Pkg, version, why, sortedVersions(byVersion))
 	}
 	var target string
 	var err error
 	switch {
-	case in.pinned != "":
-		target, err = pick(in.pinned, "spec.operators[].version")
-	case in.manual && in.running != "":
-		target, err = pick(in.running, "the running version")
-	case in.running != "" && byVersion[in.running] != "":
-		target = newestReachable(*ch, byVersion[in.running], versions)
+	case in.Pinned != "":
+		target, err = pick(in.Pinned, "spec.operators[].version")
+	case in.Manual && in.Running != "":
+		target, err = pick(in.Running, "the running version")
+	case in.Running != "" && byVersion[in.Running] != "":
+		target = newestReachable(*ch, byVersion[in.Running], versions)
 	default:
 		heads := fbc.Heads(*ch)
 		if len(heads) != 1 {
-			return nil, fmt.Errorf("channel %s of package %s has %d heads %v, want one: fix the catalog's replaces and skips", in.channel, in.pkg, len(heads), heads)
+			return nil, fmt.Errorf("channel %s of package %s has %d heads %v, want one: fix the catalog's replaces and skips", in.Channel, in.Pkg, len(heads), heads)
 		}
 		target = heads[0]
 	}
 	if err != nil {
 		return nil, err
 	}
-	r := &resolution{bundle: bundles[target], version: versions[target]}
+	r := &Resolution{Bundle: bundles[target], Version: versions[target]}
 	for _, e := range ch.Entries {
-		if versions[e.Name].GT(r.version) {
-			r.pending = append(r.pending, versions[e.Name].String())
+		if versions[e.Name].GT(r.Version) {
+			r.Pending = append(r.Pending, versions[e.Name].String())
 		}
 	}
-	slices.SortFunc(r.pending, func(a, b string) int { return semver.MustParse(a).Compare(semver.MustParse(b)) })
+	slices.SortFunc(r.Pending, func(a, b string) int { return semver.MustParse(a).Compare(semver.MustParse(b)) })
 	return r, nil
 }
 
