@@ -119,9 +119,3 @@ func targetList(ts []Target) string {
 	}
 	return strings.Join(names, " and ")
 }
-
-func merge(into, from Files) {
-	for k, v := range from {
-		into[k] = v
-	}
-}

@@ -132,3 +132,13 @@ func managerContainer(d *appsv1.Deployment) *corev1.Container {
 	}
 	return &spec.Containers[0]
 }
+
+// splitImage splits an image into repository, tag and digest.
+func splitImage(image string) (repo, tag, digest string) {
+	name, digest, _ := strings.Cut(image, "@")
+	repo = name
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		repo, tag = name[:i], name[i+1:]
+	}
+	return repo, tag, digest
+}

@@ -161,6 +161,3 @@ func swap(target, tmp string) error {
 	}
 	return nil
 }
-
-// sortedPaths lists files' paths in order.
-func (f Files) sortedPaths() []string { return sortedKeys(f) }
