@@ -11,9 +11,9 @@ import (
 
 func newPackageCommand(g *GlobalOptions) *cobra.Command {
 	var (
-		opts                  packaging.PackageOptions
-		channels              string
-		chartOnly, bundleOnly bool
+		opts packaging.PackageOptions
+		// only holds each target's --<target>-only flag.
+		only = map[string]*bool{}
 	)
 	cmd := &cobra.Command{
 		Use:   "package [PROJECT_DIR]",
@@ -29,15 +29,9 @@ writes. The same input always gives byte-identical output.`,
 				return err
 			}
 			dir := dirArg(args)
-			switch {
-			case chartOnly:
-				opts.Targets = []string{"chart"}
-			case bundleOnly:
-				opts.Targets = []string{"bundle"}
-			}
-			for _, c := range strings.Split(channels, ",") {
-				if c = strings.TrimSpace(c); c != "" {
-					opts.Bundle.Channels = append(opts.Bundle.Channels, c)
+			for name, set := range only { // exclusive: at most one is set
+				if *set {
+					opts.Targets = []string{name}
 				}
 			}
 			var prog *progress
@@ -73,19 +67,23 @@ writes. The same input always gives byte-identical output.`,
 	f.StringVar(&opts.Load.Version, "version", "", "package version, SemVer (default: opctl.yaml version, the base CSV's, the Makefile's VERSION, else 0.1.0)")
 	f.StringVar(&opts.Load.Image, "image", "", "operator image (default: the Makefile's IMG, else the manager Deployment's)")
 	f.StringVar(&opts.Load.Manager, "manager", "", "name of the manager Deployment when the overlay has several")
-	f.StringVar(&channels, "channels", "", "comma-separated OLM channels of the bundle (default: opctl.yaml channels, the Makefile's CHANNELS, else stable)")
-	f.StringVar(&opts.Bundle.DefaultChannel, "default-channel", "", "default OLM channel (default: opctl.yaml defaultChannel, the Makefile's DEFAULT_CHANNEL, else the first channel)")
-	f.BoolVar(&opts.Bundle.MultiNamespace, "multi-namespace", false, "allow the MultiNamespace install mode")
-	f.StringVar(&opts.Bundle.Replaces, "replaces", "", "CSV this bundle replaces (default: opctl.yaml replaces)")
-	f.StringSliceVar(&opts.Bundle.Skips, "skips", nil, "CSVs this bundle skips (default: opctl.yaml skips)")
-	f.StringVar(&opts.Bundle.SkipRange, "skip-range", "", "olm.skipRange, like '<0.2.0' (default: opctl.yaml skipRange)")
-	f.StringVar(&opts.Chart.CRDs, "crds", "", "CRDs in the chart: templated, separate-chart or crds-dir (default templated, or separate-chart when the release record would not fit Helm's 1 MiB Secret)")
-	f.StringVar(&opts.Chart.RBACScope, "rbac-scope", "namespace", "default rbac.scope of the chart: namespace or cluster")
 	f.BoolVar(&opts.PinDigests, "pin-digests", false, "replace image tags with digests resolved from the registries (uses ~/.docker/config.json credentials)")
 	f.StringSliceVar(&opts.Targets, "targets", nil, "outputs to write: "+strings.Join(packaging.TargetNames(), ", ")+" (default: all)")
 	f.BoolVar(&opts.Strict, "strict", false, "treat every warning as an error and write nothing (for CI)")
-	f.BoolVar(&chartOnly, "chart-only", false, "write only the Helm chart (--targets chart)")
-	f.BoolVar(&bundleOnly, "bundle-only", false, "write only the OLM bundle (--targets bundle)")
-	cmd.MarkFlagsMutuallyExclusive("chart-only", "bundle-only", "targets")
+	addTargetFlags(cmd, &opts, only)
 	return cmd
+}
+
+// addTargetFlags adds each registered target's own flags and its
+// --<target>-only flag, exclusive with the others and with --targets.
+func addTargetFlags(cmd *cobra.Command, opts *packaging.PackageOptions, only map[string]*bool) {
+	var exclusive []string
+	for _, t := range packaging.Targets() {
+		opts.For(t.Name()).AddFlags(cmd.Flags())
+		only[t.Name()] = new(bool)
+		flag := t.Name() + "-only"
+		cmd.Flags().BoolVar(only[t.Name()], flag, false, "write only "+t.Description()+" (--targets "+t.Name()+")")
+		exclusive = append(exclusive, flag)
+	}
+	cmd.MarkFlagsMutuallyExclusive(append(exclusive, "targets")...)
 }

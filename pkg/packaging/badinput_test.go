@@ -70,10 +70,10 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 		// Options and opctl.yaml values outside what the chart or bundle can
 		// say: a default channel that is no channel (opm refuses the
 		// catalog), a layout, scope or certificate mode with no template.
-		{"a default channel that is not a channel", "", PackageOptions{Bundle: BundleOptions{Channels: []string{"stable"}, DefaultChannel: "fast"}}, nil,
+		{"a default channel that is not a channel", "", PackageOptions{PerTarget: map[string]TargetOptions{"bundle": &BundleOptions{Channels: []string{"stable"}, DefaultChannel: "fast"}}}, nil,
 			[]string{`--default-channel "fast" is not one of --channels [stable]`}},
-		{"unknown --crds", "", PackageOptions{Chart: ChartOptions{CRDs: "inline"}}, nil, []string{`--crds "inline": use templated, separate-chart or crds-dir`}},
-		{"unknown --rbac-scope", "", PackageOptions{Chart: ChartOptions{RBACScope: "tenant"}}, nil, []string{`--rbac-scope "tenant": use namespace or cluster`}},
+		{"unknown --crds", "", PackageOptions{PerTarget: map[string]TargetOptions{"chart": &ChartOptions{CRDs: "inline"}}}, nil, []string{`--crds "inline": use templated, separate-chart or crds-dir`}},
+		{"unknown --rbac-scope", "", PackageOptions{PerTarget: map[string]TargetOptions{"chart": &ChartOptions{RBACScope: "tenant"}}}, nil, []string{`--rbac-scope "tenant": use namespace or cluster`}},
 		{"unknown webhooks.certificates", "", PackageOptions{}, func(t *testing.T, dir string) {
 			appendTo(t, filepath.Join(dir, ConfigFile), "webhooks: {certificates: vault}\n")
 		}, []string{"opctl.yaml", `webhooks.certificates "vault": use helm, cert-manager, operator`}},

@@ -45,7 +45,7 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	dir := "bundle/" + p.Name + "/"
+	dir := bundleDir + "/" + p.Name + "/"
 	files := Files{}
 	csvMap, err := runtime.DefaultUnstructuredConverter.ToUnstructured(csv)
 	if err != nil {

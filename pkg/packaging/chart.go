@@ -97,7 +97,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 		}
 		tried = append(tried, fmt.Sprintf("with --crds %s a Helm release record would be %d bytes", mode, n))
 	}
-	return nil, nil, fmt.Errorf("charts/%s: %s, over the %d bytes a Secret holds, so helm install would fail in every layout: trim the CRDs' descriptions (controller-gen crd:maxDescLen=0)", p.Name, strings.Join(tried, "; "), MaxReleaseRecordBytes)
+	return nil, nil, fmt.Errorf("%s/%s: %s, over the %d bytes a Secret holds, so helm install would fail in every layout: trim the CRDs' descriptions (controller-gen crd:maxDescLen=0)", chartsDir, p.Name, strings.Join(tried, "; "), MaxReleaseRecordBytes)
 }
 
 // layoutNote says what a CRD layout chosen for size means to the user.
@@ -116,7 +116,7 @@ func (p *Project) recordFits(files Files, mode string) (int, error) {
 	if crdTextBytes(a.crdTexts) < recordCheckBytes {
 		return 0, nil
 	}
-	charts := []string{"charts/" + p.Name + "/"}
+	charts := []string{chartsDir + "/" + p.Name + "/"}
 	if mode == CRDsSeparateChart {
 		for _, d := range crdChartDirs(files, p.Name) {
 			charts = append(charts, d+"/")
@@ -179,7 +179,7 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 		t.renames[name] = t.nameFor(p.NamePrefix+"selfsigned-issuer", false) // the chart's own
 	}
 
-	dir := "charts/" + p.Name + "/"
+	dir := chartsDir + "/" + p.Name + "/"
 	files := Files{}
 	deploy, err := p.deploymentTemplate(t, images)
 	if err != nil {

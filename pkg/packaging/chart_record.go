@@ -114,9 +114,9 @@ const crdsPacked = "separate-charts"
 // <name>-crds-2 and on.
 func crdChartDir(name string, i int) string {
 	if i == 0 {
-		return "charts/" + name + "-crds"
+		return chartsDir + "/" + name + "-crds"
 	}
-	return fmt.Sprintf("charts/%s-crds-%d", name, i+1)
+	return fmt.Sprintf("%s/%s-crds-%d", chartsDir, name, i+1)
 }
 
 // crdChartDirs are the CRD charts in files, in order.

@@ -89,7 +89,7 @@ func TestReleaseRecordChoosesALayout(t *testing.T) {
 // refused, naming the layout that would: helm install would fail.
 func TestReleaseRecordTooLargeForTheLayoutAsked(t *testing.T) {
 	dir := withBigCRDs(t, 2, 1000<<10)
-	_, err := Package(t.Context(), dir, PackageOptions{Out: t.TempDir(), Chart: ChartOptions{CRDs: CRDsTemplated}})
+	_, err := Package(t.Context(), dir, PackageOptions{Out: t.TempDir(), PerTarget: map[string]TargetOptions{"chart": &ChartOptions{CRDs: CRDsTemplated}}})
 	if err == nil || !containsAll(err.Error(), []string{"charts/sample-operator: its Helm release record would be", "so helm install would fail: use --crds crds-dir"}) {
 		t.Fatalf("error %v", err)
 	}

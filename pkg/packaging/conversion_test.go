@@ -74,7 +74,7 @@ func TestConversionChart(t *testing.T) {
 
 func TestConversionNeedsTemplatedCRDs(t *testing.T) {
 	for _, mode := range []string{CRDsSeparateChart, CRDsDir} {
-		_, err := Package(context.Background(), conversionDir, PackageOptions{Out: t.TempDir(), Chart: ChartOptions{CRDs: mode}})
+		_, err := Package(context.Background(), conversionDir, PackageOptions{Out: t.TempDir(), PerTarget: map[string]TargetOptions{"chart": &ChartOptions{CRDs: mode}}})
 		if err == nil || !strings.Contains(err.Error(), "widgets.conv.example.com is converted by a webhook") || !strings.Contains(err.Error(), "--crds templated") {
 			t.Errorf("--crds %s: %v", mode, err)
 		}

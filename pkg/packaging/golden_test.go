@@ -69,8 +69,8 @@ func TestGoldenProjects(t *testing.T) {
 		// hubGaps is what the OperatorHub warning must name; "" for none.
 		hubGaps string
 	}{
-		{"legacy", PackageOptions{Bundle: BundleOptions{Channels: []string{"stable", "fast"}}}, 3, "provider.name (an error for the validator), icon (a warning)"},
-		{"webhook", PackageOptions{Chart: ChartOptions{CRDs: CRDsSeparateChart}}, 2, "does not set: icon (a warning);"},
+		{"legacy", PackageOptions{PerTarget: map[string]TargetOptions{"bundle": &BundleOptions{Channels: []string{"stable", "fast"}}}}, 3, "provider.name (an error for the validator), icon (a warning)"},
+		{"webhook", PackageOptions{PerTarget: map[string]TargetOptions{"chart": &ChartOptions{CRDs: CRDsSeparateChart}}}, 2, "does not set: icon (a warning);"},
 		// The operator issues its own webhook certificates: no certificate
 		// objects, volumes or caBundle; OLM is told to step in.
 		{"operatorcerts", PackageOptions{}, 3, "does not set: icon (a warning);"},

@@ -10,9 +10,10 @@ import (
 
 // PackageOptions are everything `opctl package` takes.
 type PackageOptions struct {
-	Load   Options
-	Chart  ChartOptions
-	Bundle BundleOptions
+	Load Options
+	// PerTarget holds target options by target name (like *ChartOptions
+	// under "chart"); a target missing here renders with its defaults.
+	PerTarget map[string]TargetOptions
 	// Out is the directory that receives charts/ and bundle/; default the
 	// project directory.
 	Out string
@@ -45,7 +46,8 @@ type Result struct {
 	RelatedImages []RelatedImage `json:"relatedImages"`
 }
 
-// Package loads the project in dir and writes its chart and bundle. On any
+// Package loads the project in dir and writes the output of every target
+// opts.Targets selects (all by default): its chart and bundle. On any
 // error nothing is written.
 func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, error) {
 	targets, err := selectTargets(opts.Targets)
@@ -78,7 +80,11 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 	outs := make([]Files, len(targets))
 	warns := make([][]string, len(targets))
 	errs := make([]error, len(targets))
-	parallel(len(targets), func(i int) { outs[i], warns[i], errs[i] = targets[i].Render(p, opts) })
+	topts := make([]TargetOptions, len(targets))
+	for i, t := range targets {
+		topts[i] = opts.For(t.Name())
+	}
+	parallel(len(targets), func(i int) { outs[i], warns[i], errs[i] = targets[i].Render(p, topts[i]) })
 	files := Files{}
 	var warnings []string
 	for i := range targets {
@@ -110,6 +116,25 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 	slices.Sort(res.Roots)
 	res.Warnings = warnings
 	return res, nil
+}
+
+// For returns the options of the target named name, made at their
+// defaults and kept in PerTarget when absent; nil for an unknown target.
+func (o *PackageOptions) For(name string) TargetOptions {
+	if to, ok := o.PerTarget[name]; ok {
+		return to
+	}
+	targetsMu.RLock()
+	t, ok := targets[name]
+	targetsMu.RUnlock()
+	if !ok {
+		return nil
+	}
+	if o.PerTarget == nil {
+		o.PerTarget = map[string]TargetOptions{}
+	}
+	o.PerTarget[name] = t.NewOptions()
+	return o.PerTarget[name]
 }
 
 func targetList(ts []Target) string {
