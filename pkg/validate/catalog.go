@@ -3,14 +3,32 @@ package validate
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/operator-framework/operator-registry/alpha/declcfg"
-	"github.com/operator-framework/operator-registry/pkg/lib/config"
 
 	"opctl.dev/opctl/pkg/fbc"
 )
+
+// catalogInput is what catalog checks read.
+type catalogInput struct {
+	ctx  context.Context
+	fsys fs.FS
+	cfg  *declcfg.DeclarativeConfig
+	// problems are the upgrade-graph problems of every package, in
+	// catalog order.
+	problems []graphProblem
+}
+
+// graphProblem is a problem package fbc found in a package's graph.
+type graphProblem struct {
+	fbc.Problem
+	pkg string
+}
+
+func (*catalogInput) kind() string { return KindCatalog }
 
 // ValidateCatalog checks a file-based catalog: operator-registry's own
 // validation, then the upgrade graph of every channel. An error means dir
@@ -22,28 +40,26 @@ func ValidateCatalog(ctx context.Context, dir string) (*Report, error) {
 		return nil, fmt.Errorf("%s is not a loadable file-based catalog: %w", dir, err)
 	}
 	r := &Report{Path: dir, Kind: KindCatalog, Findings: []Finding{}}
-	if err := config.Validate(ctx, fsys); err != nil {
-		r.relay(CatalogModel, SeverityError, oneLine(canonicalTree(err.Error())), "", "operator-registry/config.Validate")
-	}
-	checkGraphs(r, cfg)
+	runChecks(r, &catalogInput{ctx: ctx, fsys: fsys, cfg: cfg, problems: graphProblems(cfg)})
 	return r, nil
 }
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// checkGraphs reports the upgrade-graph problems of every package (see
+// graphProblems finds the upgrade-graph problems of every package (see
 // package fbc), which it finds even when the catalog does not convert into
 // a model.
-func checkGraphs(r *Report, cfg *declcfg.DeclarativeConfig) {
+func graphProblems(cfg *declcfg.DeclarativeConfig) []graphProblem {
 	channels := map[string][]declcfg.Channel{}
 	for _, ch := range cfg.Channels {
 		channels[ch.Package] = append(channels[ch.Package], ch)
 	}
 	versions := fbc.Versions(cfg.Bundles)
-	checks := map[fbc.Kind]*Check{fbc.DefaultChannelMissing: DefaultChannel, fbc.HeadCount: ChannelHead, fbc.Cycle: ChannelHead, fbc.Unreachable: ReachableBundles}
+	var out []graphProblem
 	for _, pkg := range cfg.Packages {
 		for _, p := range fbc.CheckPackage(pkg, channels[pkg.Name], versions) {
-			r.add(checks[p.Kind], p.Message, "", "olm.package/"+pkg.Name)
+			out = append(out, graphProblem{Problem: p, pkg: pkg.Name})
 		}
 	}
+	return out
 }

@@ -12,16 +12,11 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
-	"helm.sh/helm/v3/pkg/lint"
-	"helm.sh/helm/v3/pkg/lint/support"
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
@@ -32,6 +27,44 @@ type rendered struct {
 	template string
 }
 
+// chartInput is what chart checks read: the chart, and its renders with
+// default values and, when the chart has rbac.scope, with
+// rbac.scope=namespace.
+type chartInput struct {
+	dir     string
+	chart   *chart.Chart
+	renders []chartRender
+}
+
+func (*chartInput) kind() string { return KindChart }
+
+// chartRender is one render of the chart.
+type chartRender struct {
+	// vals are the values given, nil for the defaults; err says why the
+	// render failed.
+	vals map[string]any
+	err  error
+	objs []rendered
+	// workloads are the objects that run pods; pdbs the
+	// PodDisruptionBudgets.
+	workloads []workload
+	pdbs      []policyv1.PodDisruptionBudget
+}
+
+// namespaceScope reports the render with rbac.scope=namespace.
+func (rd *chartRender) namespaceScope() bool { return rd.vals != nil }
+
+// workload is a rendered object that runs pods.
+type workload struct {
+	rendered
+	// id is "Kind/name".
+	id       string
+	spec     *corev1.PodSpec
+	replicas int32
+	// job runs to completion.
+	job bool
+}
+
 // ValidateChart checks the chart in dir. An error means dir is not a
 // loadable chart.
 func ValidateChart(dir string, opts Options) (*Report, error) {
@@ -39,44 +72,16 @@ func ValidateChart(dir string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a loadable Helm chart: %w", dir, err)
 	}
-	r := &Report{Path: dir, Kind: "chart", Findings: []Finding{}}
-	for _, m := range lint.All(dir, nil, "default", true).Messages {
-		if m.Severity <= support.InfoSev {
-			continue
-		}
-		sev := SeverityWarning
-		if m.Severity == support.ErrorSev {
-			sev = SeverityError
-		}
-		r.relay(ChartLint, sev, m.Err.Error(), m.Path, "helm-lint")
-	}
+	in := &chartInput{dir: dir, chart: c}
 	sets := []map[string]any{nil}
 	if rbac, ok := c.Values["rbac"].(map[string]any); ok && rbac["scope"] != nil {
 		sets = append(sets, map[string]any{"rbac": map[string]any{"scope": "namespace"}})
 	}
-	seen := map[string]bool{}
 	for _, vals := range sets {
-		objs, err := renderChart(c, vals)
-		if err != nil {
-			r.add(ChartLint, "rendering with "+describeValues(vals)+": "+err.Error(), "", "")
-			continue
-		}
-		before := len(r.Findings)
-		checkRendered(r, objs, vals != nil)
-		// Both renders usually find the same; keep each finding once.
-		kept := r.Findings[:before]
-		for _, f := range r.Findings[before:] {
-			key := f.Check + "|" + f.Object + "|" + f.Message
-			if !seen[key] {
-				seen[key] = true
-				kept = append(kept, f)
-			}
-		}
-		r.Findings = kept
+		in.renders = append(in.renders, newRender(c, vals))
 	}
-	if crdsOnlyInCRDsDir(c) {
-		r.add(CRDUpgrades, "the chart's CRDs are only in crds/, which helm upgrade never updates", "crds/", "")
-	}
+	r := &Report{Path: dir, Kind: KindChart, Findings: []Finding{}}
+	runChecks(r, in)
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		if f.File != "" && f.Line == 0 {
@@ -84,6 +89,64 @@ func ValidateChart(dir string, opts Options) (*Report, error) {
 		}
 	}
 	return r, nil
+}
+
+// newRender renders c with vals and finds its workloads and
+// PodDisruptionBudgets.
+func newRender(c *chart.Chart, vals map[string]any) chartRender {
+	rd := chartRender{vals: vals}
+	if rd.objs, rd.err = renderChart(c, vals); rd.err != nil {
+		return rd
+	}
+	for _, o := range rd.objs {
+		if o.obj.GetKind() == "PodDisruptionBudget" {
+			var pdb policyv1.PodDisruptionBudget
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj.Object, &pdb) == nil {
+				rd.pdbs = append(rd.pdbs, pdb)
+			}
+		}
+		if spec, replicas, job, ok := podSpecOf(o.obj); ok {
+			rd.workloads = append(rd.workloads, workload{rendered: o, id: o.obj.GetKind() + "/" + o.obj.GetName(), spec: spec, replicas: replicas, job: job})
+		}
+	}
+	return rd
+}
+
+// eachRender makes a chart check of check, which reads one render: it
+// runs on every render that succeeded, and keeps each finding once, as
+// both renders usually find the same.
+func eachRender(check func(c *Check, r *Report, rd *chartRender)) func(*Check, *Report, *chartInput) {
+	return func(c *Check, r *Report, in *chartInput) {
+		seen := map[string]bool{}
+		for i := range in.renders {
+			if in.renders[i].err != nil {
+				continue
+			}
+			before := len(r.Findings)
+			check(c, r, &in.renders[i])
+			kept := r.Findings[:before]
+			for _, f := range r.Findings[before:] {
+				key := f.Object + "|" + f.Message
+				if !seen[key] {
+					seen[key] = true
+					kept = append(kept, f)
+				}
+			}
+			r.Findings = kept
+		}
+	}
+}
+
+// eachContainer makes a chart check of check, which reads one container
+// of a workload (init containers first).
+func eachContainer(check func(c *Check, r *Report, w workload, ctr corev1.Container)) func(*Check, *Report, *chartInput) {
+	return eachRender(func(c *Check, r *Report, rd *chartRender) {
+		for _, w := range rd.workloads {
+			for _, ctr := range slices.Concat(w.spec.InitContainers, w.spec.Containers) {
+				check(c, r, w, ctr)
+			}
+		}
+	})
 }
 
 func describeValues(v map[string]any) string {
@@ -122,47 +185,6 @@ func renderChart(c *chart.Chart, vals map[string]any) ([]rendered, error) {
 		}
 	}
 	return objs, nil
-}
-
-// checkRendered runs the workload and RBAC checks on rendered objects.
-func checkRendered(r *Report, objs []rendered, namespaceScope bool) {
-	var pdbs []policyv1.PodDisruptionBudget
-	for _, o := range objs {
-		if o.obj.GetKind() == "PodDisruptionBudget" {
-			var pdb policyv1.PodDisruptionBudget
-			if runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj.Object, &pdb) == nil {
-				pdbs = append(pdbs, pdb)
-			}
-		}
-	}
-	for _, o := range objs {
-		id := o.obj.GetKind() + "/" + o.obj.GetName()
-		switch o.obj.GetKind() {
-		case "Role", "ClusterRole":
-			var role rbacv1.ClusterRole
-			if runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj.Object, &role) != nil {
-				continue
-			}
-			for _, rule := range role.Rules {
-				if slices.Contains(rule.Verbs, "*") || slices.Contains(rule.Resources, "*") || slices.Contains(rule.APIGroups, "*") {
-					r.add(RBACWildcards, fmt.Sprintf("rule %v on %v/%v uses a wildcard", rule.Verbs, rule.APIGroups, rule.Resources), o.template, id)
-				}
-			}
-		case "ClusterRoleBinding":
-			if namespaceScope {
-				ref, _, _ := unstructured.NestedString(o.obj.Object, "roleRef", "name")
-				r.add(ClusterRBAC, fmt.Sprintf("with rbac.scope=namespace the chart still binds ClusterRole %s cluster-wide", ref), o.template, id)
-			}
-		}
-		spec, replicas, job, ok := podSpecOf(o.obj)
-		if !ok {
-			continue
-		}
-		checkPod(r, spec, job, o.template, id)
-		if replicas > 1 && !coveredByPDB(pdbs, o.obj) {
-			r.add(DisruptionBudget, fmt.Sprintf("%d replicas and no PodDisruptionBudget selects them", replicas), o.template, id)
-		}
-	}
 }
 
 // podSpecOf returns the pod template of a workload, its replicas and
@@ -211,109 +233,6 @@ func replicasOf(r *int32) int32 {
 		return 1
 	}
 	return *r
-}
-
-// checkPod runs the container checks on a pod spec.
-func checkPod(r *Report, spec *corev1.PodSpec, job bool, file, id string) {
-	if spec.HostNetwork || spec.HostPID || spec.HostIPC {
-		r.add(HostIsolation, "the pod uses a host namespace (hostNetwork, hostPID or hostIPC)", file, id)
-	}
-	for _, v := range spec.Volumes {
-		if v.HostPath != nil {
-			r.add(HostIsolation, "volume "+v.Name+" is a hostPath", file, id)
-		}
-	}
-	podNonRoot := spec.SecurityContext != nil && spec.SecurityContext.RunAsNonRoot != nil && *spec.SecurityContext.RunAsNonRoot
-	for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
-		where := "container " + c.Name
-		if !job && slices.ContainsFunc(spec.Containers, func(x corev1.Container) bool { return x.Name == c.Name }) &&
-			(c.LivenessProbe == nil || c.ReadinessProbe == nil) {
-			r.add(Probes, where+" lacks a liveness or readiness probe", file, id)
-		}
-		var missing []string
-		for _, res := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
-			if _, ok := c.Resources.Requests[res]; !ok {
-				missing = append(missing, "requests."+string(res))
-			}
-			if _, ok := c.Resources.Limits[res]; !ok {
-				missing = append(missing, "limits."+string(res))
-			}
-		}
-		if len(missing) > 0 {
-			r.add(ResourceBounds, where+" has no "+strings.Join(missing, ", "), file, id)
-		}
-		if msg := securityGaps(c.SecurityContext, podNonRoot); msg != "" {
-			r.add(RestrictedSecurity, where+": "+msg, file, id)
-		}
-		if bad := unpinned(c.Image); bad != "" {
-			r.add(PinnedImages, where+" image "+c.Image+" "+bad, file, id)
-		}
-	}
-}
-
-func securityGaps(sc *corev1.SecurityContext, podNonRoot bool) string {
-	var gaps []string
-	if sc == nil {
-		sc = &corev1.SecurityContext{}
-	}
-	if !podNonRoot && (sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot) {
-		gaps = append(gaps, "runAsNonRoot is not true")
-	}
-	if sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem {
-		gaps = append(gaps, "readOnlyRootFilesystem is not true")
-	}
-	if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
-		gaps = append(gaps, "allowPrivilegeEscalation is not false")
-	}
-	if sc.Capabilities == nil || !slices.Contains(sc.Capabilities.Drop, "ALL") {
-		gaps = append(gaps, "capabilities do not drop ALL")
-	}
-	return strings.Join(gaps, ", ")
-}
-
-// unpinned explains why an image is not pinned, or returns "".
-func unpinned(image string) string {
-	if strings.Contains(image, "@sha256:") {
-		return ""
-	}
-	name := image[strings.LastIndex(image, "/")+1:]
-	_, tag, ok := strings.Cut(name, ":")
-	switch {
-	case !ok:
-		return "has no tag"
-	case tag == "latest":
-		return "uses the latest tag"
-	}
-	return ""
-}
-
-// coveredByPDB reports whether a PDB in the same namespace selects the
-// workload's pods.
-func coveredByPDB(pdbs []policyv1.PodDisruptionBudget, o *unstructured.Unstructured) bool {
-	podLabels, _, _ := unstructured.NestedStringMap(o.Object, "spec", "template", "metadata", "labels")
-	for _, p := range pdbs {
-		if p.Spec.Selector == nil {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
-		if err == nil && sel.Matches(labels.Set(podLabels)) {
-			return true
-		}
-	}
-	return false
-}
-
-// crdsOnlyInCRDsDir reports a chart whose CRDs are only in crds/.
-func crdsOnlyInCRDsDir(c *chart.Chart) bool {
-	if len(c.CRDObjects()) == 0 {
-		return false
-	}
-	for _, t := range c.Templates {
-		if strings.Contains(string(t.Data), "kind: CustomResourceDefinition") {
-			return false
-		}
-	}
-	return true
 }
 
 // lineOfKind finds the line declaring object's kind in a template file.

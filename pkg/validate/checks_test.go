@@ -1,10 +1,12 @@
 package validate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,4 +89,21 @@ func registered(f Finding) (*Check, error) {
 		return nil, fmt.Errorf("%s at %s, registered at %s", f.Check, f.Severity, c.Severity)
 	}
 	return c, nil
+}
+
+// Every check names the kind of input it reads and carries its function;
+// the registry runs (and docs/checks.md lists) them by kind, then ID.
+func TestCheckRegistry(t *testing.T) {
+	kinds := []string{KindBundle, KindCatalog, KindChart}
+	for i, c := range Checks {
+		if !slices.Contains(kinds, c.Kind) || c.run == nil {
+			t.Errorf("%s: kind %q, function set %t", c.ID, c.Kind, c.run != nil)
+		}
+		if i > 0 && cmp.Or(cmp.Compare(Checks[i-1].Kind, c.Kind), cmp.Compare(Checks[i-1].ID, c.ID)) >= 0 {
+			t.Errorf("%s comes after %s", c.ID, Checks[i-1].ID)
+		}
+	}
+	if len(Checks) == 0 {
+		t.Error("no check registered")
+	}
 }

@@ -58,6 +58,16 @@ func Validate(ctx context.Context, path, kind string, opts Options) ([]*Report, 
 	return nil, fmt.Errorf("--kind %q: use auto, bundle, chart, catalog or project", kind)
 }
 
+// projectKinds are the targets of opctl package whose output validate
+// checks, in report order, and how.
+var projectKinds = []struct {
+	target   string
+	validate func(dir string, opts Options) (*Report, error)
+}{
+	{KindChart, ValidateChart},
+	{KindBundle, ValidateBundle},
+}
+
 func validateProject(ctx context.Context, path string, opts Options) ([]*Report, error) {
 	out, err := os.MkdirTemp("", "opctl-validate-")
 	if err != nil {
@@ -68,18 +78,29 @@ func validateProject(ctx context.Context, path string, opts Options) ([]*Report,
 	if err != nil {
 		return nil, fmt.Errorf("packaging %s: %w", path, err)
 	}
-	chart, err := ValidateChart(filepath.Join(out, "charts", res.Name), opts)
-	if err != nil {
-		return nil, err
+	var reports []*Report
+	dirs := map[string]string{}
+	for _, k := range projectKinds {
+		rel, ok := packaging.TargetDir(k.target, res.Name)
+		if !ok {
+			return nil, fmt.Errorf("packaging has no %s target", k.target)
+		}
+		r, err := k.validate(filepath.Join(out, filepath.FromSlash(rel)), opts)
+		if err != nil {
+			return nil, err
+		}
+		r.Path = filepath.Join(path, filepath.FromSlash(rel)) + " (packaged)"
+		reports = append(reports, r)
+		dirs[k.target] = rel
 	}
-	bundle, err := ValidateBundle(filepath.Join(out, "bundle", res.Name), opts)
-	if err != nil {
-		return nil, err
+	// The bundle's maturity guidelines count what the chart ships.
+	crds, _ := filepath.Glob(filepath.Join(out, filepath.FromSlash(dirs[KindChart]), "templates", "crds", "*.yaml"))
+	for _, r := range reports {
+		if r.Kind == KindBundle {
+			judgeChart(r.Maturity, dirs[KindChart], len(crds) > 0)
+		}
 	}
-	chart.Path, bundle.Path = filepath.Join(path, "charts", res.Name)+" (packaged)", filepath.Join(path, "bundle", res.Name)+" (packaged)"
-	crds, _ := filepath.Glob(filepath.Join(out, "charts", res.Name, "templates", "crds", "*.yaml"))
-	judgeChart(bundle.Maturity, "charts/"+res.Name, len(crds) > 0)
-	return []*Report{chart, bundle}, nil
+	return reports, nil
 }
 
 // validateChartArchive expands a checked chart archive and validates it.
