@@ -1,23 +1,32 @@
 // Package validate is opctl's CI gate: it checks OLM bundles, Helm charts
-// (directories or .tgz archives), file-based catalogs and operator projects
-// (packaged in memory first), and reports Findings.
+// (directories or .tgz archives), file-based catalogs and operator projects,
+// and reports Findings, which render as text, JSON, SARIF or JUnit.
 //
-// Every finding belongs to a Check: a package variable (FrameworkValidators,
-// ChartLint, ChannelHead, …) registered in checks.go with a stable ID
-// (OPC-xxx), a severity, a rationale and a fix hint. Code passes the
-// variable, never the ID; relayed checks pass on another tool's findings at
-// that tool's severity. docs/checks.md is generated from the registry.
+// A Check is one kind of finding: a stable ID (OPC-xxx), a severity, a
+// rationale, a fix hint, the Kind of input it reads, and the function that
+// looks. Each check is a package variable that register makes from the two
+// together, in a file of its own; the function reports through the *Check
+// it is given, so code passes the variable and never the ID. Relayed checks
+// pass on another tool's findings (the operator-framework validators, helm
+// lint, operator-registry) at that tool's severity. docs/checks.md is
+// generated from the registry, Checks.
 //
-// Validate (validate.go) detects the kind and dispatches:
-//   - bundles: every operator-framework validator (OPC-B000) plus opctl's
-//     own checks of CRD schemas, descriptors, alm-examples, relatedImages and
-//     size, the Capability Level grade (grade.go) and the maturity
-//     guidelines (maturity.go);
-//   - charts: Helm's strict lint, renders with default values and with
-//     rbac.scope=namespace, and checks of every workload and RBAC object;
-//   - catalogs: operator-registry's own validation (OPC-K000) and the
-//     upgrade graph of package fbc (OPC-K001..K003).
+// Validate detects the kind of a path, refuses what must not be read
+// (oversized files, links out of the tree, unsafe archives) and builds that
+// kind's input once: for a bundle its manifests and Capability Level grade,
+// for a chart its renders (default values, and rbac.scope=namespace when
+// the chart has the value) and their workloads, for a catalog its
+// declarative config and upgrade-graph problems (package fbc). It then runs
+// every registered check of the kind, in registry order; no call site names
+// a check. Bundles are also graded against the maturity guidelines, and the
+// maturity suite keeps only the findings of graded checks.
 //
-// Reports render as text, JSON, SARIF or JUnit (output.go, sarif.go,
-// junit.go).
+// A project is packaged in memory first; the outputs of its chart and
+// bundle targets, found through packaging's target folders, are validated
+// as a chart and a bundle.
+//
+// A new check is one new file: its Check and its function, given to
+// register. eachRender and eachContainer walk a chart's renders for checks
+// of objects and containers. TestEveryCheckFires wants every check to fire
+// on some fixture.
 package validate
