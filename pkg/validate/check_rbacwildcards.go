@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -13,11 +12,6 @@ import (
 var RBACWildcards = register(Check{ID: "OPC-C007", Severity: SeverityError, Relayed: false,
 	Rationale: "RBAC rules must not use wildcard verbs, resources or API groups: least privilege.",
 	Hint:      "List the verbs and resources the operator needs."}, eachRender(checkRBACWildcards))
-
-// ClusterRBAC (OPC-C008) wants no cluster-wide binding with rbac.scope=namespace.
-var ClusterRBAC = register(Check{ID: "OPC-C008", Severity: SeverityWarning, Relayed: false,
-	Rationale: "With rbac.scope=namespace the chart should need no cluster-scoped RBAC; every ClusterRole is a grant across tenants.",
-	Hint:      "Drop the cluster-scoped rule, or document why it is needed."}, eachRender(checkClusterRBAC))
 
 func checkRBACWildcards(c *Check, r *Report, rd *chartRender) {
 	for _, o := range rd.objs {
@@ -32,18 +26,6 @@ func checkRBACWildcards(c *Check, r *Report, rd *chartRender) {
 			if slices.Contains(rule.Verbs, "*") || slices.Contains(rule.Resources, "*") || slices.Contains(rule.APIGroups, "*") {
 				r.add(c, fmt.Sprintf("rule %v on %v/%v uses a wildcard", rule.Verbs, rule.APIGroups, rule.Resources), o.template, o.obj.GetKind()+"/"+o.obj.GetName())
 			}
-		}
-	}
-}
-
-func checkClusterRBAC(c *Check, r *Report, rd *chartRender) {
-	if !rd.namespaceScope() {
-		return
-	}
-	for _, o := range rd.objs {
-		if o.obj.GetKind() == "ClusterRoleBinding" {
-			ref, _, _ := unstructured.NestedString(o.obj.Object, "roleRef", "name")
-			r.add(c, fmt.Sprintf("with rbac.scope=namespace the chart still binds ClusterRole %s cluster-wide", ref), o.template, o.obj.GetKind()+"/"+o.obj.GetName())
 		}
 	}
 }
