@@ -204,18 +204,6 @@ func (c *Controller) ensureActor(ctx context.Context, t *tenancyv1.Tenant) error
 	return nil
 }
 
-// actorForbidden adds to an error of a Helm action what the actor holds
-// when the API server refused it something: the release needs more than
-// the tenant holds in its namespaces.
-func actorForbidden(tenant string, err error) error {
-	if err == nil || !apierrors.IsForbidden(err) {
-		return err
-	}
-	return fmt.Errorf("%w (the release acts as tenant %s's actor, %s, which holds in the tenant's namespaces what the owners hold (admin), "+
-		"the operator's own kinds and the ClusterRoles the platform names; for more, the platform team names a ClusterRole in the TenantProfile's spec.clusterRoles)",
-		err, tenant, ActorName(tenant))
-}
-
 // isActor reports whether o is one of tenant t's actor objects other
 // than the kinds Role and its binding, which the owners hold too.
 func (c *Controller) isActor(t *tenancyv1.Tenant, o client.Object) bool {

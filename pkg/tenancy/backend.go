@@ -3,6 +3,8 @@ package tenancy
 import (
 	"context"
 
+	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
+
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -52,7 +54,7 @@ type operatorPlan struct {
 	analysis *quota.Analysis
 	// release is the Helm release the operator runs as, for the backends
 	// that install through the shared release path.
-	release *releaseSpec
+	release *helmrelease.Spec
 	// detail is the backend's own plan.
 	detail any
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 
+	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
+
 	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -82,24 +84,24 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 	rendered.Analysis.Release = install
 	values := map[string]any{"bundle": res.Bundle.Name, "image": content.Image, "manifest": rendered.Digest}
 	return operatorPlan{analysis: rendered.Analysis, detail: &bundlePlan{res: res, content: content},
-		release: &releaseSpec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: install, Values: values}}, nil
+		release: &helmrelease.Spec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: install, Values: values}}, nil
 }
 
 // clusterScoped asks the API server's discovery; an unknown kind is
 // namespaced, and the tamper check refuses it if it is not.
 func (b *bundleBackend) clusterScoped(gvk schema.GroupVersionKind) bool {
-	scoped, _ := guard.ScopeOf(b.helm.mapper, gvk)
+	scoped, _ := guard.ScopeOf(b.helm.Mapper, gvk)
 	return scoped
 }
 
 // clusterResource reports whether the cluster serves group/resource
 // cluster-scoped, or not at all.
 func (b *bundleBackend) clusterResource(group, resource string) bool {
-	gvk, err := b.helm.mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
+	gvk, err := b.helm.Mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
 	if err != nil {
 		return true
 	}
-	scoped, known := guard.ScopeOf(b.helm.mapper, gvk)
+	scoped, known := guard.ScopeOf(b.helm.Mapper, gvk)
 	return scoped || !known
 }
 

@@ -24,5 +24,5 @@ func (b *bundleBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names [
 
 // disconnect hands each release's records back to its namespace.
 func (b *bundleBackend) disconnect(_ context.Context, t *tenancyv1.Tenant, names []string) ([]client.Object, error) {
-	return nil, b.handBackAll(t, names)
+	return nil, b.releases.HandBack(t, names)
 }

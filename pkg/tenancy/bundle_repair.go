@@ -19,7 +19,7 @@ func (b *bundleBackend) reconcile(ctx context.Context, s *plan, op operatorPlan,
 	// channel, or to list what is pending.
 	s.requeueAtMost(b.opts.CatalogPollInterval)
 	if bp.err != nil {
-		st.Health, st.Reason, st.LastError = HealthProgressing, "", fmt.Sprintf("waiting for the catalog: %v", bp.err)
+		st.Health, st.Reason, st.LastError = tenancyv1.HealthProgressing, "", fmt.Sprintf("waiting for the catalog: %v", bp.err)
 		return fmt.Errorf("operator %s: %w", op.spec.Name, bp.err)
 	}
 	st.Bundle.Pending = bp.res.Pending

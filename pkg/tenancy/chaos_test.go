@@ -19,7 +19,7 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
-	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
 
 // The controller, run as a process, is SIGKILLed 20 times: five times each

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
+
 	"helm.sh/helm/v3/pkg/chartutil"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -95,7 +97,7 @@ type Controller struct {
 	client   client.Client
 	reader   client.Reader
 	config   *rest.Config
-	helm     *helmClient
+	helm     *helmrelease.HelmClient
 	charts   *chartCache
 	catalogs *registryv1.CatalogClient
 	backends []backend
@@ -103,8 +105,10 @@ type Controller struct {
 	opts     Options
 	recorder events.EventRecorder
 
-	drift    driftMemo
-	installs failedInstalls
+	// releases is the release engine of the chart and bundle backends;
+	// helm and drift are its Helm client and drift memo.
+	releases *helmrelease.Reconciler
+	drift    *helmrelease.DriftMemo
 	// discovery reads what the API server serves, uncached (served).
 	discovery discovery.DiscoveryInterface
 	// servedCounts are the shipped default quota's counts of kinds a

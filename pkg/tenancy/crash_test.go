@@ -21,7 +21,7 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
-	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
 
 // runController starts `opctl tenancy run` on the shared cluster as a

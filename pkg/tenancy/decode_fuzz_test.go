@@ -9,8 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
-	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // gzipOf is b gzipped, for seeds.

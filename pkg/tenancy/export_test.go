@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
+
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
@@ -11,14 +13,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
-	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
 )
 
 // For the external tests and benchmarks.
 var (
 	QuotaCounted  = quotaCounted
-	RolledOut     = rolledOut
+	RolledOut     = helmrelease.RolledOut
 	DecodeRelease = func(data string) (*release.Release, error) { return records.DecodeRecord([]byte(data)) }
 	EncodeRelease = func(rel *release.Release) (string, error) {
 		b, err := records.EncodeRecord(rel)
@@ -61,7 +63,7 @@ func (r *RecordStore) Driver(tenant, namespace string) driver.Driver {
 // reconcile reads them.
 func Latest(d driver.Driver, name string) (cur, deployed *release.Release, err error) {
 	cfg := &action.Configuration{Releases: storage.Init(d)}
-	return lastAndDeployed(cfg, name)
+	return helmrelease.LastAndDeployed(cfg, name)
 }
 
 // ExpiringWebhookCerts is the data of a webhook certificates Secret whose

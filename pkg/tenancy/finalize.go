@@ -2,13 +2,11 @@ package tenancy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 
-	"helm.sh/helm/v3/pkg/release"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +16,6 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
-	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // Finalize runs before operatorkit deletes or disconnects the namespaces
@@ -28,7 +25,7 @@ import (
 // leaves it all running.
 func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy operatorkit.DeletionPolicy) (bool, error) {
 	for _, ns := range t.Spec.Namespaces {
-		defer c.drift.forget(ns)
+		defer c.drift.Forget(ns)
 	}
 	// Done once per process: operatorkit calls again until the objects
 	// Build names are gone, the actor's among them, which ensureActor
@@ -97,58 +94,10 @@ func (c *Controller) operatorsByBackend(t *tenancyv1.Tenant) [][]string {
 // uninstallAll uninstalls the named releases of t.
 func (c *Controller) uninstallAll(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
 	for _, name := range names {
-		if err := c.uninstall(ctx, t, t.Spec.Namespaces[0], name); err != nil {
+		if err := c.releases.Uninstall(ctx, t, t.Spec.Namespaces[0], name, c.scope(t, t.Spec.Namespaces[0], name, nil)); err != nil {
 			return err
 		}
 	}
-	return nil
-}
-
-// handBackAll moves the records of the named releases back to the
-// release namespace: the owners take the releases over.
-func (c *Controller) handBackAll(t *tenancyv1.Tenant, names []string) error {
-	ns := t.Spec.Namespaces[0]
-	for _, name := range names {
-		moved, err := c.helm.handBack(t.Name, ns, name)
-		if err != nil {
-			return err
-		}
-		if len(moved) > 0 {
-			c.event(t, "Normal", "ReleaseRecordsHandedBack", "moved the records of release %s (revisions %v) back to namespace %s", name, moved, ns)
-		}
-	}
-	return nil
-}
-
-// uninstall removes a release whose last revision, in the controller's
-// storage, names only the tenant's objects; its legacy records in the
-// namespace are deleted unread.
-func (c *Controller) uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, name string) error {
-	unlock := c.helm.lock(ns, name)
-	defer unlock()
-	cfg, err := c.helm.action(t.Name, ns)
-	if err != nil {
-		return err
-	}
-	if err := c.dropLegacy(ctx, t, ns, name); err != nil {
-		return err
-	}
-	rel, err := last(cfg, name)
-	if err != nil || rel == nil {
-		return err
-	}
-	if err := c.scope(t, ns, name, nil).Verify(ctx, rel); err != nil {
-		reason := tenancyv1.ReasonReleaseTampered
-		if ge := (*guard.GrantError)(nil); errors.As(err, &ge) {
-			reason = tenancyv1.ReasonClusterRightsRefused
-		}
-		c.event(t, "Warning", reason, "%v", err)
-		return operatorkit.WithReason(reason, err)
-	}
-	if _, err := c.timed("uninstall", func() (*release.Release, error) { return nil, c.helm.uninstall(cfg, name) }); err != nil {
-		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)
-	}
-	c.event(t, "Normal", "Uninstalled", "uninstalled %s from %s", name, ns)
 	return nil
 }
 

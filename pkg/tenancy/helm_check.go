@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 
+	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
+
 	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -49,7 +51,7 @@ func (h helmBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1
 	if err != nil {
 		return operatorPlan{}, err
 	}
-	return operatorPlan{analysis: a, release: &releaseSpec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: a.Release, Values: values}}, nil
+	return operatorPlan{analysis: a, release: &helmrelease.Spec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: a.Release, Values: values}}, nil
 }
 
 // analysis renders the chart with CRDs and reads it. The result does not

@@ -16,5 +16,5 @@ func (h helmBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []st
 // disconnect hands each release's records back to its namespace, where
 // the owners' helm CLI finds them.
 func (h helmBackend) disconnect(_ context.Context, t *tenancyv1.Tenant, names []string) ([]client.Object, error) {
-	return nil, h.handBackAll(t, names)
+	return nil, h.releases.HandBack(t, names)
 }

@@ -18,19 +18,6 @@ import (
 )
 
 var (
-	releaseOps = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "opctl_tenancy_release_operations_total",
-		Help: "Helm release operations by operation (install, upgrade, rollback, uninstall, recover) and result.",
-	}, []string{"operation", "result"})
-	releaseDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "opctl_tenancy_release_operation_duration_seconds",
-		Help:    "Duration of Helm release operations.",
-		Buckets: prometheus.ExponentialBuckets(0.01, 2, 12),
-	}, []string{"operation"})
-	driftCorrections = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "opctl_tenancy_drift_corrections_total",
-		Help: "Release objects restored from the release manifest after a change or deletion outside the controller, by kind.",
-	}, []string{"kind"})
 	tenantsDesc = prometheus.NewDesc("opctl_tenancy_tenants",
 		"Tenants by condition type and status.", []string{"condition", "status"}, nil)
 	quotaDesc = prometheus.NewDesc("opctl_tenancy_quota_utilisation_ratio",
@@ -54,18 +41,7 @@ var cachedKinds = map[string]func() client.ObjectList{
 // tenants counts the Tenants of the latest manager set up in this process.
 var tenants = &tenantCollector{}
 
-func init() {
-	metrics.Registry.MustRegister(releaseOps, releaseDuration, driftCorrections, tenants)
-	// Every operation's series exists from the start at 0, so increase()
-	// and rate() see the first operation and alerts need no absent().
-	for _, op := range []string{"install", "upgrade", "rollback", "uninstall"} {
-		releaseOps.WithLabelValues(op, "ok")
-		releaseOps.WithLabelValues(op, "error")
-		releaseDuration.WithLabelValues(op)
-	}
-	releaseOps.WithLabelValues("recover", "ok")
-	releaseOps.WithLabelValues("verify", "refused")
-}
+func init() { metrics.Registry.MustRegister(tenants) }
 
 // tenantCollector counts Tenants by condition and the cached tenant
 // objects by kind, and reports the quotas' utilisation, from the cache at

@@ -45,7 +45,7 @@ func (c *olmBackend) reconcile(ctx context.Context, s *plan, op operatorPlan, st
 		st.OLM = &tenancyv1.OLMStatus{}
 	}
 	if p.err != nil {
-		st.Health, st.Reason, st.LastError = HealthProgressing, "", fmt.Sprintf("waiting for the catalog: %v", p.err)
+		st.Health, st.Reason, st.LastError = tenancyv1.HealthProgressing, "", fmt.Sprintf("waiting for the catalog: %v", p.err)
 		return fmt.Errorf("operator %s: %w", op.spec.Name, p.err)
 	}
 	st.CRDs = crdNames(p.target.Analysis)
@@ -55,7 +55,7 @@ func (c *olmBackend) reconcile(ctx context.Context, s *plan, op operatorPlan, st
 	sub := c.subscription(ctx, ns, op.spec.Name)
 	if sub == nil {
 		if err := c.olmConflicts(ctx, t, p.target); err != nil {
-			st.Health, st.Reason, st.LastError = HealthFailed, err.reason, err.Error()
+			st.Health, st.Reason, st.LastError = tenancyv1.HealthFailed, err.reason, err.Error()
 			c.event(t, "Warning", err.reason, "operator %s: %v", op.spec.Name, err)
 			return nil
 		}
@@ -82,7 +82,7 @@ func (c *olmBackend) reconcile(ctx context.Context, s *plan, op operatorPlan, st
 		}
 		c.event(t, "Normal", "Subscribed", "operator %s: subscribed to %s/%s in catalog %s", op.spec.Name, src.Package, src.Channel, p.source)
 		if sub == nil {
-			st.Health, st.TargetVersion = HealthProgressing, p.target.Version
+			st.Health, st.TargetVersion = tenancyv1.HealthProgressing, p.target.Version
 			return nil
 		}
 	}
@@ -172,7 +172,7 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 				// update, say): retried, not a refusal.
 				return nil, fmt.Errorf("operator %s: InstallPlan %s: %w", op.spec.Name, plan.Name, err)
 			}
-			st.Health, st.Reason, st.LastError = HealthFailed, reason, err.Error()
+			st.Health, st.Reason, st.LastError = tenancyv1.HealthFailed, reason, err.Error()
 			c.event(t, "Warning", reason, "operator %s: not approving InstallPlan %s: %v", op.spec.Name, plan.Name, err)
 			return plans.Items, nil
 		}
@@ -277,7 +277,7 @@ func (c *olmBackend) olmGrants(ctx context.Context, s *plan, b *registryv1.Bundl
 // is not subscribed or approved until the catalog or the allow-list
 // changes.
 func (c *olmBackend) grantRefused(t *tenancyv1.Tenant, op operatorPlan, st *tenancyv1.OperatorStatus, err error) error {
-	st.Health, st.Reason, st.LastError = HealthFailed, tenancyv1.ReasonClusterRightsRefused, err.Error()
+	st.Health, st.Reason, st.LastError = tenancyv1.HealthFailed, tenancyv1.ReasonClusterRightsRefused, err.Error()
 	c.event(t, "Warning", tenancyv1.ReasonClusterRightsRefused, "operator %s: %v", op.spec.Name, err)
 	return nil
 }

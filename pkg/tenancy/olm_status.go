@@ -43,7 +43,7 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 	}
 	want := op.detail.(*olmPlan).target
 	st.TargetVersion = want.Version
-	st.Health = HealthProgressing
+	st.Health = tenancyv1.HealthProgressing
 	if s.CSV == "" {
 		return
 	}
@@ -64,10 +64,10 @@ func (c *olmBackend) olmStatus(ctx context.Context, sub *operatorsv1alpha1.Subsc
 			st.LastError = err.Error()
 		}
 		if s.CSV == want.CSVName {
-			st.Health, st.TargetVersion, st.Reason, st.LastError = HealthReady, "", "", ""
+			st.Health, st.TargetVersion, st.Reason, st.LastError = tenancyv1.HealthReady, "", "", ""
 		}
 	case operatorsv1alpha1.CSVPhaseFailed:
-		st.Health, st.Reason = HealthFailed, tenancyv1.ReasonInstallFailed
+		st.Health, st.Reason = tenancyv1.HealthFailed, tenancyv1.ReasonInstallFailed
 		if csv.Status.Reason == operatorsv1alpha1.CSVReasonInterOperatorGroupOwnerConflict {
 			st.Reason = tenancyv1.ReasonOperatorGroupConflict
 		}

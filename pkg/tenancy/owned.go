@@ -29,3 +29,14 @@ func (c *Controller) listOwned(ctx context.Context, list client.ObjectList, opts
 	}
 	return c.reader.List(ctx, list, opts...)
 }
+
+// ownedReader reads as getOwned and listOwned do, for the release engine.
+type ownedReader struct{ c *Controller }
+
+func (r ownedReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	return r.c.getOwned(ctx, key, obj)
+}
+
+func (r ownedReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return r.c.listOwned(ctx, list, opts...)
+}

@@ -54,7 +54,7 @@ func TestThreeTenants(t *testing.T) {
 			t.Errorf("Tenant %s kstatus %s, want Current", name, st)
 		}
 		op := tn.Status.Operators[0]
-		if op.ChartVersion != "0.1.0" || op.Revision != 1 || op.Health != tenancy.HealthReady {
+		if op.ChartVersion != "0.1.0" || op.Revision != 1 || op.Health != tenancyv1.HealthReady {
 			t.Errorf("%s operator status %s", name, dump(op))
 		}
 	}

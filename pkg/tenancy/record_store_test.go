@@ -20,7 +20,7 @@ import (
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
-	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
 
 // requestCounter counts the requests a client makes, by method, and LIST

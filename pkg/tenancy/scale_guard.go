@@ -46,14 +46,14 @@ func (c *Controller) guardScale(ctx context.Context, p *plan) error {
 		if op.release == nil {
 			continue
 		}
-		parsed, ok := c.drift.release(op.release.Namespace + "/" + op.release.Name)
+		parsed, ok := c.drift.Release(op.release.Namespace + "/" + op.release.Name)
 		if !ok {
 			complete = false
 			continue
 		}
-		for _, o := range parsed.objs {
-			if res, ok := scaleResources[o.gvk.GroupKind()]; ok {
-				want[o.ref.Namespace] = append(want[o.ref.Namespace], res+"/"+o.ref.Name)
+		for _, o := range parsed.Objs {
+			if res, ok := scaleResources[o.Gvk.GroupKind()]; ok {
+				want[o.Ref.Namespace] = append(want[o.Ref.Namespace], res+"/"+o.Ref.Name)
 			}
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
+
 	"helm.sh/helm/v3/pkg/chartutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -103,13 +105,13 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		return fmt.Errorf("reading the Kubernetes version: %w", err)
 	}
 	logger := mgr.GetLogger().WithName("helm")
-	hc, err := newHelmClient(mgr.GetConfig(), opts.StorageNamespace, opts.MaxHistory, func(format string, args ...any) {
+	hc, err := helmrelease.NewHelmClient(mgr.GetConfig(), opts.StorageNamespace, opts.MaxHistory, func(format string, args ...any) {
 		logger.V(2).Info(fmt.Sprintf(format, args...))
 	})
 	if err != nil {
 		return err
 	}
-	if err := mgr.Add(hc.records); err != nil {
+	if err := mgr.Add(hc.Records); err != nil {
 		return err
 	}
 	c := &Controller{
@@ -117,10 +119,18 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
 		recorder: mgr.GetEventRecorder("tenancy"), analyses: map[string]*quota.Analysis{},
-		catalogs: registryv1.NewCatalogClient(), drift: driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}, swept: map[string]time.Time{}},
+		catalogs: registryv1.NewCatalogClient(), drift: &helmrelease.DriftMemo{Rv: map[string]string{}, Parsed: map[string]helmrelease.ParsedRelease{}, Swept: map[string]time.Time{}},
 		discovery: dc,
 	}
-	hc.created = c.drift.created
+	hc.Created = c.drift.Created
+	hc.Impersonate = func(cfg *rest.Config, tenant string) *rest.Config {
+		return actorConfig(cfg, opts.StorageNamespace, tenant)
+	}
+	c.releases = &helmrelease.Reconciler{
+		Client: c.client, Reader: c.reader, Owned: ownedReader{c}, Helm: hc, Drift: c.drift,
+		Recorder: c.recorder, Actor: c.actorClient, ActorName: ActorName, FieldManager: FieldManager,
+		UpgradeTimeout: opts.UpgradeTimeout, DriftInterval: opts.DriftInterval,
+	}
 	if c.servedCounts, err = quota.ServedCounts(dc); err != nil {
 		return err
 	}
@@ -173,16 +183,12 @@ func slimDeployment(o any) (any, error) {
 	d.Finalizers = nil
 	d.OwnerReferences = nil
 	maps.DeleteFunc(d.Labels, func(k, _ string) bool {
-		return k != helmInstance && k != guard.HelmManagedBy && !strings.HasPrefix(k, "tenancy.opctl.dev/") && !strings.Contains(k, "sharding.opctl.dev/")
+		return k != guard.HelmInstance && k != guard.HelmManagedBy && !strings.HasPrefix(k, "tenancy.opctl.dev/") && !strings.Contains(k, "sharding.opctl.dev/")
 	})
 	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas}
 	d.Status.Conditions = nil
 	return d, nil
 }
-
-// helmInstance names a chart's release on its objects, by convention:
-// readiness selects a release's Deployments by it.
-const helmInstance = "app.kubernetes.io/instance"
 
 // slimmed is by with the slimRelease transform.
 func slimmed(by cache.ByObject) cache.ByObject {

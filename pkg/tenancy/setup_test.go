@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
+
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 
@@ -37,13 +39,13 @@ func TestSlimDeployment(t *testing.T) {
 				Status: tc.status,
 			}
 			d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentAvailable, Status: corev1.ConditionTrue}}
-			want := rolledOut(d)
+			want := helmrelease.RolledOut(d)
 			o, err := slimDeployment(d.DeepCopy())
 			if err != nil {
 				t.Fatal(err)
 			}
 			slim := o.(*appsv1.Deployment)
-			if got := rolledOut(slim); got != want {
+			if got := helmrelease.RolledOut(slim); got != want {
 				t.Errorf("rolledOut after slimming = %t, before %t", got, want)
 			}
 			// Only the labels it selects by: an owner's large labels or

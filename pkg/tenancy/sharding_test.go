@@ -28,7 +28,7 @@ import (
 	"opctl.dev/opctl/pkg/sharding"
 	"opctl.dev/opctl/pkg/tenancy"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
-	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/release/records"
+	releaserecords "opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
 
 // shardReplica is one `opctl tenancy run --shards` process.

@@ -23,17 +23,17 @@ func (c *Controller) Status(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 	for _, st := range t.Status.Operators {
 		health := st.Health
 		if st.Reason != "" {
-			health = HealthFailed
+			health = tenancyv1.HealthFailed
 		}
 		switch health {
-		case HealthReady:
-		case HealthFailed:
+		case tenancyv1.HealthReady:
+		case tenancyv1.HealthFailed:
 			obs.Ready = false
 			if obs.Degraded == nil {
 				obs.Degraded = failure(st)
 				obs.Reason, obs.Message = obs.Degraded.Reason, obs.Degraded.Message
 			}
-			if st.ChartVersion == "" || st.Health != HealthReady {
+			if st.ChartVersion == "" || st.Health != tenancyv1.HealthReady {
 				obs.Available = false
 			}
 		default:

@@ -10,6 +10,7 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -127,5 +128,12 @@ func TestVerifyReadError(t *testing.T) {
 	var te *guard.TamperError
 	if err := s.Verify(context.Background(), rel); err == nil || errors.As(err, &te) || !strings.Contains(err.Error(), "connection refused") {
 		t.Errorf("verify with the cluster unreadable: %v, want a plain error", err)
+	}
+}
+
+func testRelease(name, ns string, version int, status release.Status, manifest string) *release.Release {
+	return &release.Release{Name: name, Namespace: ns, Version: version, Manifest: manifest,
+		Info:  &release.Info{Status: status},
+		Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "0.1.0"}},
 	}
 }

@@ -35,3 +35,10 @@ const (
 	ReasonTooManyOperatorGroups = "TooManyOperatorGroups"
 	ReasonUpgradeFailed         = "UpgradeFailed"
 )
+
+// Health values of an operator instance (OperatorStatus.Health).
+const (
+	HealthReady       = "Ready"
+	HealthProgressing = "Progressing"
+	HealthFailed      = "Failed"
+)

@@ -317,3 +317,6 @@ func shortHash(s string) string {
 
 // HelmManagedBy is the label Helm sets, to "Helm", on every object it makes.
 const HelmManagedBy = "app.kubernetes.io/managed-by"
+
+// HelmInstance is the label Helm charts set to the release name.
+const HelmInstance = "app.kubernetes.io/instance"

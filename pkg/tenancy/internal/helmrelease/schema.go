@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"bytes"
@@ -7,7 +7,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chartutil"
-	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
+	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
 
 // valueSchemas are charts' values schemas compiled, by content: Helm

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"reflect"
@@ -104,7 +104,7 @@ metadata:
 	namespaced := func(gvk schema.GroupVersionKind) bool { return gvk.Kind != "ClusterRole" }
 	p := driftObjects(manifest, "ns", tenant, map[string]string{tenancyv1.LabelTenant: "t"}, namespaced)
 	var got []string
-	for _, o := range p.objs {
+	for _, o := range p.Objs {
 		got = append(got, o.key()+map[bool]string{true: " watched", false: ""}[o.watched])
 	}
 	want := []string{"ns/Deployment/manager watched", "ns/StatefulSet/db", "ns/HorizontalPodAutoscaler/manager"}

@@ -1,25 +1,26 @@
-package tenancy
+package helmrelease
 
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
 // awaitRelease waits for an in-sync release to roll out, within the
 // upgrade timeout.
-func (c *Controller) awaitRelease(r *releaseRun) error {
+func (c *Reconciler) awaitRelease(r *releaseRun) error {
 	st := r.st
-	st.Health = HealthProgressing
+	st.Health = tenancyv1.HealthProgressing
 	if st.UpgradeStartTime == nil {
 		st.UpgradeStartTime, st.TargetVersion = &metav1.Time{Time: r.facts.now}, r.facts.want
 	}
-	r.p.requeueAtMost(c.opts.UpgradeTimeout - r.facts.now.Sub(st.UpgradeStartTime.Time))
+	r.requeue(c.UpgradeTimeout - r.facts.now.Sub(st.UpgradeStartTime.Time))
 	return nil
 }
 
 // readyRelease reports a rolled-out release.
-func (c *Controller) readyRelease(r *releaseRun) error {
+func (c *Reconciler) readyRelease(r *releaseRun) error {
 	st := r.st
-	st.Health = HealthReady
+	st.Health = tenancyv1.HealthReady
 	st.ChartVersion, st.AppVersion = r.facts.want, r.facts.deployed.Chart.Metadata.AppVersion
 	st.TargetVersion, st.UpgradeStartTime = "", nil
 	if st.FailedVersion == "" {
@@ -30,10 +31,10 @@ func (c *Controller) readyRelease(r *releaseRun) error {
 
 // holdRelease reports what runs while the spec asks for a version that was
 // rolled back, until the spec changes.
-func (c *Controller) holdRelease(r *releaseRun) error {
+func (c *Reconciler) holdRelease(r *releaseRun) error {
 	st, deployed := r.st, r.facts.deployed
 	st.Revision = deployed.Version
-	if st.Health = c.health(r.ctx, r.spec); st.Health == HealthReady {
+	if st.Health = c.health(r.ctx, r.spec); st.Health == tenancyv1.HealthReady {
 		st.ChartVersion, st.AppVersion = deployed.Chart.Metadata.Version, deployed.Chart.Metadata.AppVersion
 	}
 	return nil

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"time"
@@ -80,7 +80,7 @@ func releaseState(f releaseFacts) releasePhase {
 	switch f.health {
 	case "":
 		return releaseInSync
-	case HealthReady:
+	case tenancyv1.HealthReady:
 		return releaseReady
 	}
 	if start := f.status.UpgradeStartTime; start != nil && f.now.Sub(start.Time) >= f.timeout {

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 // recoverRelease marks a revision a crash left pending as failed, so that
 // Helm accepts new operations; the next decision sees it as interrupted.
-func (c *Controller) recoverRelease(r *releaseRun) error {
+func (c *Reconciler) recoverRelease(r *releaseRun) error {
 	cur := r.facts.current
 	log.FromContext(r.ctx).Info("recovering a stuck release", "release", r.spec.Namespace+"/"+r.spec.Name, "revision", cur.Version, "status", cur.Info.Status)
 	if err := markFailed(r.cfg, cur); err != nil {

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
-	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
+	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
 
 // Helm's default storage keeps a release's records in the release
@@ -44,7 +44,7 @@ const legacyPage = 100
 // storage would hold in namespace, reading only their names (a table, in
 // pages), once per release and process. It returns the names of the
 // Secrets deleted.
-func (h *helmClient) dropLegacy(ctx context.Context, tenant, namespace, name string) ([]string, error) {
+func (h *HelmClient) dropLegacy(ctx context.Context, tenant, namespace, name string) ([]string, error) {
 	key := releaseRef(tenant, namespace, name)
 	h.mu.Lock()
 	done := h.migrated[key]
@@ -123,7 +123,7 @@ func legacyNames(ctx context.Context, cs kubernetes.Interface, namespace, name, 
 // noLegacy notes that a release has no records in its namespace for
 // dropLegacy to look for: they were deleted, or this process installed
 // the release with its records in the storage namespace from the start.
-func (h *helmClient) noLegacy(tenant, namespace, name string) {
+func (h *HelmClient) noLegacy(tenant, namespace, name string) {
 	h.mu.Lock()
 	h.migrated[releaseRef(tenant, namespace, name)] = true
 	h.mu.Unlock()
@@ -134,7 +134,7 @@ func (h *helmClient) noLegacy(tenant, namespace, name string) {
 // the release with Helm from then on. Only the controller's own records
 // are read; a Secret of the same key in the release namespace is
 // overwritten, never read. It returns the revisions moved.
-func (h *helmClient) handBack(tenant, namespace, name string) ([]int, error) {
+func (h *HelmClient) handBack(tenant, namespace, name string) ([]int, error) {
 	if gone, err := h.namespaceGone(context.Background(), namespace); err != nil || gone {
 		return nil, err // no namespace to hand them back to
 	}

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"testing"
@@ -17,7 +17,7 @@ import (
 func TestCapabilities(t *testing.T) {
 	fake := &discoveryfake.FakeDiscovery{Fake: &clienttesting.Fake{}, FakedServerVersion: &kversion.Info{GitVersion: "v1.36.3", Major: "1", Minor: "36"}}
 	fake.Resources = []*metav1.APIResourceList{{GroupVersion: "kv.opctl.dev/v1alpha1", APIResources: []metav1.APIResource{{Name: "kvstores", Kind: "KVStore"}}}}
-	h := &helmClient{discovery: memory.NewMemCacheClient(fake)}
+	h := &HelmClient{discovery: memory.NewMemCacheClient(fake)}
 	reads := func() int {
 		n := 0
 		for _, a := range fake.Actions() {
@@ -43,7 +43,7 @@ func TestCapabilities(t *testing.T) {
 	if n := reads(); n != 1 {
 		t.Errorf("two actions within the TTL read the version %d times, want 1", n)
 	}
-	h.crdsApplied()
+	h.CrdsApplied()
 	read()
 	read()
 	if n := reads(); n != 3 {

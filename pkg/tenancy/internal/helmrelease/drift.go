@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"context"
@@ -23,7 +23,7 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
-	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
+	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
 
 // driftKinds are the release objects an informer follows, with the typed
@@ -37,18 +37,18 @@ var driftKinds = map[schema.GroupKind]func() client.Object{
 	{Kind: "ServiceAccount"}:                                  func() client.Object { return &corev1.ServiceAccount{} },
 }
 
-// driftMemo remembers, per object, the resourceVersion last seen to match
+// DriftMemo remembers, per object, the resourceVersion last seen to match
 // the manifest: an unchanged object is not read again, so a steady state
 // costs no request.
-type driftMemo struct {
+type DriftMemo struct {
 	mu sync.Mutex
-	rv map[string]string
-	// parsed holds each release's drift objects, by namespace/release,
+	Rv map[string]string
+	// Parsed holds each release's drift objects, by namespace/release,
 	// for the revision they were read from: a steady state parses nothing.
-	parsed map[string]parsedRelease
-	// swept is when each release's unwatched objects were last read, by
+	Parsed map[string]ParsedRelease
+	// Swept is when each release's unwatched objects were last read, by
 	// namespace/release.
-	swept map[string]time.Time
+	Swept map[string]time.Time
 	// restores are the recent restores of each object, by driftKey.
 	restores map[string]restores
 }
@@ -74,7 +74,7 @@ const (
 )
 
 // restoreWait is how long a restore of key must wait, at now.
-func (m *driftMemo) restoreWait(key string, now time.Time) time.Duration {
+func (m *DriftMemo) restoreWait(key string, now time.Time) time.Duration {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	r := m.restores[key]
@@ -86,7 +86,7 @@ func (m *driftMemo) restoreWait(key string, now time.Time) time.Duration {
 }
 
 // restoredAt records a restore of key at now.
-func (m *driftMemo) restoredAt(key string, now time.Time) {
+func (m *DriftMemo) restoredAt(key string, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.restores == nil {
@@ -99,10 +99,10 @@ func (m *driftMemo) restoredAt(key string, now time.Time) {
 	m.restores[key] = restores{n: r.n + 1, last: now}
 }
 
-type parsedRelease struct {
+type ParsedRelease struct {
 	version int
 	labels  string // the owned labels set on objs
-	objs    []driftObject
+	Objs    []driftObject
 	// scaled are the workloads an HPA of the release scales, by
 	// Kind/name, with the HPA's minReplicas: their replicas are the HPA's.
 	scaled map[string]int64
@@ -112,8 +112,8 @@ type parsedRelease struct {
 // keeps, held as gzipped JSON (packed.go): a small part of the memory of its
 // parsed form, which is needed only when the object has changed.
 type driftObject struct {
-	gvk    schema.GroupVersionKind
-	ref    client.ObjectKey
+	Gvk    schema.GroupVersionKind
+	Ref    client.ObjectKey
 	packed []byte
 	// watched: of driftKinds, which an informer follows; the others are
 	// read live every Options.DriftInterval (sweep).
@@ -121,7 +121,7 @@ type driftObject struct {
 }
 
 // key names the object in the memo.
-func (o driftObject) key() string { return driftKey(o.ref.Namespace, o.gvk.Kind, o.ref.Name) }
+func (o driftObject) key() string { return driftKey(o.Ref.Namespace, o.Gvk.Kind, o.Ref.Name) }
 
 // driftKey names an object in the memo: namespace/Kind/name.
 func driftKey(namespace, kind, name string) string { return namespace + "/" + kind + "/" + name }
@@ -141,10 +141,10 @@ func (o driftObject) decode() (*unstructured.Unstructured, error) {
 // objects returns the drift objects of rel with the owned labels, parsed
 // once per revision and labels (a tenant that moved to another shard keeps
 // its revision).
-func (m *driftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant, labels map[string]string, namespaced namespacedFunc) parsedRelease {
+func (m *DriftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant, labels map[string]string, namespaced namespacedFunc) ParsedRelease {
 	key, set := ns+"/"+rel.Name, fmt.Sprint(labels)
 	m.mu.Lock()
-	p, ok := m.parsed[key]
+	p, ok := m.Parsed[key]
 	m.mu.Unlock()
 	if ok && p.version == rel.Version && p.labels == set {
 		return p
@@ -152,55 +152,55 @@ func (m *driftMemo) objects(rel *release.Release, ns string, t *tenancyv1.Tenant
 	p = driftObjects(rel.Manifest, ns, t, labels, namespaced)
 	p.version, p.labels = rel.Version, set
 	m.mu.Lock()
-	m.parsed[key] = p
+	m.Parsed[key] = p
 	m.mu.Unlock()
 	return p
 }
 
-// release returns the drift objects last parsed for release key
+// Release returns the drift objects last parsed for release key
 // (namespace/name), if any.
-func (m *driftMemo) release(key string) (parsedRelease, bool) {
+func (m *DriftMemo) Release(key string) (ParsedRelease, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	p, ok := m.parsed[key]
+	p, ok := m.Parsed[key]
 	return p, ok
 }
 
 // sweepDue reports whether the unwatched objects of release key are due
 // to be read, and if not, how long until they are.
-func (m *driftMemo) sweepDue(key string, now time.Time, every time.Duration) (bool, time.Duration) {
+func (m *DriftMemo) sweepDue(key string, now time.Time, every time.Duration) (bool, time.Duration) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	last, ok := m.swept[key]
+	last, ok := m.Swept[key]
 	if !ok || now.Sub(last) >= every {
 		return true, every
 	}
 	return false, every - now.Sub(last)
 }
 
-func (m *driftMemo) sweptAt(key string, now time.Time) {
+func (m *DriftMemo) sweptAt(key string, now time.Time) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.swept[key] = now
+	m.Swept[key] = now
 }
 
-// forget drops what is remembered about the objects of namespace ns.
-func (m *driftMemo) forget(ns string) {
+// Forget drops what is remembered about the objects of namespace ns.
+func (m *DriftMemo) Forget(ns string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	for k := range m.rv {
+	for k := range m.Rv {
 		if strings.HasPrefix(k, ns+"/") {
-			delete(m.rv, k)
+			delete(m.Rv, k)
 		}
 	}
-	for k := range m.parsed {
+	for k := range m.Parsed {
 		if strings.HasPrefix(k, ns+"/") {
-			delete(m.parsed, k)
+			delete(m.Parsed, k)
 		}
 	}
-	for k := range m.swept {
+	for k := range m.Swept {
 		if strings.HasPrefix(k, ns+"/") {
-			delete(m.swept, k)
+			delete(m.Swept, k)
 		}
 	}
 	for k := range m.restores {
@@ -210,16 +210,16 @@ func (m *driftMemo) forget(ns string) {
 	}
 }
 
-func (m *driftMemo) synced(key, rv string) bool {
+func (m *DriftMemo) synced(key, rv string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.rv[key] == rv
+	return m.Rv[key] == rv
 }
 
-func (m *driftMemo) set(key, rv string) {
+func (m *DriftMemo) set(key, rv string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.rv[key] = rv
+	m.Rv[key] = rv
 }
 
 // correctDrift restores the objects of the release that someone other
@@ -232,20 +232,20 @@ func (m *driftMemo) set(key, rv string) {
 // (spec.operators[].driftIgnore, and the replicas of a workload an HPA of
 // the release scales) are left as they are. Only objects in the tenant's
 // namespaces are touched.
-func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Release, ns string, rules []tenancyv1.DriftIgnoreRule) error {
-	t := p.tenant
-	parsed := c.drift.objects(rel, ns, t, p.settings.ownedLabels(t.Name), c.namespaced)
+func (c *Reconciler) correctDrift(r *releaseRun, rel *release.Release, ns string, rules []tenancyv1.DriftIgnoreRule) error {
+	ctx, t := r.ctx, r.t
+	parsed := c.Drift.objects(rel, ns, t, r.labels, c.namespaced)
 	key := ns + "/" + rel.Name
 	now := time.Now()
-	sweep, next := c.drift.sweepDue(key, now, c.opts.DriftInterval)
-	if slices.ContainsFunc(parsed.objs, func(o driftObject) bool { return !o.watched }) {
-		p.requeueAtMost(next) // the next sweep; informers bring the rest
+	sweep, next := c.Drift.sweepDue(key, now, c.DriftInterval)
+	if slices.ContainsFunc(parsed.Objs, func(o driftObject) bool { return !o.watched }) {
+		r.requeue(next) // the next sweep; informers bring the rest
 	}
-	d := &drifter{c: c, t: t, rel: rel, rules: rules, scaled: parsed.scaled, requeue: p.requeueAtMost, now: now}
+	d := &drifter{c: c, t: t, rel: rel, rules: rules, scaled: parsed.scaled, requeue: r.requeue, now: now}
 	// One object that cannot be restored (the API server refuses what an
 	// owner made of it) does not keep the others as they drifted.
 	var errs []error
-	for _, o := range parsed.objs {
+	for _, o := range parsed.Objs {
 		if !o.watched && !sweep {
 			continue
 		}
@@ -254,7 +254,7 @@ func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Rel
 		}
 	}
 	if sweep {
-		c.drift.sweptAt(key, now)
+		c.Drift.sweptAt(key, now)
 	}
 	if len(d.restored) > 0 {
 		sort.Strings(d.restored)
@@ -265,7 +265,7 @@ func (c *Controller) correctDrift(ctx context.Context, p *plan, rel *release.Rel
 
 // drifter corrects the objects of one release.
 type drifter struct {
-	c        *Controller
+	c        *Reconciler
 	t        *tenancyv1.Tenant
 	rel      *release.Release
 	rules    []tenancyv1.DriftIgnoreRule
@@ -278,7 +278,7 @@ type drifter struct {
 
 func (d *drifter) actorClient() (client.Client, error) {
 	if d.actor == nil {
-		a, err := d.c.actorClient(d.t.Name)
+		a, err := d.c.Actor(d.t.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -290,11 +290,11 @@ func (d *drifter) actorClient() (client.Client, error) {
 // correct restores o if its live object differs from it.
 func (d *drifter) correct(ctx context.Context, o driftObject) error {
 	c, key := d.c, o.key()
-	var reader client.Reader = c.reader
+	var reader client.Reader = c.Reader
 	if o.watched {
-		cached := driftKinds[o.gvk.GroupKind()]()
-		err := c.client.Get(ctx, o.ref, cached)
-		if err == nil && c.drift.synced(key, cached.GetResourceVersion()) {
+		cached := driftKinds[o.Gvk.GroupKind()]()
+		err := c.Client.Get(ctx, o.Ref, cached)
+		if err == nil && c.Drift.synced(key, cached.GetResourceVersion()) {
 			return nil
 		}
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -318,7 +318,7 @@ func (d *drifter) correct(ctx context.Context, o driftObject) error {
 		return fmt.Errorf("reading %s: %w", key, err)
 	}
 	if err == nil {
-		if !o.watched && c.drift.synced(key, live.GetResourceVersion()) {
+		if !o.watched && c.Drift.synced(key, live.GetResourceVersion()) {
 			return nil
 		}
 		keepIgnored(obj, live, d.rulesFor(obj, live))
@@ -327,11 +327,11 @@ func (d *drifter) correct(ctx context.Context, o driftObject) error {
 			return err
 		}
 		if !drifted {
-			c.drift.set(key, live.GetResourceVersion())
+			c.Drift.set(key, live.GetResourceVersion())
 			return nil
 		}
 	}
-	if wait := c.drift.restoreWait(key, d.now); wait > 0 {
+	if wait := c.Drift.restoreWait(key, d.now); wait > 0 {
 		d.requeue(wait)
 		return nil
 	}
@@ -340,13 +340,13 @@ func (d *drifter) correct(ctx context.Context, o driftObject) error {
 		return err
 	}
 	applied := obj.DeepCopy() // the apply writes the response into it
-	if err := actor.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(FieldManager), client.ForceOwnership); err != nil {
+	if err := actor.Apply(ctx, client.ApplyConfigurationFromUnstructured(applied), client.FieldOwner(d.c.FieldManager), client.ForceOwnership); err != nil {
 		return fmt.Errorf("restoring %s %s/%s from release %s: %w", obj.GetKind(), obj.GetNamespace(), obj.GetName(), d.rel.Name, err)
 	}
 	if rv := applied.GetResourceVersion(); rv != "" {
-		c.drift.set(key, rv)
+		c.Drift.set(key, rv)
 	}
-	c.drift.restoredAt(key, d.now)
+	c.Drift.restoredAt(key, d.now)
 	driftCorrections.WithLabelValues(obj.GetKind()).Inc()
 	d.restored = append(d.restored, obj.GetKind()+" "+obj.GetName())
 	return nil
@@ -372,8 +372,8 @@ type namespacedFunc func(schema.GroupVersionKind) bool
 
 // namespaced reports whether the API server serves gvk as a namespaced
 // kind; an unknown kind is not drift-corrected.
-func (c *Controller) namespaced(gvk schema.GroupVersionKind) bool {
-	m, err := c.client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
+func (c *Reconciler) namespaced(gvk schema.GroupVersionKind) bool {
+	m, err := c.Client.RESTMapper().RESTMapping(gvk.GroupKind(), gvk.Version)
 	return err == nil && m.Scope.Name() == meta.RESTScopeNameNamespace
 }
 
@@ -381,8 +381,8 @@ func (c *Controller) namespaced(gvk schema.GroupVersionKind) bool {
 // namespaces, with labels set as the render guard sets them (after a
 // tenant moves shard, drift correction moves its release objects with
 // it), and the workloads its HPAs scale.
-func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]string, namespaced namespacedFunc) parsedRelease {
-	var p parsedRelease
+func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]string, namespaced namespacedFunc) ParsedRelease {
+	var p ParsedRelease
 	for _, doc := range guard.SplitManifest(manifest) {
 		u := guard.ParseDoc(doc).Obj
 		if u == nil || u.GetName() == "" || !namespaced(u.GroupVersionKind()) {
@@ -417,9 +417,9 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]st
 			continue // it parsed from the manifest: it marshals
 		}
 		_, watched := driftKinds[u.GroupVersionKind().GroupKind()]
-		p.objs = append(p.objs, driftObject{gvk: u.GroupVersionKind(), ref: client.ObjectKeyFromObject(u), packed: records.Pack(raw), watched: watched})
+		p.Objs = append(p.Objs, driftObject{Gvk: u.GroupVersionKind(), Ref: client.ObjectKeyFromObject(u), packed: records.Pack(raw), watched: watched})
 	}
-	p.objs = slices.Clip(p.objs)
+	p.Objs = slices.Clip(p.Objs)
 	return p
 }
 

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"fmt"
@@ -29,7 +29,7 @@ type capabilities struct {
 
 // setCapabilities gives cfg the current capabilities, as Helm's own
 // getCapabilities would read them.
-func (h *helmClient) setCapabilities(cfg *action.Configuration) error {
+func (h *HelmClient) setCapabilities(cfg *action.Configuration) error {
 	c := &h.caps
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -53,10 +53,10 @@ func (h *helmClient) setCapabilities(cfg *action.Configuration) error {
 	return nil
 }
 
-// crdsApplied makes installs and upgrades read the capabilities afresh
+// CrdsApplied makes installs and upgrades read the capabilities afresh
 // for a TTL: the controller has just made or changed an API (a CRD) that
 // a chart may look for.
-func (h *helmClient) crdsApplied() {
+func (h *HelmClient) CrdsApplied() {
 	h.caps.mu.Lock()
 	defer h.caps.mu.Unlock()
 	h.caps.volatile = time.Now().Add(capabilitiesTTL)

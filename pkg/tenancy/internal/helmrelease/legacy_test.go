@@ -1,11 +1,11 @@
-package tenancy
+package helmrelease
 
 import (
 	"context"
 	"slices"
 	"testing"
 
-	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
+	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
@@ -28,9 +28,9 @@ func testRelease(name, ns string, version int, status release.Status, manifest s
 	}
 }
 
-func testHelm(t *testing.T) (*helmClient, *fake.Clientset) {
+func testHelm(t *testing.T) (*HelmClient, *fake.Clientset) {
 	cs := fake.NewClientset()
-	return &helmClient{actor: func(string) (kubernetes.Interface, metadata.Interface, error) { return cs, nil, nil }, records: records.NewStore(cs.CoreV1().Secrets("opctl-system"), "opctl-system"), migrated: map[string]bool{}, log: t.Logf}, cs
+	return &HelmClient{actor: func(string) (kubernetes.Interface, metadata.Interface, error) { return cs, nil, nil }, Records: records.NewStore(cs.CoreV1().Secrets("opctl-system"), "opctl-system"), migrated: map[string]bool{}, log: t.Logf}, cs
 }
 
 // Two tenants' releases of the same name live side by side in the storage
@@ -173,7 +173,7 @@ func TestLegacyRecordsDroppedUnread(t *testing.T) {
 	}
 }
 
-func legacy(t *testing.T, h *helmClient, ns string) driver.Driver {
+func legacy(t *testing.T, h *HelmClient, ns string) driver.Driver {
 	d, err := h.legacy("a", ns)
 	if err != nil {
 		t.Fatal(err)

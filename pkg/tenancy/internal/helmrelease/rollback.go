@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"context"
@@ -13,30 +13,30 @@ import (
 
 // rollbackFailed goes back from a failed upgrade to the last deployed
 // revision.
-func (c *Controller) rollbackFailed(r *releaseRun) error {
+func (c *Reconciler) rollbackFailed(r *releaseRun) error {
 	return c.rollback(r.ctx, r.t, r.cfg, r.scope, r.facts.deployed.Version, r.facts.current.Chart.Metadata.Version, r.st, "the upgrade failed")
 }
 
 // timedOutRelease rolls back a release that did not become ready within
 // the upgrade timeout, or fails a first install that has nothing to go
 // back to.
-func (c *Controller) timedOutRelease(r *releaseRun) error {
+func (c *Reconciler) timedOutRelease(r *releaseRun) error {
 	prev, err := previousDeployment(r.cfg, r.spec.Name, r.facts.deployed.Version)
 	if err != nil {
 		return err
 	}
 	if prev == 0 {
-		r.st.Health, r.st.Reason = HealthFailed, tenancyv1.ReasonInstallFailed
-		r.st.LastError = fmt.Sprintf("%s %s did not become ready within %s", r.spec.Name, r.facts.want, c.opts.UpgradeTimeout)
+		r.st.Health, r.st.Reason = tenancyv1.HealthFailed, tenancyv1.ReasonInstallFailed
+		r.st.LastError = fmt.Sprintf("%s %s did not become ready within %s", r.spec.Name, r.facts.want, c.UpgradeTimeout)
 		return nil
 	}
-	return c.rollback(r.ctx, r.t, r.cfg, r.scope, prev, r.facts.want, r.st, fmt.Sprintf("not ready within %s", c.opts.UpgradeTimeout))
+	return c.rollback(r.ctx, r.t, r.cfg, r.scope, prev, r.facts.want, r.st, fmt.Sprintf("not ready within %s", c.UpgradeTimeout))
 }
 
 // rollback returns the release to revision and records version as failed.
 // It refuses when the current or the target revision names objects
 // outside the tenant.
-func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *action.Configuration, scope guard.ReleaseScope, revision int, version string, st *tenancyv1.OperatorStatus, why string) error {
+func (c *Reconciler) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *action.Configuration, scope guard.ReleaseScope, revision int, version string, st *tenancyv1.OperatorStatus, why string) error {
 	name := scope.Release
 	target, err := cfg.Releases.Get(name, revision)
 	if err != nil {
@@ -52,8 +52,8 @@ func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *act
 	if stop, err := c.refusedApply(ctx, t, st, scope, target); stop || err != nil {
 		return err
 	}
-	if _, err := c.timed("rollback", func() (*release.Release, error) { return nil, c.helm.rollback(cfg, name, revision) }); err != nil {
-		st.Health, st.Reason, st.LastError = HealthFailed, tenancyv1.ReasonUpgradeFailed, fmt.Sprintf("rollback to revision %d failed: %v", revision, err)
+	if _, err := c.timed("rollback", func() (*release.Release, error) { return nil, c.Helm.rollback(cfg, name, revision) }); err != nil {
+		st.Health, st.Reason, st.LastError = tenancyv1.HealthFailed, tenancyv1.ReasonUpgradeFailed, fmt.Sprintf("rollback to revision %d failed: %v", revision, err)
 		return fmt.Errorf("rolling back %s to revision %d: %w", name, revision, err)
 	}
 	if rel, err := last(cfg, name); err == nil && rel != nil {
@@ -61,7 +61,7 @@ func (c *Controller) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *act
 	}
 	st.FailedVersion, st.TargetVersion, st.UpgradeStartTime = version, "", nil
 	st.LastError = fmt.Sprintf("upgrade to %s rolled back to revision %d: %s", version, revision, why)
-	st.Health, st.Reason = HealthFailed, tenancyv1.ReasonUpgradeFailed
+	st.Health, st.Reason = tenancyv1.HealthFailed, tenancyv1.ReasonUpgradeFailed
 	c.event(t, "Warning", tenancyv1.ReasonUpgradeFailed, "%s: %s", name, st.LastError)
 	return nil
 }

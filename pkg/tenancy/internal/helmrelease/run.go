@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"context"
@@ -13,19 +13,22 @@ import (
 
 // releaseRun is one reconcile of one release: what every action needs.
 type releaseRun struct {
-	ctx   context.Context
-	t     *tenancyv1.Tenant
-	cfg   *action.Configuration
-	spec  releaseSpec
-	st    *tenancyv1.OperatorStatus
-	p     *plan
-	scope guard.ReleaseScope
-	facts releaseFacts
+	ctx  context.Context
+	t    *tenancyv1.Tenant
+	cfg  *action.Configuration
+	spec Spec
+	st   *tenancyv1.OperatorStatus
+	// labels are set on every object of the release; requeue asks for
+	// the next reconcile.
+	labels  map[string]string
+	requeue func(time.Duration)
+	scope   guard.ReleaseScope
+	facts   releaseFacts
 }
 
 // observe reads the release's records into the facts.
 func (r *releaseRun) observe(timeout time.Duration) error {
-	cur, deployed, err := lastAndDeployed(r.cfg, r.spec.Name)
+	cur, deployed, err := LastAndDeployed(r.cfg, r.spec.Name)
 	if err != nil {
 		return fmt.Errorf("reading release history: %w", err)
 	}

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"testing"
@@ -29,7 +29,7 @@ metadata:
   name: settings
 `
 	tenant := &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "t"}, Spec: tenancyv1.TenantSpec{Namespaces: []string{"ns"}}}
-	objs := driftObjects(manifest, "ns", tenant, map[string]string{tenancyv1.LabelTenant: "t"}, func(schema.GroupVersionKind) bool { return true }).objs
+	objs := driftObjects(manifest, "ns", tenant, map[string]string{tenancyv1.LabelTenant: "t"}, func(schema.GroupVersionKind) bool { return true }).Objs
 	if len(objs) != 2 || !objs[0].watched || objs[1].watched {
 		t.Fatalf("drift objects %+v, want the Role, watched, and the ConfigMap", objs)
 	}
@@ -54,10 +54,10 @@ metadata:
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			m := &driftMemo{rv: map[string]string{}, parsed: map[string]parsedRelease{}}
-			m.created(tc.created)
-			if got := m.synced(tc.key, tc.created.GetResourceVersion()) && len(m.rv) > 0; got != tc.synced {
-				t.Errorf("synced %v, want %v (memo %v)", got, tc.synced, m.rv)
+			m := &DriftMemo{Rv: map[string]string{}, Parsed: map[string]ParsedRelease{}}
+			m.Created(tc.created)
+			if got := m.synced(tc.key, tc.created.GetResourceVersion()) && len(m.Rv) > 0; got != tc.synced {
+				t.Errorf("synced %v, want %v (memo %v)", got, tc.synced, m.Rv)
 			}
 		})
 	}

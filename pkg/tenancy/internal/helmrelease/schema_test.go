@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // TestValuesMeetSchema: Helm's schema validation is skipped only where
 // Helm's own would pass, and is left to Helm everywhere else.
 func TestValuesMeetSchema(t *testing.T) {
-	sample, err := loader.Load("../../charts/sample-operator")
+	sample, err := loader.Load("../../../../charts/sample-operator")
 	if err != nil {
 		t.Fatal(err)
 	}

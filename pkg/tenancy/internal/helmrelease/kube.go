@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"bytes"
@@ -178,11 +178,11 @@ func isHook(obj runtime.Object) bool {
 	return ok
 }
 
-// created remembers an object Helm just made from a release manifest as
+// Created remembers an object Helm just made from a release manifest as
 // matching it: drift correction then reads it live only once it changes.
 // Only a created object is trusted so: an upgrade patches objects that
 // may have drifted in fields the patch does not touch.
-func (m *driftMemo) created(obj runtime.Object) {
+func (m *DriftMemo) Created(obj runtime.Object) {
 	gk := obj.GetObjectKind().GroupVersionKind().GroupKind()
 	o, err := meta.Accessor(obj)
 	if err != nil || driftKinds[gk] == nil || o.GetResourceVersion() == "" {

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"context"
@@ -27,22 +27,24 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
-	"opctl.dev/opctl/pkg/tenancy/internal/release/records"
+	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
 
-// helmClient runs Helm SDK actions for releases in many namespaces on one
+// HelmClient runs Helm SDK actions for releases in many namespaces on one
 // shared REST config, discovery cache and REST mapper, so that a release
 // costs no discovery round trips. Each release is guarded by its own
 // lock: the Helm SDK is not safe for concurrent use on one release.
-type helmClient struct {
+type HelmClient struct {
 	config     *rest.Config
 	discovery  discovery.CachedDiscoveryInterface
-	mapper     meta.RESTMapper
+	Mapper     meta.RESTMapper
 	maxHistory int
 	log        func(format string, args ...any)
-	// records keeps the release records in the storage namespace, out of
+	// Records keeps the release records in the storage namespace, out of
 	// the tenants' reach.
-	records *records.Store
+	Records *records.Store
+	// Impersonate makes cfg act as tenant's actor.
+	Impersonate func(cfg *rest.Config, tenant string) *rest.Config
 	// actor makes the clients of a tenant's actor (actorClients).
 	actor func(tenant string) (kubernetes.Interface, metadata.Interface, error)
 	// legacyNames lists a page of a release's record-labelled Secrets by
@@ -61,11 +63,11 @@ type helmClient struct {
 	migrated map[string]bool // releases whose legacy records were dropped from the tenant namespace
 
 	caps capabilities
-	// created, when set, is told of every object Helm creates.
-	created func(runtime.Object)
+	// Created, when set, is told of every object Helm creates.
+	Created func(runtime.Object)
 }
 
-func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, log func(string, ...any)) (*helmClient, error) {
+func NewHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, log func(string, ...any)) (*HelmClient, error) {
 	cfg = rest.CopyConfig(cfg)
 	// Release records (Secrets of ~20 KB) go as protobuf, not as JSON with
 	// the data base64-encoded once more: smaller and cheaper to decode on
@@ -87,10 +89,10 @@ func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, lo
 	records := records.NewStore(cs.CoreV1().Secrets(storageNamespace), storageNamespace)
 	records.WithIndex(mc)
 	cached := memory.NewMemCacheClient(dc)
-	h := &helmClient{
-		config: cfg, discovery: cached, mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
+	h := &HelmClient{
+		config: cfg, discovery: cached, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(cached),
 		maxHistory: maxHistory, log: log, locks: map[string]*sync.Mutex{}, migrated: map[string]bool{},
-		records: records, namespaces: cs.CoreV1().Namespaces(),
+		Records: records, namespaces: cs.CoreV1().Namespaces(),
 	}
 	h.cluster = kube.New(&restGetter{h: h, config: cfg})
 	h.actor, h.legacyNames = h.actorClients, legacyNames
@@ -98,7 +100,7 @@ func newHelmClient(cfg *rest.Config, storageNamespace string, maxHistory int, lo
 }
 
 // lock takes the release's lock and returns its unlock.
-func (h *helmClient) lock(namespace, name string) func() {
+func (h *HelmClient) lock(namespace, name string) func() {
 	key := namespace + "/" + name
 	h.mu.Lock()
 	l, ok := h.locks[key]
@@ -113,11 +115,11 @@ func (h *helmClient) lock(namespace, name string) func() {
 
 // action returns an action configuration for the releases of tenant in
 // namespace, with their records in the storage namespace.
-func (h *helmClient) action(tenant, namespace string) (*action.Configuration, error) {
+func (h *HelmClient) action(tenant, namespace string) (*action.Configuration, error) {
 	cfg := new(action.Configuration)
 	// Helm acts as the tenant's actor: the API server bounds what it does
 	// in a namespace by what the tenant holds there (actor.go).
-	getter := &restGetter{h: h, namespace: namespace, config: actorConfig(h.config, h.records.Namespace, tenant)}
+	getter := &restGetter{h: h, namespace: namespace, config: h.Impersonate(h.config, tenant)}
 	if err := cfg.Init(getter, namespace, "secret", h.log); err != nil {
 		return nil, fmt.Errorf("helm configuration for %s: %w", namespace, err)
 	}
@@ -134,19 +136,19 @@ func (h *helmClient) action(tenant, namespace string) (*action.Configuration, er
 	// tenant's Secrets, the release records) with the controller's rights.
 	// The capabilities are set per action (setCapabilities).
 	cfg.RESTClientGetter = nil
-	cfg.KubeClient = &releaseKube{Client: kc, cluster: h.cluster, created: h.created, namespace: namespace, gone: h.namespaceGone}
+	cfg.KubeClient = &releaseKube{Client: kc, cluster: h.cluster, created: h.Created, namespace: namespace, gone: h.namespaceGone}
 	return cfg, nil
 }
 
 // storage is the driver of tenant's release records of namespace.
-func (h *helmClient) storage(tenant, namespace string) driver.Driver {
-	return &records.Driver{Store: h.records, Tenant: tenant, Namespace: namespace, Log: h.log}
+func (h *HelmClient) storage(tenant, namespace string) driver.Driver {
+	return &records.Driver{Store: h.Records, Tenant: tenant, Namespace: namespace, Log: h.log}
 }
 
 // legacy is the driver of the records Helm keeps by default: in the
 // release namespace, where the tenant can write. It is only written
 // (handBack), never read, as the tenant's actor.
-func (h *helmClient) legacy(tenant, namespace string) (driver.Driver, error) {
+func (h *HelmClient) legacy(tenant, namespace string) (driver.Driver, error) {
 	cs, _, err := h.actor(tenant)
 	if err != nil {
 		return nil, err
@@ -158,8 +160,8 @@ func (h *helmClient) legacy(tenant, namespace string) (driver.Driver, error) {
 
 // actorClients are clients acting as tenant's actor, for what the
 // controller does in the tenant's namespaces outside Helm's actions.
-func (h *helmClient) actorClients(tenant string) (kubernetes.Interface, metadata.Interface, error) {
-	cfg := actorConfig(h.config, h.records.Namespace, tenant)
+func (h *HelmClient) actorClients(tenant string) (kubernetes.Interface, metadata.Interface, error) {
+	cfg := h.Impersonate(h.config, tenant)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -174,7 +176,7 @@ func (h *helmClient) actorClients(tenant string) (kubernetes.Interface, metadata
 // namespaceGone reports whether namespace ns is deleted or being
 // deleted: its objects go with it, and the actor's rights there already
 // went, so acting there as the actor is refused.
-func (h *helmClient) namespaceGone(ctx context.Context, ns string) (bool, error) {
+func (h *HelmClient) namespaceGone(ctx context.Context, ns string) (bool, error) {
 	if h.namespaces == nil {
 		return false, nil
 	}
@@ -208,9 +210,9 @@ type latestReader interface {
 	latest(name string) (cur, deployed *release.Release, ok bool)
 }
 
-// lastAndDeployed returns the latest revision and the latest deployed
+// LastAndDeployed returns the latest revision and the latest deployed
 // one (nil when there is none) from one read of the history.
-func lastAndDeployed(cfg *action.Configuration, name string) (cur, deployed *release.Release, err error) {
+func LastAndDeployed(cfg *action.Configuration, name string) (cur, deployed *release.Release, err error) {
 	if d, ok := cfg.Releases.Driver.(latestReader); ok {
 		if cur, deployed, ok := d.latest(name); ok {
 			return cur, deployed, nil
@@ -252,7 +254,7 @@ func markFailed(cfg *action.Configuration, observed *release.Release) error {
 	return cfg.Releases.Update(rel)
 }
 
-func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spec releaseSpec, guard postrender.PostRenderer) (*release.Release, error) {
+func (h *HelmClient) install(ctx context.Context, cfg *action.Configuration, spec Spec, guard postrender.PostRenderer) (*release.Release, error) {
 	in := action.NewInstall(cfg)
 	in.PostRenderer = guard
 	in.ReleaseName, in.Namespace = spec.Name, spec.Namespace
@@ -271,7 +273,7 @@ func (h *helmClient) install(ctx context.Context, cfg *action.Configuration, spe
 	return in.RunWithContext(ctx, spec.Install, spec.Values)
 }
 
-func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spec releaseSpec, guard postrender.PostRenderer) (*release.Release, error) {
+func (h *HelmClient) upgrade(ctx context.Context, cfg *action.Configuration, spec Spec, guard postrender.PostRenderer) (*release.Release, error) {
 	up := action.NewUpgrade(cfg)
 	up.PostRenderer = guard
 	up.Namespace = spec.Namespace
@@ -288,7 +290,7 @@ func (h *helmClient) upgrade(ctx context.Context, cfg *action.Configuration, spe
 	return up.RunWithContext(ctx, spec.Name, spec.Install, spec.Values)
 }
 
-func (h *helmClient) rollback(cfg *action.Configuration, name string, version int) error {
+func (h *HelmClient) rollback(cfg *action.Configuration, name string, version int) error {
 	rb := action.NewRollback(cfg)
 	rb.Version = version
 	rb.DisableHooks = true
@@ -299,7 +301,7 @@ func (h *helmClient) rollback(cfg *action.Configuration, name string, version in
 
 // uninstall removes a release, deleting only the objects it owns
 // (releaseKube.deleteOwned).
-func (h *helmClient) uninstall(cfg *action.Configuration, name string) error {
+func (h *HelmClient) uninstall(cfg *action.Configuration, name string) error {
 	if k, ok := cfg.KubeClient.(*releaseKube); ok {
 		k.release = name
 		defer func() { k.release = "" }()
@@ -316,7 +318,7 @@ func (h *helmClient) uninstall(cfg *action.Configuration, name string) error {
 
 // restGetter hands Helm the shared discovery and mapper, and config.
 type restGetter struct {
-	h         *helmClient
+	h         *HelmClient
 	namespace string
 	config    *rest.Config
 }
@@ -327,7 +329,7 @@ func (g *restGetter) ToRESTConfig() (*rest.Config, error) { return rest.CopyConf
 func (g *restGetter) ToDiscoveryClient() (discovery.CachedDiscoveryInterface, error) {
 	return g.h.discovery, nil
 }
-func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.h.mapper, nil }
+func (g *restGetter) ToRESTMapper() (meta.RESTMapper, error) { return g.h.Mapper, nil }
 func (g *restGetter) ToRawKubeConfigLoader() clientcmd.ClientConfig {
 	cfg := clientcmdapi.NewConfig()
 	cfg.Contexts["tenancy"] = &clientcmdapi.Context{Namespace: g.namespace}

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 // once freeRestores times, then at doubling intervals up to
 // maxRestoreWait; an object left alone for restoreQuiet starts over.
 func TestRestoreBackoff(t *testing.T) {
-	m := &driftMemo{}
+	m := &DriftMemo{}
 	t0 := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
 	at := func(d time.Duration) time.Time { return t0.Add(d) }
 	const key = "ns/Deployment/web"

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"testing"
@@ -54,11 +54,11 @@ func TestReleaseState(t *testing.T) {
 		{"new values", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", map[string]any{"replicas": 2}, &tenancyv1.OperatorStatus{}, "", releaseOutOfSync},
 		{"values equal through JSON", rev(1, release.StatusDeployed, "0.1.0", map[string]any{"replicas": float64(1)}), rev(1, release.StatusDeployed, "0.1.0", map[string]any{"replicas": float64(1)}), "0.1.0", v1, &tenancyv1.OperatorStatus{}, "", releaseInSync},
 		{"in sync, health not seen", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", v1, &tenancyv1.OperatorStatus{}, "", releaseInSync},
-		{"ready", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", v1, started(time.Minute), HealthReady, releaseReady},
-		{"progressing, no start yet", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", v1, &tenancyv1.OperatorStatus{}, HealthProgressing, releaseProgressing},
-		{"progressing within the timeout", rev(2, release.StatusDeployed, "0.2.0", v1), rev(2, release.StatusDeployed, "0.2.0", v1), "0.2.0", v1, started(4 * time.Minute), HealthProgressing, releaseProgressing},
-		{"timed out", rev(2, release.StatusDeployed, "0.2.0", v1), rev(2, release.StatusDeployed, "0.2.0", v1), "0.2.0", v1, started(5 * time.Minute), HealthProgressing, releaseTimedOut},
-		{"held ignores health", rev(3, release.StatusDeployed, "0.1.0", v1), rev(3, release.StatusDeployed, "0.1.0", v1), "0.2.0", v1, &tenancyv1.OperatorStatus{FailedVersion: "0.2.0"}, HealthReady, releaseHeld},
+		{"ready", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", v1, started(time.Minute), tenancyv1.HealthReady, releaseReady},
+		{"progressing, no start yet", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", v1, &tenancyv1.OperatorStatus{}, tenancyv1.HealthProgressing, releaseProgressing},
+		{"progressing within the timeout", rev(2, release.StatusDeployed, "0.2.0", v1), rev(2, release.StatusDeployed, "0.2.0", v1), "0.2.0", v1, started(4 * time.Minute), tenancyv1.HealthProgressing, releaseProgressing},
+		{"timed out", rev(2, release.StatusDeployed, "0.2.0", v1), rev(2, release.StatusDeployed, "0.2.0", v1), "0.2.0", v1, started(5 * time.Minute), tenancyv1.HealthProgressing, releaseTimedOut},
+		{"held ignores health", rev(3, release.StatusDeployed, "0.1.0", v1), rev(3, release.StatusDeployed, "0.1.0", v1), "0.2.0", v1, &tenancyv1.OperatorStatus{FailedVersion: "0.2.0"}, tenancyv1.HealthReady, releaseHeld},
 	}
 	seen := map[releasePhase]bool{}
 	for _, tc := range cases {
@@ -90,8 +90,8 @@ func TestReleaseTransitions(t *testing.T) {
 		want releasePhase
 	}{
 		{"install", decide(nil, nil, "0.1.0", ""), releaseAbsent},
-		{"installed, rolling out", decide(rev(1, release.StatusDeployed, "0.1.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.1.0", HealthProgressing), releaseProgressing},
-		{"rolled out", decide(rev(1, release.StatusDeployed, "0.1.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.1.0", HealthReady), releaseReady},
+		{"installed, rolling out", decide(rev(1, release.StatusDeployed, "0.1.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.1.0", tenancyv1.HealthProgressing), releaseProgressing},
+		{"rolled out", decide(rev(1, release.StatusDeployed, "0.1.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.1.0", tenancyv1.HealthReady), releaseReady},
 		{"spec moves to 0.2.0", decide(rev(1, release.StatusDeployed, "0.1.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.2.0", ""), releaseOutOfSync},
 		{"crash mid-upgrade", decide(rev(2, release.StatusPendingUpgrade, "0.2.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.2.0", ""), releaseStuckPending},
 		{"upgrade failed", decide(rev(2, release.StatusFailed, "0.2.0", v), rev(1, release.StatusDeployed, "0.1.0", v), "0.2.0", ""), releaseFailed},
@@ -144,7 +144,7 @@ func TestLastAndDeployed(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			cur, deployed, err := lastAndDeployed(cfg, "kv")
+			cur, deployed, err := LastAndDeployed(cfg, "kv")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,4 +1,4 @@
-package tenancy
+package helmrelease
 
 import (
 	"helm.sh/helm/v3/pkg/release"
@@ -10,13 +10,13 @@ import (
 
 // upgradeRelease upgrades to the spec's chart and values; a failed
 // upgrade is rolled back at once.
-func (c *Controller) upgradeRelease(r *releaseRun) error {
+func (c *Reconciler) upgradeRelease(r *releaseRun) error {
 	deployed := r.facts.deployed
 	if stop, err := c.refused(r.ctx, r.t, r.st, r.scope, r.facts.current, deployed); stop || err != nil {
 		return err
 	}
 	rel, err := c.timed("upgrade", func() (*release.Release, error) {
-		return c.helm.upgrade(r.ctx, r.cfg, r.spec, guard.RenderGuard{Ctx: r.ctx, Scope: r.scope, Labels: r.p.settings.ownedLabels(r.t.Name)})
+		return c.Helm.upgrade(r.ctx, r.cfg, r.spec, guard.RenderGuard{Ctx: r.ctx, Scope: r.scope, Labels: r.labels})
 	})
 	if c.tampered(r.t, r.st, err) {
 		return nil
@@ -29,6 +29,6 @@ func (c *Controller) upgradeRelease(r *releaseRun) error {
 	c.hooksNotRun(r.t, rel)
 	r.progressing(rel.Version)
 	r.st.FailedVersion = ""
-	r.p.requeueAtMost(c.opts.UpgradeTimeout)
+	r.requeue(c.UpgradeTimeout)
 	return nil
 }

@@ -1,0 +1,321 @@
+package helmrelease
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/release"
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
+	"opctl.dev/opctl/pkg/operatorkit"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// Reconciler is the release engine: it brings a tenant's Helm releases to
+// their spec, corrects their drift and removes them. The chart and bundle
+// backends share it.
+type Reconciler struct {
+	// Client writes, and reads from the cache; Reader reads the API
+	// server; Owned reads the objects the controller labels for a tenant
+	// (live where a shard's cache may not hold them yet).
+	Client client.Client
+	Reader client.Reader
+	Owned  client.Reader
+	// Helm runs the Helm actions against the controller's record storage.
+	Helm *HelmClient
+	// Drift is the memo of each release's objects that drift correction
+	// compares.
+	Drift *DriftMemo
+	// Recorder receives the Events of a Tenant.
+	Recorder events.EventRecorder
+	// Actor is a client acting as a tenant's actor: what drift correction
+	// restores, it restores with the tenant's rights.
+	Actor func(tenant string) (client.Client, error)
+	// ActorName names a tenant's actor, for messages.
+	ActorName func(tenant string) string
+	// FieldManager is the field manager of the objects drift correction
+	// restores.
+	FieldManager string
+	// UpgradeTimeout is how long an install or upgrade may take to be
+	// ready; DriftInterval, how often unwatched objects are read.
+	UpgradeTimeout, DriftInterval time.Duration
+
+	installs failedInstalls
+}
+
+// Request is what one reconcile asks of one release.
+type Request struct {
+	Tenant *tenancyv1.Tenant
+	Spec   Spec
+	// Status is the operator's status, updated in place.
+	Status *tenancyv1.OperatorStatus
+	// Scope is what the release may touch and grant.
+	Scope guard.ReleaseScope
+	// Labels are set on every object of the release.
+	Labels map[string]string
+	// DriftIgnore are the fields drift correction leaves as they are.
+	DriftIgnore []tenancyv1.DriftIgnoreRule
+	// Requeue asks for the next reconcile at most d from now.
+	Requeue func(d time.Duration)
+}
+
+// releaseSpec is one desired release.
+type Spec struct {
+	Name, Namespace string
+	Install         *chart.Chart // what Helm installs: the chart without its CRDs
+	Values          map[string]any
+}
+
+// Reconcile brings one release to its spec: releaseState decides
+// from the records, the spec and the status, and one action acts. Installs
+// and upgrades do not wait inside Helm: readiness comes from the cached
+// workloads, so a reconcile never blocks on polling. An upgrade that fails,
+// or does not become ready within UpgradeTimeout, is rolled back to the
+// last deployed revision and its version is not retried until the spec
+// changes.
+func (c *Reconciler) Reconcile(ctx context.Context, req Request) error {
+	t, spec, st := req.Tenant, req.Spec, req.Status
+	unlock := c.Helm.lock(spec.Namespace, spec.Name)
+	defer unlock()
+	cfg, err := c.Helm.action(t.Name, spec.Namespace)
+	if err != nil {
+		return err
+	}
+	// Records of an older controller can be in the release namespace only
+	// when it installed there (a revision in the status) or the namespace
+	// was adopted; a namespace this controller made needs no look, nor
+	// does a release this process installed (helmClient.noLegacy). They
+	// are deleted unread (legacy.go).
+	if st.Revision > 0 || t.Spec.AdoptNamespaces {
+		if err := c.dropLegacy(ctx, t, spec.Namespace, spec.Name); err != nil {
+			return err
+		}
+	}
+	r := &releaseRun{ctx: ctx, t: t, cfg: cfg, spec: spec, st: st, labels: req.Labels, requeue: req.Requeue, scope: req.Scope}
+	for recovered := false; ; recovered = true {
+		if err := r.observe(c.UpgradeTimeout); err != nil {
+			return err
+		}
+		phase := releaseState(r.facts)
+		if phase == releaseInSync {
+			st.Revision, st.Chart = r.facts.deployed.Version, r.facts.deployed.Chart.Metadata.Name
+			if err := c.correctDrift(r, r.facts.deployed, spec.Namespace, req.DriftIgnore); err != nil {
+				return err
+			}
+			r.facts.health = c.health(ctx, spec)
+			phase = releaseState(r.facts)
+		}
+		log.FromContext(ctx).V(1).Info("release", "name", spec.Namespace+"/"+spec.Name, "phase", phase.String())
+		if phase == releaseStuckPending {
+			if recovered {
+				return fmt.Errorf("revision %d of %s is still pending after recovery", r.facts.current.Version, spec.Name)
+			}
+			if err := c.recoverRelease(r); err != nil {
+				return err
+			}
+			continue
+		}
+		if act, ok := releaseActions[phase]; ok {
+			return act(c, r)
+		}
+		return fmt.Errorf("release %s: no action for phase %s", spec.Name, phase)
+	}
+}
+
+// releaseActions is the action for each phase that ends a reconcile.
+var releaseActions = map[releasePhase]func(*Reconciler, *releaseRun) error{
+	releaseAbsent:      (*Reconciler).installRelease,
+	releaseFailed:      (*Reconciler).rollbackFailed,
+	releaseHeld:        (*Reconciler).holdRelease,
+	releaseOutOfSync:   (*Reconciler).upgradeRelease,
+	releaseProgressing: (*Reconciler).awaitRelease,
+	releaseTimedOut:    (*Reconciler).timedOutRelease,
+	releaseReady:       (*Reconciler).readyRelease,
+}
+
+// dropLegacy deletes, unread, the Helm records of a release in its
+// namespace, and says so in an Event.
+func (c *Reconciler) dropLegacy(ctx context.Context, t *tenancyv1.Tenant, ns, name string) error {
+	dropped, err := c.Helm.dropLegacy(ctx, t.Name, ns, name)
+	if len(dropped) > 0 {
+		c.event(t, "Normal", "ReleaseRecordsDropped", "deleted, unread, the Helm records %s of release %s in namespace %s: the controller keeps its own and installs over the release's objects", strings.Join(dropped, ", "), name, ns)
+	}
+	return err
+}
+
+// refused runs the tamper check on revisions before Helm acts on them:
+// stop when they name objects outside the tenant or grant what the
+// platform does not allow (reported on st), an error when the cluster
+// could not be read (retried).
+func (c *Reconciler) refused(ctx context.Context, t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, scope guard.ReleaseScope, revisions ...*release.Release) (stop bool, err error) {
+	return c.refusal(t, st, scope.Verify(ctx, revisions...))
+}
+
+// refusedApply is refused of a revision Helm applies again.
+func (c *Reconciler) refusedApply(ctx context.Context, t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, scope guard.ReleaseScope, rel *release.Release) (stop bool, err error) {
+	return c.refusal(t, st, scope.VerifyApply(ctx, rel))
+}
+
+func (c *Reconciler) refusal(t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, err error) (stop bool, _ error) {
+	if c.tampered(t, st, err) {
+		return true, nil
+	}
+	return false, err
+}
+
+// tampered reports a TamperError or a GrantError on st and in an Event,
+// and whether err was one. The release is left as it is until its record
+// or chart, or the platform's allow-list, changes.
+func (c *Reconciler) tampered(t *tenancyv1.Tenant, st *tenancyv1.OperatorStatus, err error) bool {
+	var te *guard.TamperError
+	var ge *guard.GrantError
+	reason := tenancyv1.ReasonReleaseTampered
+	switch {
+	case errors.As(err, &te):
+	case errors.As(err, &ge):
+		reason = tenancyv1.ReasonClusterRightsRefused
+	default:
+		return false
+	}
+	st.Health, st.Reason, st.LastError = tenancyv1.HealthFailed, reason, err.Error()
+	releaseOps.WithLabelValues("verify", "refused").Inc()
+	c.event(t, "Warning", reason, "%s", err.Error())
+	return true
+}
+
+// interrupted reports whether rel is a revision markFailed recovered.
+func interrupted(rel *release.Release) bool {
+	return strings.HasPrefix(rel.Info.Description, interruptedPrefix)
+}
+
+// health is Ready when every Deployment and StatefulSet of the release
+// runs its current revision with all replicas ready.
+func (c *Reconciler) health(ctx context.Context, spec Spec) string {
+	sel := client.MatchingLabels{guard.HelmInstance: spec.Name}
+	var deps appsv1.DeploymentList
+	if err := c.Owned.List(ctx, &deps, client.InNamespace(spec.Namespace), sel); err != nil {
+		return tenancyv1.HealthProgressing
+	}
+	if len(deps.Items) == 0 {
+		return tenancyv1.HealthProgressing
+	}
+	for i := range deps.Items {
+		if !RolledOut(&deps.Items[i]) {
+			return tenancyv1.HealthProgressing
+		}
+	}
+	return tenancyv1.HealthReady
+}
+
+// RolledOut is `kubectl rollout status`: every replica updated and
+// available, and no old replica left.
+func RolledOut(d *appsv1.Deployment) bool {
+	want := int32(1)
+	if d.Spec.Replicas != nil {
+		want = *d.Spec.Replicas
+	}
+	st := d.Status
+	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas >= want && st.Replicas <= st.UpdatedReplicas && st.AvailableReplicas >= st.UpdatedReplicas
+}
+
+// sameValues compares release values through JSON, as Helm stores them.
+func sameValues(a, b map[string]any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	var u, v any
+	_ = json.Unmarshal(x, &u)
+	_ = json.Unmarshal(y, &v)
+	return reflect.DeepEqual(u, v)
+}
+
+// timed runs a Helm action and records its count and duration.
+func (c *Reconciler) timed(op string, f func() (*release.Release, error)) (*release.Release, error) {
+	start := time.Now()
+	rel, err := f()
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	releaseOps.WithLabelValues(op, result).Inc()
+	releaseDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	return rel, err
+}
+
+func (c *Reconciler) event(t *tenancyv1.Tenant, typ, reason, format string, args ...any) {
+	if c.Recorder != nil {
+		c.Recorder.Eventf(t, nil, typ, reason, reason, "%s", operatorkit.BoundText(fmt.Sprintf(format, args...)))
+	}
+}
+
+// HandBack moves the records of the named releases back to the
+// release namespace: the owners take the releases over.
+func (c *Reconciler) HandBack(t *tenancyv1.Tenant, names []string) error {
+	ns := t.Spec.Namespaces[0]
+	for _, name := range names {
+		moved, err := c.Helm.handBack(t.Name, ns, name)
+		if err != nil {
+			return err
+		}
+		if len(moved) > 0 {
+			c.event(t, "Normal", "ReleaseRecordsHandedBack", "moved the records of release %s (revisions %v) back to namespace %s", name, moved, ns)
+		}
+	}
+	return nil
+}
+
+// Uninstall removes a release whose last revision, in the controller's
+// storage, names only the tenant's objects; its legacy records in the
+// namespace are deleted unread.
+func (c *Reconciler) Uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, name string, scope guard.ReleaseScope) error {
+	unlock := c.Helm.lock(ns, name)
+	defer unlock()
+	cfg, err := c.Helm.action(t.Name, ns)
+	if err != nil {
+		return err
+	}
+	if err := c.dropLegacy(ctx, t, ns, name); err != nil {
+		return err
+	}
+	rel, err := last(cfg, name)
+	if err != nil || rel == nil {
+		return err
+	}
+	if err := scope.Verify(ctx, rel); err != nil {
+		reason := tenancyv1.ReasonReleaseTampered
+		if ge := (*guard.GrantError)(nil); errors.As(err, &ge) {
+			reason = tenancyv1.ReasonClusterRightsRefused
+		}
+		c.event(t, "Warning", reason, "%v", err)
+		return operatorkit.WithReason(reason, err)
+	}
+	if _, err := c.timed("uninstall", func() (*release.Release, error) { return nil, c.Helm.uninstall(cfg, name) }); err != nil {
+		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)
+	}
+	c.event(t, "Normal", "Uninstalled", "uninstalled %s from %s", name, ns)
+	return nil
+}
+
+// actorForbidden adds to an error of a Helm action what the actor holds
+// when the API server refused it something: the release needs more than
+// the tenant holds in its namespaces.
+func (c *Reconciler) actorForbidden(tenant string, err error) error {
+	if err == nil || !apierrors.IsForbidden(err) {
+		return err
+	}
+	return fmt.Errorf("%w (the release acts as tenant %s's actor, %s, which holds in the tenant's namespaces what the owners hold (admin), "+
+		"the operator's own kinds and the ClusterRoles the platform names; for more, the platform team names a ClusterRole in the TenantProfile's spec.clusterRoles)",
+		err, tenant, c.ActorName(tenant))
+}
