@@ -24,7 +24,7 @@ func certsSecretName(tenant, release string) string {
 // they are missing, for other Deployments, or due for renewal.
 func (b *bundleBackend) webhookCertsFor(ctx context.Context, t *tenancyv1.Tenant, release string, deployments []string) (*registryv1.WebhookCerts, error) {
 	ns, now := t.Spec.Namespaces[0], time.Now()
-	key := client.ObjectKey{Namespace: b.opts.StorageNamespace, Name: certsSecretName(t.Name, release)}
+	key := client.ObjectKey{Namespace: b.storageNamespace, Name: certsSecretName(t.Name, release)}
 	s := &corev1.Secret{}
 	err := b.reader.Get(ctx, key, s)
 	if err != nil && !apierrors.IsNotFound(err) {
@@ -69,7 +69,7 @@ const labelCertsOf = "tenancy.opctl.dev/webhook-certs-of"
 
 // deleteWebhookCerts removes a release's certificates.
 func (b *bundleBackend) deleteWebhookCerts(ctx context.Context, t *tenancyv1.Tenant, release string) error {
-	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: b.opts.StorageNamespace, Name: certsSecretName(t.Name, release)}}
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: b.storageNamespace, Name: certsSecretName(t.Name, release)}}
 	if err := b.client.Delete(ctx, s); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("deleting Secret %s/%s: %w", s.Namespace, s.Name, err)
 	}

@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"helm.sh/helm/v3/pkg/chart"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -23,8 +26,16 @@ import (
 // path, so history, rollback, recovery, tamper checks and drift
 // correction are the chart source's.
 type bundleBackend struct {
-	*Controller
-	fbc *registryv1.FBCCatalogs
+	tenantEvents
+	releases releaser
+	client   client.Client // writes the webhook certificates' Secrets
+	reader   client.Reader
+	mapper   meta.RESTMapper
+	fbc      *registryv1.FBCCatalogs
+	// storageNamespace keeps the webhook certificates; catalogPoll is how
+	// often a catalog is read again.
+	storageNamespace string
+	catalogPoll      time.Duration
 }
 
 // bundlePlan is what the check step worked out for a bundle operator.
@@ -90,18 +101,18 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 // clusterScoped asks the API server's discovery; an unknown kind is
 // namespaced, and the tamper check refuses it if it is not.
 func (b *bundleBackend) clusterScoped(gvk schema.GroupVersionKind) bool {
-	scoped, _ := guard.ScopeOf(b.helm.Mapper, gvk)
+	scoped, _ := guard.ScopeOf(b.mapper, gvk)
 	return scoped
 }
 
 // clusterResource reports whether the cluster serves group/resource
 // cluster-scoped, or not at all.
 func (b *bundleBackend) clusterResource(group, resource string) bool {
-	gvk, err := b.helm.Mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
+	gvk, err := b.mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
 	if err != nil {
 		return true
 	}
-	scoped, known := guard.ScopeOf(b.helm.Mapper, gvk)
+	scoped, known := guard.ScopeOf(b.mapper, gvk)
 	return scoped || !known
 }
 

@@ -11,7 +11,7 @@ import (
 // remove uninstalls each bundle's release, then deletes its webhook
 // certificates.
 func (b *bundleBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
-	if err := b.uninstallAll(ctx, t, names); err != nil {
+	if err := b.releases.uninstallAll(ctx, t, names); err != nil {
 		return err
 	}
 	for _, name := range names {
@@ -24,5 +24,5 @@ func (b *bundleBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names [
 
 // disconnect hands each release's records back to its namespace.
 func (b *bundleBackend) disconnect(_ context.Context, t *tenancyv1.Tenant, names []string) ([]client.Object, error) {
-	return nil, b.releases.HandBack(t, names)
+	return nil, b.releases.handBackAll(t, names)
 }

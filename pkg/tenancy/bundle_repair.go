@@ -17,13 +17,13 @@ func (b *bundleBackend) reconcile(ctx context.Context, s *plan, op operatorPlan,
 	st.Chart, st.Bundle.Package, st.Bundle.Channel = src.Package, src.Package, src.Channel
 	// Read the catalog again once it may have changed: to follow the
 	// channel, or to list what is pending.
-	s.requeueAtMost(b.opts.CatalogPollInterval)
+	s.requeueAtMost(b.catalogPoll)
 	if bp.err != nil {
 		st.Health, st.Reason, st.LastError = tenancyv1.HealthProgressing, "", fmt.Sprintf("waiting for the catalog: %v", bp.err)
 		return fmt.Errorf("operator %s: %w", op.spec.Name, bp.err)
 	}
 	st.Bundle.Pending = bp.res.Pending
-	if err := b.reconcileRelease(ctx, s.tenant, *op.release, st, s); err != nil {
+	if err := b.releases.reconcileRelease(ctx, s.tenant, *op.release, st, s); err != nil {
 		return fmt.Errorf("operator %s: %w", op.spec.Name, err)
 	}
 	if st.ChartVersion == bp.res.Version.String() {

@@ -91,16 +91,6 @@ func (c *Controller) operatorsByBackend(t *tenancyv1.Tenant) [][]string {
 	return out
 }
 
-// uninstallAll uninstalls the named releases of t.
-func (c *Controller) uninstallAll(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
-	for _, name := range names {
-		if err := c.releases.Uninstall(ctx, t, t.Spec.Namespaces[0], name, c.scope(t, t.Spec.Namespaces[0], name, nil)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // deleteUnusedCRDs deletes the shared CRDs t used that no other Tenant
 // uses.
 func (c *Controller) deleteUnusedCRDs(ctx context.Context, t *tenancyv1.Tenant) error {

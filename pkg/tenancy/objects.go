@@ -1,9 +1,13 @@
 package tenancy
 
 import (
+	"context"
+
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -175,4 +179,43 @@ func networkPolicies(t *tenancyv1.Tenant, s settings, meta func(string) metav1.O
 		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyDenyAll), Spec: networkingv1.NetworkPolicySpec{PodSelector: all, PolicyTypes: both}},
 		&networkingv1.NetworkPolicy{ObjectMeta: meta(PolicyAllow), Spec: allow},
 	}
+}
+
+// ownedReader reads the objects the controller labels for a tenant
+// (settings.ownedLabels). A shard caches only the objects labelled with
+// its own shard: a tenant that has just moved here keeps the label of the
+// shard it left until this reconcile relabels its objects, so a shard
+// reads a cache miss live. Unsharded, the cache is the answer.
+type ownedReader struct {
+	cache, live client.Reader
+	sharded     bool
+}
+
+// Get reads one object, live on a shard's cache miss.
+func (r ownedReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
+	err := r.cache.Get(ctx, key, obj)
+	if apierrors.IsNotFound(err) && r.sharded {
+		return r.live.Get(ctx, key, obj)
+	}
+	return err
+}
+
+// List lists objects, live when a shard's cache has none.
+func (r ownedReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := r.cache.List(ctx, list, opts...); err != nil || !r.sharded || meta.LenList(list) > 0 {
+		return err
+	}
+	return r.live.List(ctx, list, opts...)
+}
+
+func (c *Controller) owned() ownedReader {
+	return ownedReader{cache: c.client, live: c.reader, sharded: c.opts.Shard != nil}
+}
+
+func (c *Controller) getOwned(ctx context.Context, key client.ObjectKey, obj client.Object) error {
+	return c.owned().Get(ctx, key, obj)
+}
+
+func (c *Controller) listOwned(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.owned().List(ctx, list, opts...)
 }

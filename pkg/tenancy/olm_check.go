@@ -6,6 +6,7 @@ import (
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/discovery"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 
@@ -26,8 +27,15 @@ const (
 // an OperatorGroup and a CatalogSource in the tenant's first namespace, a
 // Subscription, and the InstallPlans the controller approves.
 type olmBackend struct {
-	*Controller
-	served bool // the cluster serves OLM's operators.coreos.com APIs
+	tenantEvents
+	client   client.Client
+	reader   client.Reader
+	owned    ownedReader
+	catalogs *registryv1.CatalogClient
+	// discovery tells which APIs the API server serves, for the CRDs the
+	// backend applies before approving a plan.
+	discovery discovery.DiscoveryInterface
+	served    bool // the cluster serves OLM's operators.coreos.com APIs
 }
 
 func (*olmBackend) source(op tenancyv1.OperatorSpec) (string, bool) {

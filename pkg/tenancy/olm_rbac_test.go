@@ -97,7 +97,7 @@ func TestGrantPlan(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			cl := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "storage-reader"}, Rules: []rbacv1.PolicyRule{storage}}).
 				WithObjects(tt.exists...).Build()
-			c := &olmBackend{Controller: &Controller{client: cl, reader: cl}}
+			c := &olmBackend{client: cl, reader: cl, owned: ownedReader{cache: cl, live: cl}}
 			s := &plan{tenant: &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{ns}}}, settings: settings{ClusterRoles: []string{"storage-reader"}}}
 			ip := &operatorsv1alpha1.InstallPlan{ObjectMeta: metav1.ObjectMeta{Name: "install-1", Namespace: ns},
 				Spec: operatorsv1alpha1.InstallPlanSpec{ClusterServiceVersionNames: []string{csvName}}, Status: operatorsv1alpha1.InstallPlanStatus{Plan: tt.steps}}

@@ -26,7 +26,7 @@ import (
 // subscription is the operator's Subscription, or nil.
 func (c *olmBackend) subscription(ctx context.Context, ns, name string) *operatorsv1alpha1.Subscription {
 	sub := &operatorsv1alpha1.Subscription{}
-	if err := c.getOwned(ctx, client.ObjectKey{Namespace: ns, Name: name}, sub); err != nil {
+	if err := c.owned.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, sub); err != nil {
 		return nil
 	}
 	return sub
@@ -246,7 +246,7 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 		// them before: the controller applies them first, as it does a
 		// chart's (labelled shared, skew-guarded), and refuses a bundle
 		// whose CRDs are another installer's (CRDNotShared).
-		if _, err := guard.EnsureCRDs(ctx, c.client, c.Controller.served, FieldManager, b.Analysis.CRDs); err != nil {
+		if _, err := guard.EnsureCRDs(ctx, c.client, c.apiServed, FieldManager, b.Analysis.CRDs); err != nil {
 			return nil, err
 		}
 	}

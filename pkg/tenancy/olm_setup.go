@@ -15,12 +15,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 )
 
 func init() {
 	registerBackend(backendType{name: "olm", cache: olmCache, new: func(c *Controller) (backend, error) {
 		served, err := servesOLM(c.config)
-		return &olmBackend{Controller: c, served: served}, err
+		return newOLMBackend(tenantEvents{c.recorder}, c.client, c.reader, c.owned(), c.catalogs, c.discovery, served), err
 	}})
 }
 
@@ -50,7 +52,7 @@ func (c *olmBackend) watch(b *builder.Builder) *builder.Builder {
 	}
 	b = b.Owns(&operatorsv1.OperatorGroup{}).Owns(&operatorsv1alpha1.CatalogSource{})
 	for _, o := range []client.Object{&operatorsv1alpha1.Subscription{}, &operatorsv1alpha1.InstallPlan{}, &operatorsv1alpha1.ClusterServiceVersion{}} {
-		b = b.Watches(o, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace))
+		b = b.Watches(o, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)))
 	}
 	return b
 }
@@ -95,4 +97,17 @@ func slimInstallPlan(o any) (any, error) {
 	plan.ManagedFields = nil
 	plan.Status = operatorsv1alpha1.InstallPlanStatus{Phase: plan.Status.Phase, Message: operatorkit.BoundText(plan.Status.Message)}
 	return plan, nil
+}
+
+// newOLMBackend is the OLM v0 backend: it subscribes through client and
+// reader (owned for the objects labelled for a tenant), reads bundles
+// from catalogs, and acts only when served, the cluster serving OLM's
+// APIs.
+func newOLMBackend(events tenantEvents, cl client.Client, reader client.Reader, owned ownedReader, catalogs *registryv1.CatalogClient, dc discovery.DiscoveryInterface, served bool) *olmBackend {
+	return &olmBackend{tenantEvents: events, client: cl, reader: reader, owned: owned, catalogs: catalogs, discovery: dc, served: served}
+}
+
+// apiServed reads the API server's discovery for group/version, uncached.
+func (c *olmBackend) apiServed(group, version, resource string) (bool, error) {
+	return guard.ServedBy(c.discovery, group, version, resource)
 }

@@ -78,7 +78,7 @@ func TestOLMConflicts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cl := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(tt.groups...).Build()
-			c := &olmBackend{Controller: &Controller{client: cl, reader: cl}, served: true}
+			c := &olmBackend{client: cl, reader: cl, owned: ownedReader{cache: cl, live: cl}, served: true}
 			tn := &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}
 			err := c.olmConflicts(context.Background(), tn, b)
 			switch {
@@ -126,7 +126,7 @@ func TestPlanOf(t *testing.T) {
 func TestOLMGrants(t *testing.T) {
 	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "storage-reader"},
 		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}}}}).Build()
-	c := &olmBackend{Controller: &Controller{reader: reader}}
+	c := &olmBackend{reader: reader}
 	s := &plan{tenant: &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}, settings: settings{ClusterRoles: []string{"storage-reader"}}}
 	storage := rbacv1.PolicyRule{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get"}}
 	secrets := rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"list"}}
@@ -147,7 +147,7 @@ func TestOLMCatalogOutsideTenants(t *testing.T) {
 	tenantNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Labels: map[string]string{tenancyv1.LabelTenant: "team-a"}}}
 	inTenant := &operatorsv1alpha1.CatalogSource{ObjectMeta: metav1.ObjectMeta{Name: "mine", Namespace: "team-a"}, Spec: operatorsv1alpha1.CatalogSourceSpec{Image: "example.com/catalog:1"}}
 	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(tenantNS, inTenant).Build()
-	c := &olmBackend{Controller: &Controller{reader: reader}, served: true}
+	c := &olmBackend{reader: reader, served: true}
 	tn := &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "team-a"}, Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}
 	for name, cat := range map[string]tenancyv1.OLMCatalog{
 		"image":                          {Image: "example.com/catalog:1"},

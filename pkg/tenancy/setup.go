@@ -7,19 +7,23 @@ import (
 	"strings"
 	"time"
 
-	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
-
+	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"helm.sh/helm/v3/pkg/chartutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -32,6 +36,7 @@ import (
 	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
 	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
@@ -118,7 +123,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		client: mgr.GetClient(), reader: mgr.GetAPIReader(), config: mgr.GetConfig(), helm: hc,
 		charts: newChartCache(opts.PlainHTTPRegistries), opts: opts,
 		kube:     chartutil.KubeVersion{Version: info.GitVersion, Major: info.Major, Minor: info.Minor},
-		recorder: mgr.GetEventRecorder("tenancy"), analyses: map[string]*quota.Analysis{},
+		recorder: mgr.GetEventRecorder("tenancy"),
 		catalogs: registryv1.NewCatalogClient(), drift: &helmrelease.DriftMemo{Rv: map[string]string{}, Parsed: map[string]helmrelease.ParsedRelease{}, Swept: map[string]time.Time{}},
 		discovery: dc,
 	}
@@ -126,11 +131,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	hc.Impersonate = func(cfg *rest.Config, tenant string) *rest.Config {
 		return actorConfig(cfg, opts.StorageNamespace, tenant)
 	}
-	c.releases = &helmrelease.Reconciler{
-		Client: c.client, Reader: c.reader, Owned: ownedReader{c}, Helm: hc, Drift: c.drift,
+	c.releases = releaser{reader: c.reader, clusterRoles: opts.ClusterRoles, engine: &helmrelease.Reconciler{
+		Client: c.client, Reader: c.reader, Owned: c.owned(), Helm: hc, Drift: c.drift,
 		Recorder: c.recorder, Actor: c.actorClient, ActorName: ActorName, FieldManager: FieldManager,
 		UpgradeTimeout: opts.UpgradeTimeout, DriftInterval: opts.DriftInterval,
-	}
+	}}
 	if c.servedCounts, err = quota.ServedCounts(dc); err != nil {
 		return err
 	}
@@ -154,11 +159,11 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 	tenants.use(mgr.GetClient())
 	owns := []client.Object{&corev1.Namespace{}, &corev1.ResourceQuota{}, &corev1.LimitRange{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{}}
 	b := r.Builder(mgr, owns...).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client))).
 		// The release objects drift correction keeps (drift.go).
-		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
-		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
-		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(c.tenantOfNamespace)).
+		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client))).
+		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client))).
+		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client))).
 		Watches(&tenancyv1.TenantProfile{}, handler.EnqueueRequestsFromMapFunc(c.tenantsOfProfile)).
 		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(c.allTenants))
 	for _, be := range c.backends {
@@ -224,15 +229,17 @@ func slimRelease(o any) (any, error) {
 }
 
 // tenantOfNamespace maps an object to the Tenant its namespace belongs to.
-func (c *Controller) tenantOfNamespace(ctx context.Context, o client.Object) []reconcile.Request {
-	ns := &corev1.Namespace{}
-	if err := c.client.Get(ctx, client.ObjectKey{Name: o.GetNamespace()}, ns); err != nil {
+func tenantOfNamespace(cl client.Reader) handler.MapFunc {
+	return func(ctx context.Context, o client.Object) []reconcile.Request {
+		ns := &corev1.Namespace{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: o.GetNamespace()}, ns); err != nil {
+			return nil
+		}
+		if t := ns.Labels[tenancyv1.LabelTenant]; t != "" {
+			return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: t}}}
+		}
 		return nil
 	}
-	if t := ns.Labels[tenancyv1.LabelTenant]; t != "" {
-		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: t}}}
-	}
-	return nil
 }
 
 // tenantsOfProfile maps a TenantProfile to the Tenants that use it.
@@ -248,4 +255,15 @@ func (c *Controller) tenantsOfProfile(ctx context.Context, o client.Object) []re
 		}
 	}
 	return reqs
+}
+
+// Scheme returns the types the controller reads and writes.
+func Scheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(tenancyv1.AddToScheme(s))
+	utilruntime.Must(operatorsv1alpha1.AddToScheme(s))
+	utilruntime.Must(operatorsv1.AddToScheme(s))
+	return s
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"k8s.io/client-go/tools/events"
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
@@ -69,4 +70,13 @@ func failure(st tenancyv1.OperatorStatus) *operatorkit.Problem {
 		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError), Stalled: true}
 	}
 	return &operatorkit.Problem{Reason: tenancyv1.ReasonInstallFailed, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError)}
+}
+
+// tenantEvents records the Events of Tenants, their messages bounded.
+type tenantEvents struct{ recorder events.EventRecorder }
+
+func (e tenantEvents) event(t *tenancyv1.Tenant, typ, reason, format string, args ...any) {
+	if e.recorder != nil {
+		e.recorder.Eventf(t, nil, typ, reason, reason, "%s", operatorkit.BoundText(fmt.Sprintf(format, args...)))
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync"
 
 	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
 
@@ -17,11 +18,24 @@ import (
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
-// helmBackend installs operators from charts (spec.operators[].chart) as
+// chartBackend installs operators from charts (spec.operators[].chart) as
 // Helm releases of the tenant.
-type helmBackend struct{ *Controller }
+type chartBackend struct {
+	releases releaser
+	charts   *chartCache
+	kube     chartutil.KubeVersion // what charts render for
 
-func (helmBackend) source(op tenancyv1.OperatorSpec) (string, bool) {
+	mu       sync.Mutex
+	analyses map[string]*quota.Analysis // by chart and user values
+}
+
+// newChartBackend is the chart backend of releases, loading charts
+// through charts and rendering them for kube.
+func newChartBackend(releases releaser, charts *chartCache, kube chartutil.KubeVersion) *chartBackend {
+	return &chartBackend{releases: releases, charts: charts, kube: kube, analyses: map[string]*quota.Analysis{}}
+}
+
+func (*chartBackend) source(op tenancyv1.OperatorSpec) (string, bool) {
 	if op.Chart == nil {
 		return "", false
 	}
@@ -32,13 +46,13 @@ func (helmBackend) source(op tenancyv1.OperatorSpec) (string, bool) {
 }
 
 // installed: an operator that no other backend claims is a release.
-func (helmBackend) installed(st tenancyv1.OperatorStatus) bool {
+func (*chartBackend) installed(st tenancyv1.OperatorStatus) bool {
 	return st.OLM == nil && st.Bundle == nil
 }
 
 // plan loads the chart, renders it for the analysis and sets the release
 // values.
-func (h helmBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1.OperatorSpec) (operatorPlan, error) {
+func (h *chartBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1.OperatorSpec) (operatorPlan, error) {
 	lc, err := h.charts.Load(ctx, op.Chart)
 	if err != nil {
 		return operatorPlan{}, fmt.Errorf("operator %s: %w", op.Name, err)
@@ -57,7 +71,7 @@ func (h helmBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenancyv1
 // analysis renders the chart with CRDs and reads it. The result does not
 // depend on the tenant's namespaces, so it is computed once per chart and
 // user values, not once per tenant.
-func (c *Controller) analysis(lc *loadedChart, op tenancyv1.OperatorSpec) (*quota.Analysis, error) {
+func (c *chartBackend) analysis(lc *loadedChart, op tenancyv1.OperatorSpec) (*quota.Analysis, error) {
 	key := lc.key
 	if op.Values != nil {
 		key += "|" + string(op.Values.Raw)

@@ -8,12 +8,14 @@ import (
 )
 
 func init() {
-	registerBackend(backendType{name: "chart", new: func(c *Controller) (backend, error) { return helmBackend{c}, nil }})
+	registerBackend(backendType{name: "chart", new: func(c *Controller) (backend, error) {
+		return newChartBackend(c.releases, c.charts, c.kube), nil
+	}})
 }
 
 // objects: a release's objects are Helm's, not the Tenant's.
-func (helmBackend) objects(*tenancyv1.Tenant, settings) []client.Object { return nil }
+func (*chartBackend) objects(*tenancyv1.Tenant, settings) []client.Object { return nil }
 
 // watch: the release path's watches (Deployments, and the RBAC drift
 // correction keeps) are the Controller's, shared with the bundle backend.
-func (helmBackend) watch(b *builder.Builder) *builder.Builder { return b }
+func (*chartBackend) watch(b *builder.Builder) *builder.Builder { return b }

@@ -3,11 +3,8 @@ package tenancy
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"time"
-
-	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -129,37 +126,6 @@ func crdNames(a *quota.Analysis) []string {
 	return names
 }
 
-// reconcileRelease has the release engine bring one release of t to its
-// spec, within the tenant's scope.
-func (c *Controller) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, spec helmrelease.Spec, st *tenancyv1.OperatorStatus, p *plan) error {
-	return c.releases.Reconcile(ctx, helmrelease.Request{
-		Tenant: t, Spec: spec, Status: st,
-		Scope:       c.scope(t, spec.Namespace, spec.Name, p),
-		Labels:      p.settings.ownedLabels(t.Name),
-		DriftIgnore: driftIgnore(t, spec.Name),
-		Requeue:     p.requeueAtMost,
-	})
-}
-
-// scope is what the release name of t in ns may touch, and grant outside
-// its namespaces: the ClusterRoles p allows (nil: the controller's only)
-// and get on the operator's own CRDs.
-func (c *Controller) scope(t *tenancyv1.Tenant, ns, name string, p *plan) guard.ReleaseScope {
-	g := guard.GrantPolicy{Roles: c.opts.ClusterRoles, Namespaces: t.Spec.Namespaces, Reader: c.reader, Mapper: c.helm.Mapper}
-	if p != nil {
-		g.Roles, g.Exposure = p.settings.ClusterRoles, p.settings.Services
-		g.Tenant, g.LockNetworkPolicies = t.Name, p.settings.LockNetworkPolicies
-		for _, op := range p.operators {
-			if op.spec.Name == name && op.analysis != nil {
-				g.Crds = crdNames(op.analysis)
-				crds := op.analysis.CRDs
-				g.Kinds = func(ctx context.Context) ([]string, error) { return guard.OwnKinds(ctx, c.reader, crds) }
-			}
-		}
-	}
-	return guard.ReleaseScope{Tenant: t.Name, Release: name, Namespace: ns, Namespaces: t.Spec.Namespaces, Mapper: c.helm.Mapper, Reader: c.reader, Grants: g}
-}
-
 // driftIgnore is the ignore rules of t's operator whose release is name.
 func driftIgnore(t *tenancyv1.Tenant, name string) []tenancyv1.DriftIgnoreRule {
 	for _, op := range t.Spec.Operators {
@@ -180,7 +146,5 @@ func (p *plan) requeueAtMost(d time.Duration) {
 }
 
 func (c *Controller) event(t *tenancyv1.Tenant, typ, reason, format string, args ...any) {
-	if c.recorder != nil {
-		c.recorder.Eventf(t, nil, typ, reason, reason, "%s", operatorkit.BoundText(fmt.Sprintf(format, args...)))
-	}
+	tenantEvents{c.recorder}.event(t, typ, reason, format, args...)
 }

@@ -1,0 +1,65 @@
+package tenancy
+
+import (
+	"context"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// releaser runs the releases of the chart and bundle backends through the
+// release engine, each within its tenant's scope.
+type releaser struct {
+	engine       *helmrelease.Reconciler
+	reader       client.Reader
+	clusterRoles []string // Options.ClusterRoles: a release's allow-list without a profile
+}
+
+// reconcileRelease has the release engine bring one release of t to its
+// spec, within the tenant's scope.
+func (r releaser) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, spec helmrelease.Spec, st *tenancyv1.OperatorStatus, p *plan) error {
+	return r.engine.Reconcile(ctx, helmrelease.Request{
+		Tenant: t, Spec: spec, Status: st,
+		Scope:       r.scope(t, spec.Namespace, spec.Name, p),
+		Labels:      p.settings.ownedLabels(t.Name),
+		DriftIgnore: driftIgnore(t, spec.Name),
+		Requeue:     p.requeueAtMost,
+	})
+}
+
+// scope is what the release name of t in ns may touch, and grant outside
+// its namespaces: the ClusterRoles p allows (nil: the controller's only)
+// and get on the operator's own CRDs.
+func (r releaser) scope(t *tenancyv1.Tenant, ns, name string, p *plan) guard.ReleaseScope {
+	g := guard.GrantPolicy{Roles: r.clusterRoles, Namespaces: t.Spec.Namespaces, Reader: r.reader, Mapper: r.engine.Helm.Mapper}
+	if p != nil {
+		g.Roles, g.Exposure = p.settings.ClusterRoles, p.settings.Services
+		g.Tenant, g.LockNetworkPolicies = t.Name, p.settings.LockNetworkPolicies
+		for _, op := range p.operators {
+			if op.spec.Name == name && op.analysis != nil {
+				g.Crds = crdNames(op.analysis)
+				crds := op.analysis.CRDs
+				g.Kinds = func(ctx context.Context) ([]string, error) { return guard.OwnKinds(ctx, r.reader, crds) }
+			}
+		}
+	}
+	return guard.ReleaseScope{Tenant: t.Name, Release: name, Namespace: ns, Namespaces: t.Spec.Namespaces, Mapper: r.engine.Helm.Mapper, Reader: r.reader, Grants: g}
+}
+
+// uninstallAll uninstalls the named releases of t.
+func (r releaser) uninstallAll(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
+	for _, name := range names {
+		if err := r.engine.Uninstall(ctx, t, t.Spec.Namespaces[0], name, r.scope(t, t.Spec.Namespaces[0], name, nil)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// handBackAll moves the records of the named releases back to the release
+// namespace: the owners take the releases over.
+func (r releaser) handBackAll(t *tenancyv1.Tenant, names []string) error {
+	return r.engine.HandBack(t, names)
+}
