@@ -216,6 +216,3 @@ func (c *Controller) getOwned(ctx context.Context, key client.ObjectKey, obj cli
 	return c.owned().Get(ctx, key, obj)
 }
 
-func (c *Controller) listOwned(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return c.owned().List(ctx, list, opts...)
-}
