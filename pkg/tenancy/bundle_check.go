@@ -21,7 +21,7 @@ import (
 
 // bundleBackend installs registry+v1 bundles from file-based catalogs
 // (spec.operators[].bundle) with no OLM: it resolves the bundle in the
-// catalog's upgrade graph, renders it for the tenant (bundle_render.go)
+// catalog's upgrade graph, renders it for the tenant (internal/registryv1)
 // and installs the result as a Helm release through the shared release
 // path, so history, rollback, recovery, tamper checks and drift
 // correction are the chart source's.

@@ -1,72 +1,38 @@
-// Package tenancy is the tenancy controller: for each Tenant it creates
+// Package tenancy is the tenancy controller. For each Tenant it creates
 // the namespaces with quota, limits, isolation and owner access, applies
 // the shared CRDs of the tenant's operators (refusing version skew that
 // would break another tenant), and installs each operator through the
 // backend of its source.
 //
-// The Controller is an operatorkit ScopedHandler: Check returns a plan,
-// the scope of one reconcile, which Build, Repair and Status receive.
-// Each backend implements one interface (backend.go): its check step
-// (plan, with the quota input), build (objects added to the tenant's
-// namespaces), repair (install, upgrade, roll back, recover), remove and
-// disconnect for the deletion policies, and its cache and watch setup. Its
-// files are named for it and for the step (<backend>_check.go, _build.go,
-// _repair.go, _status.go, _finalize.go, _setup.go), and it registers
-// itself in its _setup.go: a new backend is a new file set. The backends:
+// The Controller is an operatorkit ScopedHandler: Check works out a plan,
+// the scope of one reconcile, which Build (the namespaces' objects),
+// Repair (the shared CRDs, then each operator) and Status receive;
+// Finalize serves both deletion policies. Setup wires it into a manager,
+// with a cache that holds only what the controller reads.
 //
-//   - chart (helm_*.go): a Helm chart installed as a Helm release of the
-//     tenant;
-//   - olm (olm_*.go): OLM v0, through an OperatorGroup whose ServiceAccount
-//     holds only the tenant's rights, a CatalogSource, a Subscription and
-//     InstallPlans the controller approves after writing their cluster-wide
-//     RBAC itself;
-//   - bundle (bundle_*.go): a registry+v1 bundle from a file-based catalog
-//     (a catalog image, an operator-registry gRPC address, an HTTP URL or
-//     a ConfigMap), resolved in the catalog's upgrade graph, rendered by
-//     the controller as OLM would install it into the tenant's namespaces,
-//     and installed as a Helm release: no OLM runs on the cluster.
+// A backend implements one interface (backend.go): plan, objects,
+// reconcile, remove, disconnect and watch. Each registers itself in its
+// _setup.go with a constructor that takes exactly what it uses:
 //
-// The chart and bundle backends share the release path (releases.go,
-// release_*.go), so history, rollback, recovery, tamper checks and drift
-// correction are the same for both.
+//   - chart (chart_*.go): a Helm chart, installed as a Helm release;
+//   - olm (olm_*.go): OLM v0, an OperatorGroup and a Subscription whose
+//     InstallPlans the controller approves after checking their rights;
+//   - bundle (bundle_*.go): a registry+v1 bundle from a catalog, rendered
+//     in process (internal/registryv1) and installed as a Helm release,
+//     with no OLM on the cluster.
 //
-// Tenants are untrusted: Helm release records live in the controller's
-// storage namespace (storage.go, record_driver.go), never read from a
-// tenant namespace (legacy.go: records there are deleted unread), read
-// through a metadata index of the records (with this process's writes it
-// does not show yet in their place) and GETs of the ones needed, and written with resourceVersion preconditions, gzipped with the chart
-// in a member of its own that is compressed once per chart
-// (record_chart.go), and read by reconciles as summaries that skip the
-// chart (record_summary.go); every stored and rendered
-// manifest is checked against the tenant before Helm acts on it
-// (tamper.go), release objects changed outside the controller are
-// restored from the release (drift.go: four kinds watched, the others read
-// every drift interval, ignore rules in drift_ignore.go; the cache holds
-// them slimmed and the memo their manifest gzipped, packed.go; what Helm just created
-// counts as matching, helm_kube.go), an uninstall deletes only the
-// objects that carry the release's marks, so a failed install's cleanup
-// keeps an object it did not make (helm_kube.go), egress to the API server is
+// The chart and bundle backends share the release engine
+// (internal/helmrelease) through a releaser, which gives each release its
+// tenant's scope: the guard (internal/guard) checks every rendered and
+// stored manifest against it before Helm acts. Release records live in
+// the controller's storage namespace (internal/helmrelease/records),
+// never in a tenant's. Quotas are computed by package quota from the
+// operators' workloads and platform-as-code figures.
+//
+// Everything in a tenant namespace is the tenant's: every Helm action
+// impersonates the tenant's actor (actor.go), egress to the API server is
 // narrowed to its addresses (apiserver.go), and the guardrail
-// ValidatingAdmissionPolicies in config/guardrails read the namespace
-// labels this package sets.
-//
-// A Helm release is reconciled in two steps: releaseState
-// (release_state.go), a pure function of the release's records, the spec
-// and the status, decides its phase (stuck pending, absent, failed, held
-// after a rollback, out of sync, progressing, timed out or ready), and one
-// action acts on it, each in its own file: release_recover.go,
-// release_install.go, release_upgrade.go, release_rollback.go and
-// release_await.go.
-//
-// With Options.Shard the controller is one shard of a ring (package
-// sharding): every object it makes for a Tenant, the release's objects
-// included (the render guard's labels), carries the Tenant's shard label,
-// and its cache holds only the Tenants and objects of its own shard
-// (owned.go reads a just-moved Tenant's objects live until drift
-// correction and the next apply relabel them). Its reconciles run behind
-// the shard's Guard, and reads that must see every Tenant (unused CRDs) go
-// to the API server. The release records' metadata index is not sharded.
-//
-// The quota is computed by ComputeQuota, a pure function, from the
-// operator's own workloads and the platform-as-code figures of its CRDs.
+// ValidatingAdmissionPolicies of config/guardrails read the labels this
+// package sets. With Options.Shard the controller is one shard of a ring
+// (package sharding) and caches only its own tenants' objects.
 package tenancy

@@ -140,7 +140,7 @@ var unexercised = map[string]string{
 	"delete networkpolicies.networking.k8s.io":                          "the finalizer's delete, raced by the namespace's",
 	"delete mutatingwebhookconfigurations.admissionregistration.k8s.io": "the code that changes and deletes validating webhook configurations (exercised) writes mutating ones; no test bundle's mutating webhook changes or goes",
 	"patch mutatingwebhookconfigurations.admissionregistration.k8s.io":  "as delete",
-	"get clusterserviceversions.operators.coreos.com":                   "a shard reads a cache miss live (owned.go); no sharded test has an OLM tenant",
+	"get clusterserviceversions.operators.coreos.com":                   "a shard reads a cache miss live (ownedReader); no sharded test has an OLM tenant",
 	"update clusterroles.rbac.authorization.k8s.io":                     "an OLM upgrade whose cluster permissions change updates the plan's ClusterRoles (writePlanObject); no test upgrade changes them",
 	"update clusterrolebindings.rbac.authorization.k8s.io":              "as update clusterroles",
 	"patch events":                                "client-go's event correlator patches an Event repeated within minutes",
@@ -172,7 +172,7 @@ func checkRightsExercised(c *testcluster.Cluster) error {
 	}
 	fmt.Fprintf(os.Stderr, "rights check: %d requests of the controller; %d rights unused, %d of them explained (unexercised)\n", requests, len(unused), len(unused)-len(unexplained))
 	if len(unexplained) > 0 {
-		return fmt.Errorf("charts/opctl grants the controller %d rights that none of its %d requests in the suite used: drop them from pkg/tenancy/rbac.go (or say in unexercised why a run may not use them):\n  %s",
+		return fmt.Errorf("charts/opctl grants the controller %d rights that none of its %d requests in the suite used: drop them from pkg/tenancy/controller.go (or say in unexercised why a run may not use them):\n  %s",
 			len(unexplained), requests, strings.Join(unexplained, "\n  "))
 	}
 	return nil

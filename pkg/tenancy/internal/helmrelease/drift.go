@@ -109,7 +109,7 @@ type ParsedRelease struct {
 }
 
 // driftObject is one object of a release's manifest that drift correction
-// keeps, held as gzipped JSON (packed.go): a small part of the memory of its
+// keeps, held as gzipped JSON (records.Pack): a small part of the memory of its
 // parsed form, which is needed only when the object has changed.
 type driftObject struct {
 	Gvk    schema.GroupVersionKind
