@@ -215,4 +215,3 @@ func (c *Controller) owned() ownedReader {
 func (c *Controller) getOwned(ctx context.Context, key client.ObjectKey, obj client.Object) error {
 	return c.owned().Get(ctx, key, obj)
 }
-
