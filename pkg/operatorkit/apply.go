@@ -135,7 +135,7 @@ func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object,
 	if err := controllerutil.SetControllerReference(owner, obj, a.Scheme); err != nil {
 		return ApplyResult{}, fmt.Errorf("setting owner of %s %s: %w", gvk.Kind, obj.GetName(), err)
 	}
-	desired, hash, err := toApply(obj, gvk.GroupVersion().String(), gvk.Kind)
+	desired, hash, paths, err := toApply(obj, gvk.GroupVersion().String(), gvk.Kind)
 	if err != nil {
 		return ApplyResult{}, err
 	}
@@ -168,7 +168,7 @@ func (a *Applier) applyOne(ctx context.Context, owner Object, obj client.Object,
 			return ApplyResult{}, err
 		}
 		if outcome == Updated && !migrated {
-			same, err := matches(desired, hash, liveObj)
+			same, err := matches(desired, hash, paths, liveObj)
 			if err != nil {
 				return ApplyResult{}, err
 			}
@@ -243,11 +243,13 @@ func (a *Applier) record(owner Object, obj client.Object, outcome Outcome, kind 
 }
 
 // toApply converts obj into the unstructured form sent to the server, with
-// the hash of its canonical JSON set as an annotation.
-func toApply(obj client.Object, apiVersion, kind string) (*unstructured.Unstructured, string, error) {
+// the hash of its canonical JSON set as an annotation. When obj carries
+// the HashFieldsAnnotation, the hash covers its identity and those paths
+// only, which are returned; the annotation itself is not sent.
+func toApply(obj client.Object, apiVersion, kind string) (*unstructured.Unstructured, string, []string, error) {
 	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 	if err != nil {
-		return nil, "", fmt.Errorf("converting %s %s: %w", kind, obj.GetName(), err)
+		return nil, "", nil, fmt.Errorf("converting %s %s: %w", kind, obj.GetName(), err)
 	}
 	u := &unstructured.Unstructured{Object: m}
 	delete(u.Object, "status")
@@ -258,41 +260,64 @@ func toApply(obj client.Object, apiVersion, kind string) (*unstructured.Unstruct
 	u.SetKind(kind)
 	ann := u.GetAnnotations()
 	delete(ann, HashAnnotation)
+	var paths []string
+	if p := ann[HashFieldsAnnotation]; p != "" {
+		paths = strings.Split(p, ",")
+	}
+	delete(ann, HashFieldsAnnotation)
 	u.SetAnnotations(ann)
 	norm, err := normalize(u.Object)
 	if err != nil {
-		return nil, "", fmt.Errorf("normalizing %s %s: %w", kind, obj.GetName(), err)
+		return nil, "", nil, fmt.Errorf("normalizing %s %s: %w", kind, obj.GetName(), err)
 	}
-	hash, err := desiredHash(norm.(map[string]any))
+	hash, err := desiredHash(restrict(norm.(map[string]any), paths))
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if ann == nil {
 		ann = map[string]string{}
 	}
 	ann[HashAnnotation] = hash
 	u.SetAnnotations(ann)
-	return u, hash, nil
+	return u, hash, paths, nil
+}
+
+// restrict returns the part of obj at paths (dotted) plus its identity,
+// or obj itself when paths is empty.
+func restrict(obj map[string]any, paths []string) map[string]any {
+	if len(paths) == 0 {
+		return obj
+	}
+	out := map[string]any{}
+	for _, p := range append([]string{"apiVersion", "kind", "metadata.name", "metadata.namespace"}, paths...) {
+		fields := strings.Split(p, ".")
+		v, ok, _ := unstructured.NestedFieldNoCopy(obj, fields...)
+		if ok {
+			_ = unstructured.SetNestedField(out, v, fields...)
+		}
+	}
+	return out
 }
 
 // matches reports whether live already carries desired: the same hash and
-// every desired field unchanged (no drift).
-func matches(desired *unstructured.Unstructured, hash string, live client.Object) (bool, error) {
+// every desired field (of paths, when given) unchanged (no drift).
+func matches(desired *unstructured.Unstructured, hash string, paths []string, live client.Object) (bool, error) {
 	if live.GetAnnotations()[HashAnnotation] != hash {
 		return false, nil
 	}
 	d := desired.DeepCopy()
-	delete(d.Object, "apiVersion")
-	delete(d.Object, "kind")
 	dn, err := normalize(d.Object)
 	if err != nil {
 		return false, err
 	}
+	dm := restrict(dn.(map[string]any), paths)
+	delete(dm, "apiVersion")
+	delete(dm, "kind")
 	ln, err := normalize(live)
 	if err != nil {
 		return false, err
 	}
-	return subset(dn, ln), nil
+	return subset(dm, ln), nil
 }
 
 func kindOf(s *runtime.Scheme, obj client.Object) string {

@@ -9,6 +9,18 @@
 // plan: what it read and decided), and Build, Mutate, Repair and Status
 // of the same reconcile receive it; Scoped adapts it to a Handler.
 //
+// Resources. Instead of one Build and one Mutate for all of a kind's
+// objects, a Handler can be assembled by NewRegistry from a list of
+// Resources, one per managed object, each with the three places of the
+// OKT proposal: InitialData (defaults and data set once at creation, such
+// as a generated password: once the object exists the live values are
+// kept), FromCR (the fields copied from the custom resource) and
+// HashFields (the fields whose change writes the object), plus an
+// optional readiness. Every resource goes through the same create,
+// update or unchanged decision; RegistryOptions.MaxCreates creates at
+// most N objects per reconcile, and JobResources run long actions through
+// package action. Package resources has the helpers per kind.
+//
 // Change detection. Desired objects are applied with server-side apply
 // under one field manager, with the custom resource as controller owner.
 // An object is written only when the desired state differs from the live

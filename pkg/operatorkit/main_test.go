@@ -52,6 +52,9 @@ func setup(c *testcluster.Cluster) (func(), error) {
 	return c.StartManager(ctrl.Options{Scheme: scheme}, managerAgent, func(mgr ctrl.Manager) error {
 		h := &widgetHandler{client: mgr.GetClient(), failures: map[types.UID]int32{}}
 		reconciler = operatorkit.New(mgr, "widget", func() *testv1.Widget { return &testv1.Widget{} }, h, operatorkit.Options{MaxCreates: 3})
-		return reconciler.SetupWithManager(mgr, &corev1.ConfigMap{}, &appsv1.Deployment{})
+		if err := reconciler.SetupWithManager(mgr, &corev1.ConfigMap{}, &appsv1.Deployment{}); err != nil {
+			return err
+		}
+		return setupGadgets(mgr)
 	})
 }

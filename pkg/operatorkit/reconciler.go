@@ -74,6 +74,9 @@ func New[T Object](mgr ctrl.Manager, name string, newObject func() T, h Handler[
 	if opts.Lifecycle == nil {
 		opts.Lifecycle = lifecycle.Standard()
 	}
+	if l, ok := h.(interface{ MaxCreates() int }); ok && opts.MaxCreates == 0 {
+		opts.MaxCreates = l.MaxCreates()
+	}
 	rec := mgr.GetEventRecorder(name)
 	r := &Reconciler[T]{
 		client:    mgr.GetClient(),

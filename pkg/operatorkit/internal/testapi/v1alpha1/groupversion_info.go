@@ -10,7 +10,7 @@ import (
 )
 
 var (
-	// GroupVersion is the API group and version of Widget.
+	// GroupVersion is the API group and version of Widget and Gadget.
 	GroupVersion = schema.GroupVersion{Group: "test.operatorkit.opctl.dev", Version: "v1alpha1"}
 	// SchemeBuilder registers the types of this group version.
 	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
@@ -19,7 +19,7 @@ var (
 )
 
 func addKnownTypes(s *runtime.Scheme) error {
-	s.AddKnownTypes(GroupVersion, &Widget{}, &WidgetList{})
+	s.AddKnownTypes(GroupVersion, &Widget{}, &WidgetList{}, &Gadget{}, &GadgetList{})
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
