@@ -35,7 +35,7 @@ runs a tenancy controller that gives every tenant its own operator instances.`,
 	root.SetOut(streams.Out)
 	root.SetErr(streams.Err)
 	g.AddFlags(root.PersistentFlags())
-	root.AddCommand(newVersionCommand(g), newPackageCommand(g), newValidateCommand(g), newPublishCommand(g), newTenancyCommand(g))
+	root.AddCommand(newVersionCommand(g), newPackageCommand(g), newValidateCommand(g), newPublishCommand(g), newTenancyCommand(g), newKitCommand())
 	return root
 }
 
