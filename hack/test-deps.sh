@@ -4,7 +4,8 @@
 # (promtool checks and unit-tests the alerts; the sample's metrics test
 # scrapes with it), and the sample operator's data path: redis-server
 # (Redis 7, the protocol and RDB format of Valkey), redis-tools
-# (redis-benchmark) and prometheus-redis-exporter. Idempotent.
+# (redis-benchmark) and prometheus-redis-exporter; and the memcached
+# operator's data path: memcached. Idempotent.
 set -euo pipefail
 missing=()
 [[ -x /usr/bin/docker-registry ]] || missing+=(docker-registry)
@@ -12,6 +13,7 @@ missing=()
 [[ -x /usr/bin/redis-server ]] || missing+=(redis-server)
 [[ -x /usr/bin/redis-benchmark ]] || missing+=(redis-tools)
 [[ -x /usr/bin/prometheus-redis-exporter ]] || missing+=(prometheus-redis-exporter)
+[[ -x /usr/bin/memcached ]] || missing+=(memcached)
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
