@@ -1,0 +1,52 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"opctl.dev/opctl/pkg/operatorkit/kitapi"
+)
+
+// MemcachedSpec is the desired state of a Memcached. Add the fields users
+// set here, with their markers; then run make generate.
+type MemcachedSpec struct {
+	// DeletionPolicy says whether deleting the Memcached deletes the
+	// managed objects (Delete) or leaves them running (Orphan).
+	// +kubebuilder:default=Delete
+	// +optional
+	DeletionPolicy kitapi.DeletionPolicy `json:"deletionPolicy,omitempty"`
+	// AdoptExisting allows taking over objects that already exist with the
+	// expected names and no controller.
+	// +optional
+	AdoptExisting bool `json:"adoptExisting,omitempty"`
+}
+
+// MemcachedStatus is the observed state of a Memcached.
+type MemcachedStatus struct {
+	kitapi.Status `json:",inline"`
+}
+
+// Memcached is the Schema for the memcacheds API.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+type Memcached struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the desired state.
+	// +optional
+	Spec MemcachedSpec `json:"spec,omitempty"`
+	// Status is the observed state.
+	// +optional
+	Status MemcachedStatus `json:"status,omitempty"`
+}
+
+// MemcachedList is a list of Memcacheds.
+// +kubebuilder:object:root=true
+type MemcachedList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Memcacheds.
+	Items []Memcached `json:"items"`
+}

@@ -1,0 +1,58 @@
+package controller
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"opctl.dev/opctl/pkg/operatorkit/resources"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1alpha1 "opctl.dev/opctl/operators/memcached/api/v1alpha1"
+)
+
+// MemcachedServer is the Deployment server of a Memcached, named
+// <memcached>-server.
+type MemcachedServer struct {
+	Client client.Client
+}
+
+// New returns the empty Deployment of owner, named.
+func (r *MemcachedServer) New(owner *v1alpha1.Memcached) client.Object {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: owner.Name + "-server"}}
+}
+
+// HashFields lists the fields whose change writes the Deployment, as dotted
+// paths such as "spec"; nil means every field.
+func (r *MemcachedServer) HashFields() []string {
+	// Put your code here.
+	return nil
+}
+
+// InitialData fills the Deployment at creation: defaults, and data that must
+// never change afterwards. Once it exists, the live values of the fields
+// set here are kept.
+func (r *MemcachedServer) InitialData(ctx context.Context, owner *v1alpha1.Memcached, obj client.Object) error {
+	o := obj.(*appsv1.Deployment)
+	o.Labels = memcachedLabels(owner, "server")
+	o.Spec.Selector = &metav1.LabelSelector{MatchLabels: memcachedLabels(owner, "server")}
+	o.Spec.Template.Labels = memcachedLabels(owner, "server")
+	o.Spec.Template.Spec.Containers = []corev1.Container{{Name: "server", Image: "registry.example/server:latest"}}
+	// Put your code here.
+	return nil
+}
+
+// FromCR copies the fields that come from the Memcached into the Deployment.
+func (r *MemcachedServer) FromCR(ctx context.Context, owner *v1alpha1.Memcached, obj client.Object) error {
+	o := obj.(*appsv1.Deployment)
+	_ = o
+	// Put your code here.
+	return nil
+}
+
+// Ready reports whether the live Deployment serves, and if not, what it
+// waits for.
+func (r *MemcachedServer) Ready(live client.Object) (bool, string) {
+	return resources.DeploymentReady(live)
+}
