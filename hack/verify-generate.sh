@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Fails when any generated file does not match what `make generate` makes
 # from the sources in the working tree: deepcopy code, CRDs and RBAC of the
-# sample, operatorkit's test API and the Tenant API; the charts and bundles
+# sample, operatorkit's test API and the Tenant API; the memcached
+# operator's (opctl kit generate); the charts and bundles
 # opctl package writes for the sample and for opctl itself; and
 # docs/checks.md from the validate check registry.
 # Usage: hack/verify-generate.sh <make-command>
@@ -14,6 +15,7 @@ GENERATED=(
   operators/sample/config/rbac/role.yaml
   pkg/operatorkit/internal/testapi/v1alpha1/zz_generated.deepcopy.go
   pkg/operatorkit/internal/testapi/testdata/crd
+  operators/memcached
   pkg/tenancy/api/v1alpha1/zz_generated.deepcopy.go
   config/crd/bases
   config/rbac/role.yaml

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // AuditEvent is the part of an audit.k8s.io/v1 Event the tests read.
@@ -155,4 +156,24 @@ func (c *Cluster) WritesDuring(t testing.TB, userAgent, namespace string, do fun
 		t.Fatal(err)
 	}
 	return w
+}
+
+// AssertNoSteadyStateWrites lets the watch events of what came before
+// settle, runs reconcile n times, and fails t when userAgent wrote
+// anything in namespace meanwhile: a steady-state reconcile writes
+// nothing.
+func (c *Cluster) AssertNoSteadyStateWrites(t testing.TB, userAgent, namespace string, n int, reconcile func() error) {
+	t.Helper()
+	time.Sleep(2 * time.Second)
+	writes := c.WritesDuring(t, userAgent, namespace, func() {
+		for range n {
+			if err := reconcile(); err != nil {
+				t.Fatalf("steady-state reconcile: %v", err)
+			}
+		}
+	})
+	t.Logf("steady state: %d reconciles made %d write requests (counted in the API server audit log)", n, len(writes))
+	if len(writes) != 0 {
+		t.Errorf("steady-state writes: %s", Describe(writes))
+	}
 }

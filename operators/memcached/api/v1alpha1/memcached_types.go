@@ -9,6 +9,21 @@ import (
 // MemcachedSpec is the desired state of a Memcached. Add the fields users
 // set here, with their markers; then run make generate.
 type MemcachedSpec struct {
+	// Replicas is the number of memcached servers.
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Replicas int32 `json:"replicas,omitempty"`
+	// Image of the memcached server.
+	// +kubebuilder:default="memcached:1.6"
+	// +optional
+	Image string `json:"image,omitempty"`
+	// MemoryMB is the memory for items of each server (memcached -m), and
+	// its container's memory request.
+	// +kubebuilder:default=64
+	// +kubebuilder:validation:Minimum=16
+	// +optional
+	MemoryMB int32 `json:"memoryMB,omitempty"`
 	// DeletionPolicy says whether deleting the Memcached deletes the
 	// managed objects (Delete) or leaves them running (Orphan).
 	// +kubebuilder:default=Delete
@@ -23,6 +38,12 @@ type MemcachedSpec struct {
 // MemcachedStatus is the observed state of a Memcached.
 type MemcachedStatus struct {
 	kitapi.Status `json:",inline"`
+	// ReadyReplicas is the number of servers ready.
+	// +optional
+	ReadyReplicas int32 `json:"readyReplicas,omitempty"`
+	// Version is what the servers answer to the version command.
+	// +optional
+	Version string `json:"version,omitempty"`
 }
 
 // Memcached is the Schema for the memcacheds API.

@@ -36,16 +36,12 @@ func (r *MemcachedClient) InitialData(ctx context.Context, owner *v1alpha1.Memca
 	o := obj.(*corev1.Service)
 	o.Labels = memcachedLabels(owner, "client")
 	o.Spec.Selector = memcachedLabels(owner, "")
-	o.Spec.Ports = []corev1.ServicePort{{Name: "main", Port: 8080, Protocol: corev1.ProtocolTCP}}
-	// Put your code here.
+	o.Spec.Ports = []corev1.ServicePort{{Name: "memcached", Port: port, Protocol: corev1.ProtocolTCP}}
 	return nil
 }
 
 // FromCR copies the fields that come from the Memcached into the Service.
-func (r *MemcachedClient) FromCR(ctx context.Context, owner *v1alpha1.Memcached, obj client.Object) error {
-	o := obj.(*corev1.Service)
-	_ = o
-	// Put your code here.
+func (r *MemcachedClient) FromCR(context.Context, *v1alpha1.Memcached, client.Object) error {
 	return nil
 }
 

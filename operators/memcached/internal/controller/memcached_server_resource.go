@@ -2,10 +2,13 @@ package controller
 
 import (
 	"context"
+	"strconv"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"opctl.dev/opctl/pkg/operatorkit/resources"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -17,6 +20,9 @@ import (
 type MemcachedServer struct {
 	Client client.Client
 }
+
+// port is memcached's.
+const port = 11211
 
 // New returns the empty Deployment of owner, named.
 func (r *MemcachedServer) New(owner *v1alpha1.Memcached) client.Object {
@@ -38,16 +44,28 @@ func (r *MemcachedServer) InitialData(ctx context.Context, owner *v1alpha1.Memca
 	o.Labels = memcachedLabels(owner, "server")
 	o.Spec.Selector = &metav1.LabelSelector{MatchLabels: memcachedLabels(owner, "server")}
 	o.Spec.Template.Labels = memcachedLabels(owner, "server")
-	o.Spec.Template.Spec.Containers = []corev1.Container{{Name: "server", Image: "registry.example/server:latest"}}
-	// Put your code here.
+	o.Spec.Template.Spec.SecurityContext = &corev1.PodSecurityContext{
+		RunAsNonRoot: ptr.To(true), RunAsUser: ptr.To[int64](11211), SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
+	}
+	o.Spec.Template.Spec.Containers = []corev1.Container{{
+		Name:  "memcached",
+		Ports: []corev1.ContainerPort{{Name: "memcached", ContainerPort: port, Protocol: corev1.ProtocolTCP}},
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot: ptr.To(true), AllowPrivilegeEscalation: ptr.To(false), ReadOnlyRootFilesystem: ptr.To(true),
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+	}}
 	return nil
 }
 
 // FromCR copies the fields that come from the Memcached into the Deployment.
 func (r *MemcachedServer) FromCR(ctx context.Context, owner *v1alpha1.Memcached, obj client.Object) error {
 	o := obj.(*appsv1.Deployment)
-	_ = o
-	// Put your code here.
+	o.Spec.Replicas = &owner.Spec.Replicas
+	c := &o.Spec.Template.Spec.Containers[0]
+	c.Image = owner.Spec.Image
+	c.Args = []string{"-m", strconv.Itoa(int(owner.Spec.MemoryMB)), "-p", strconv.Itoa(port)}
+	c.Resources.Requests = corev1.ResourceList{corev1.ResourceMemory: *resource.NewQuantity(int64(owner.Spec.MemoryMB)<<20, resource.BinarySI)}
 	return nil
 }
 

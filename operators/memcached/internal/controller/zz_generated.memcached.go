@@ -41,9 +41,15 @@ func memcachedResources(h *MemcachedHandler) []operatorkit.Resource[*v1alpha1.Me
 	}
 }
 
-// SetupMemcached registers the Memcached reconciler with mgr.
-func SetupMemcached(mgr ctrl.Manager, opts operatorkit.Options) (*operatorkit.Reconciler[*v1alpha1.Memcached], error) {
-	h := &MemcachedHandler{Client: mgr.GetClient()}
+// SetupMemcached registers the Memcached reconciler of h (nil: a new
+// handler) with mgr; h's Client defaults to the manager's.
+func SetupMemcached(mgr ctrl.Manager, h *MemcachedHandler, opts operatorkit.Options) (*operatorkit.Reconciler[*v1alpha1.Memcached], error) {
+	if h == nil {
+		h = &MemcachedHandler{}
+	}
+	if h.Client == nil {
+		h.Client = mgr.GetClient()
+	}
 	reg := operatorkit.NewRegistry(mgr.GetClient(), h, operatorkit.RegistryOptions{MaxCreates: opts.MaxCreates}, memcachedResources(h)...)
 	r := operatorkit.New(mgr, "memcached", func() *v1alpha1.Memcached { return &v1alpha1.Memcached{} }, reg, opts)
 	return r, r.SetupWithManager(mgr, &appsv1.Deployment{}, &corev1.Service{})

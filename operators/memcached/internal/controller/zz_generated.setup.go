@@ -28,7 +28,7 @@ func AddToScheme(s *runtime.Scheme) error {
 
 // SetupAll registers the reconciler of every kind with mgr.
 func SetupAll(mgr ctrl.Manager, opts operatorkit.Options) error {
-	if _, err := SetupMemcached(mgr, opts); err != nil {
+	if _, err := SetupMemcached(mgr, nil, opts); err != nil {
 		return err
 	}
 	return nil
