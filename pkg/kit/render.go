@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+
+	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
 )
 
 //go:embed templates/*.tmpl
@@ -53,6 +55,9 @@ type kindData struct {
 type versionData struct {
 	Group, Version string
 	Kinds          []Kind
+	// Wishable, WishRule and WishMessage are the standard lifecycle
+	// graph's, for the markers of the wished phase.
+	Wishable, WishRule, WishMessage string
 }
 
 // Render renders every file of p except go.mod and go.sum (see GoMod),
@@ -81,7 +86,7 @@ func Render(p *Project) ([]File, error) {
 	r.add("config/crd/kustomization.yaml", "crd_kustomization.yaml.tmpl", pd, Generated)
 	r.add("config/samples/kustomization.yaml", "samples_kustomization.yaml.tmpl", pd, Generated)
 	for _, v := range pd.Versions {
-		vd := versionData{Version: v}
+		vd := newVersionData(v)
 		for _, k := range p.Kinds {
 			if k.Version == v {
 				vd.Group = k.FullGroup(p.Domain)
@@ -116,6 +121,16 @@ func Render(p *Project) ([]File, error) {
 	}
 	slices.SortFunc(r.files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 	return r.files, nil
+}
+
+func newVersionData(version string) versionData {
+	m := lifecycle.Standard()
+	wishable := make([]string, len(lifecycle.Wishable))
+	for i, p := range lifecycle.Wishable {
+		wishable[i] = string(p)
+	}
+	return versionData{Version: version, Wishable: strings.Join(wishable, ";"),
+		WishRule: m.WishRule(lifecycle.Wishable), WishMessage: m.WishMessage(lifecycle.Wishable)}
 }
 
 // resourcePath is the user-owned file of a resource.

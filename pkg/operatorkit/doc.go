@@ -65,6 +65,10 @@
 // Servicing, Stopping, Ended and Failed as a graph with guarded
 // transitions; a Handler may request a transition, and one the graph does
 // not allow is refused with a clear reason in the Lifecycle condition.
+// An Object that implements Wisher declares the phase its user wishes for
+// in the spec: the Reconciler moves toward it over as many reconciles as
+// the guards take (Observation.Stopped ends a wished stop), and the
+// Lifecycle condition says what a wish not reached yet waits for.
 //
 // Long actions. Package action runs a backup, a restore or a failover as
 // a Job started from one reconcile and observed over the next ones

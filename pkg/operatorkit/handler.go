@@ -65,6 +65,9 @@ type Observation struct {
 	// RequestPhase, when set, asks for a specific lifecycle transition
 	// instead of the one the guards pick.
 	RequestPhase string
+	// Stopped: the application has stopped, as a wish for Stopping asked
+	// (see Wisher); the lifecycle then goes from Stopping to Ended.
+	Stopped bool
 	// RequeueAfter asks for another reconcile, for timers such as an
 	// upgrade deadline.
 	RequeueAfter time.Duration

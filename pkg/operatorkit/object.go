@@ -4,6 +4,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/pkg/operatorkit/kitapi"
+	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
 )
 
 // The API types custom resources embed live in the leaf package kitapi,
@@ -31,4 +32,12 @@ type Object interface {
 	// KitAdoptionAllowed reports whether objects that already exist with
 	// the expected names and no controller may be adopted.
 	KitAdoptionAllowed() bool
+}
+
+// Wisher is an optional Object interface: the lifecycle phase the user
+// wishes for in the spec (empty for none). The Reconciler moves toward it
+// along the lifecycle graph, over as many reconciles as its guards take,
+// and says in the Lifecycle condition what a wish waits for.
+type Wisher interface {
+	KitWish() lifecycle.Phase
 }

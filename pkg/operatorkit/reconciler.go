@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -232,7 +233,8 @@ func (r *Reconciler[T]) reconcile(ctx context.Context, obj T) (ctrl.Result, erro
 	step("success")
 	st := obj.KitStatus()
 	applyObservation(st, o, obj.GetGeneration())
-	r.transition(ctx, obj, lifecycle.Facts{Available: o.Available, Progressing: o.Progressing, Stalled: o.Degraded != nil && o.Degraded.Stalled}, o.RequestPhase)
+	r.transition(ctx, obj, lifecycle.Facts{Available: o.Available, Progressing: o.Progressing, Stalled: o.Degraded != nil && o.Degraded.Stalled,
+		Wished: wishOf(obj), Gone: o.Stopped}, o.RequestPhase)
 	st.ObservedGeneration = obj.GetGeneration()
 	if deferred {
 		return ctrl.Result{RequeueAfter: time.Second}, nil
@@ -305,6 +307,9 @@ func (r *Reconciler[T]) transition(ctx context.Context, obj T, f lifecycle.Facts
 	if waiting != "" {
 		msg = "waiting for " + waiting
 	}
+	if f.Wished != "" && f.Wished != to {
+		msg = wishMessage(r.machine, to, f.Wished, waiting)
+	}
 	setCondition(st, ConditionLifecycle, metav1.ConditionTrue, string(to), msg, gen)
 	if to != from {
 		transitionsTotal.WithLabelValues(r.kind, string(from), string(to), "ok").Inc()
@@ -339,4 +344,23 @@ func (r *Reconciler[T]) patchStatus(ctx context.Context, before, after T) error 
 	}
 	logr.FromContextOrDiscard(ctx).V(1).Info("status written", "phase", after.KitStatus().Phase)
 	return nil
+}
+
+// wishOf is the phase obj's user wishes for, if any.
+func wishOf(obj Object) lifecycle.Phase {
+	if w, ok := obj.(Wisher); ok {
+		return w.KitWish()
+	}
+	return ""
+}
+
+// wishMessage says why the phase is not the wished one yet.
+func wishMessage(m *lifecycle.Machine, at, wished lifecycle.Phase, waiting string) string {
+	if !slices.Contains(m.Allowed(at), wished) && waiting == "" {
+		return fmt.Sprintf("wished %s, which %s cannot reach", wished, at)
+	}
+	if waiting == "" {
+		waiting = "its guard"
+	}
+	return fmt.Sprintf("wished %s: waiting for %s", wished, waiting)
 }

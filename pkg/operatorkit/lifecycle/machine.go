@@ -30,8 +30,11 @@ type Facts struct {
 	Stalled bool
 	// Deleting: the object is being deleted.
 	Deleting bool
-	// Gone: every managed object has been removed or disconnected.
+	// Gone: every managed object has been removed or disconnected, or,
+	// when Stopping was wished, the application has stopped.
 	Gone bool
+	// Wished is the phase the user asks for in the spec, if any.
+	Wished Phase
 }
 
 // Guard reports whether a transition may happen now, and if not, why.

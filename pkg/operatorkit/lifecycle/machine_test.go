@@ -28,6 +28,15 @@ func TestStandardNext(t *testing.T) {
 		{"stopping waits for cleanup", Stopping, Facts{Deleting: true}, Stopping, "managed objects to be removed or disconnected"},
 		{"stopping ends", Stopping, Facts{Deleting: true, Gone: true}, Ended, ""},
 		{"ended is final", Ended, Facts{Available: true}, Ended, ""},
+		{"wished servicing", Running, Facts{Available: true, Wished: Servicing}, Servicing, ""},
+		{"servicing stays while wished", Servicing, Facts{Available: true, Wished: Servicing}, Servicing, "the rollout to finish"},
+		{"wished running again", Servicing, Facts{Available: true, Wished: Running}, Running, ""},
+		{"wished stop", Running, Facts{Available: true, Wished: Stopping}, Stopping, ""},
+		{"a wish to stop wins over a rollout", Running, Facts{Available: true, Progressing: true, Wished: Stopping}, Stopping, ""},
+		{"stop waits for the application", Stopping, Facts{Wished: Stopping}, Stopping, "the application to stop"},
+		{"stopped", Stopping, Facts{Wished: Stopping, Gone: true}, Ended, ""},
+		{"ended stays ended whatever is wished", Ended, Facts{Available: true, Wished: Running}, Ended, ""},
+		{"starting cannot service yet", Starting, Facts{Wished: Servicing}, Starting, "the application to become available"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -29,6 +29,11 @@ type MemcachedSpec struct {
 	// +kubebuilder:default=Delete
 	// +optional
 	DeletionPolicy kitapi.DeletionPolicy `json:"deletionPolicy,omitempty"`
+	// Lifecycle is the lifecycle phase wished for: Running (the default),
+	// Servicing (a service operation) or Stopping (stop for good). The API
+	// server refuses a change the lifecycle graph forbids.
+	// +optional
+	Lifecycle MemcachedLifecycle `json:"lifecycle,omitempty"`
 	// AdoptExisting allows taking over objects that already exist with the
 	// expected names and no controller.
 	// +optional

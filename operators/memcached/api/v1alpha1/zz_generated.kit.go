@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"opctl.dev/opctl/pkg/operatorkit/kitapi"
+	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
 )
 
 // addKnownTypes registers the kinds of this group version.
@@ -17,6 +18,16 @@ func addKnownTypes(s *runtime.Scheme) error {
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil
 }
+
+// MemcachedLifecycle is a phase the user of a Memcached may wish for. The
+// enum and the transition rule come from operatorkit's standard lifecycle
+// graph (lifecycle.Standard).
+// +kubebuilder:validation:Enum=Running;Servicing;Stopping
+// +kubebuilder:validation:XValidation:rule="self == oldSelf || (oldSelf == 'Running' && self in ['Servicing', 'Stopping']) || (oldSelf == 'Servicing' && self in ['Running', 'Stopping'])",message="the lifecycle graph forbids this wish: Running may change to Servicing or Stopping; Servicing may change to Running or Stopping; Stopping may change to nothing else"
+type MemcachedLifecycle string
+
+// KitWish implements operatorkit.Wisher.
+func (o *Memcached) KitWish() lifecycle.Phase { return lifecycle.Phase(o.Spec.Lifecycle) }
 
 // KitStatus implements operatorkit.Object.
 func (o *Memcached) KitStatus() *kitapi.Status { return &o.Status.Status }

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
 	"opctl.dev/opctl/pkg/operatorkit/resources"
 
 	v1alpha1 "opctl.dev/opctl/operators/memcached/api/v1alpha1"
@@ -41,6 +42,10 @@ func (h *MemcachedHandler) Status(ctx context.Context, obj *v1alpha1.Memcached, 
 	}
 	r := resources.Deployment(d)
 	obj.Status.ReadyReplicas = r.Ready
+	if obj.KitWish() == lifecycle.Stopping {
+		stopped := r.Observed && d.Status.Replicas == 0
+		return operatorkit.Observation{Ready: stopped, Progressing: !stopped, Stopped: stopped, Message: "stopping the servers, as wished"}, nil
+	}
 	o := operatorkit.Observation{Ready: r.RolledOut(), Available: r.AnyAvailable() || r.RolledOut(), Progressing: !r.RolledOut()}
 	if !o.Available {
 		return o, nil

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
 	"opctl.dev/opctl/pkg/operatorkit/resources"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -62,6 +63,9 @@ func (r *MemcachedServer) InitialData(ctx context.Context, owner *v1alpha1.Memca
 func (r *MemcachedServer) FromCR(ctx context.Context, owner *v1alpha1.Memcached, obj client.Object) error {
 	o := obj.(*appsv1.Deployment)
 	o.Spec.Replicas = &owner.Spec.Replicas
+	if owner.Spec.Lifecycle == v1alpha1.MemcachedLifecycle(lifecycle.Stopping) {
+		o.Spec.Replicas = ptr.To[int32](0)
+	}
 	c := &o.Spec.Template.Spec.Containers[0]
 	c.Image = owner.Spec.Image
 	c.Args = []string{"-m", strconv.Itoa(int(owner.Spec.MemoryMB)), "-p", strconv.Itoa(port)}
