@@ -32,3 +32,25 @@ func TestPhaseEnumIsTheStandardGraph(t *testing.T) {
 		t.Errorf("status.phase enum %v, the standard graph's phases %v", enum, phases)
 	}
 }
+
+// TestLifecycleMarkersAreTheStandardGraph: the markers of Lifecycle are
+// what the standard graph gives.
+func TestLifecycleMarkersAreTheStandardGraph(t *testing.T) {
+	src, err := os.ReadFile("lifecycle.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := lifecycle.Standard()
+	var wishable []string
+	for _, p := range lifecycle.Wishable {
+		wishable = append(wishable, string(p))
+	}
+	for _, want := range []string{
+		"+kubebuilder:validation:Enum=" + strings.Join(wishable, ";") + "\n",
+		`+kubebuilder:validation:XValidation:rule="` + m.WishRule(lifecycle.Wishable) + `",message="` + m.WishMessage(lifecycle.Wishable) + `"` + "\n",
+	} {
+		if !strings.Contains(string(src), want) {
+			t.Errorf("lifecycle.go lacks the marker %s", want)
+		}
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
-	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,24 +58,8 @@ func TestLifecycleWishedInSpec(t *testing.T) {
 		t.Errorf("stopped Memcached's Deployment has %d replicas (%d pods)", *d.Spec.Replicas, d.Status.Replicas)
 	}
 	// Every phase passed through was recorded as it happened.
-	testcluster.Eventually(t, wait, "phase change Events", func(ctx context.Context) error {
-		var evs eventsv1.EventList
-		if err := kube.List(ctx, &evs, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		var seen []string
-		for _, e := range evs.Items {
-			if e.Reason == "PhaseChanged" && e.Regarding.Name == "m" {
-				seen = append(seen, e.Note)
-			}
-		}
-		for _, want := range []string{"Running → Servicing", "Servicing → Running", "Running → Stopping", "Stopping → Ended"} {
-			if !strings.Contains(strings.Join(seen, "; "), want) {
-				return fmt.Errorf("no %q among %v", want, seen)
-			}
-		}
-		return nil
-	})
+	testcluster.WaitEventNotes(t, kube, ns, "m", "PhaseChanged", wait,
+		"Running → Servicing", "Servicing → Running", "Running → Stopping", "Stopping → Ended")
 
 	// Stopping is final: the API server refuses a wish to run again.
 	m := &v1alpha1.Memcached{}

@@ -6,6 +6,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opctl.dev/opctl/pkg/operatorkit/kitapi"
+	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
 )
 
 // DefaultVersion is the Valkey version a KVStore runs when spec.version is
@@ -71,6 +72,12 @@ type KVStoreSpec struct {
 	// +optional
 	DeletionPolicy kitapi.DeletionPolicy `json:"deletionPolicy,omitempty"`
 
+	// Lifecycle is the lifecycle phase wished for: Running (the default),
+	// Servicing (maintenance: the store serves while in service) or
+	// Stopping (scale to zero pods for good; the claims stay). The API
+	// server refuses a change the lifecycle graph forbids.
+	// +optional
+	Lifecycle kitapi.Lifecycle `json:"lifecycle,omitempty"`
 	// AdoptExisting allows the operator to take over objects that already
 	// exist with the names it would use and have no controller.
 	// +optional
@@ -373,3 +380,6 @@ func (k *KVStore) KitDeletionPolicy() kitapi.DeletionPolicy { return k.Spec.Dele
 
 // KitAdoptionAllowed implements operatorkit.Object.
 func (k *KVStore) KitAdoptionAllowed() bool { return k.Spec.AdoptExisting }
+
+// KitWish implements operatorkit.Wisher.
+func (k *KVStore) KitWish() lifecycle.Phase { return lifecycle.Phase(k.Spec.Lifecycle) }

@@ -16,6 +16,7 @@ import (
 
 	kvv1 "opctl.dev/opctl/operators/sample/api/v1alpha1"
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
 )
 
 // Mutate sets the fields that come from the KVStore's spec.
@@ -155,11 +156,14 @@ func resourcesOf(k *kvv1.KVStore) corev1.ResourceRequirements {
 	return *defaultResources.DeepCopy()
 }
 
-// replicasOf is the number of pods to run: what autoscaling decided
-// (status.replicas, within its bounds) or spec.replicas, and never fewer
-// than the primary's ordinal needs, since a StatefulSet removes the
-// highest ordinals first.
+// replicasOf is the number of pods to run: none once Stopping is
+// wished; else what autoscaling decided (status.replicas, within its
+// bounds) or spec.replicas, and never fewer than the primary's ordinal
+// needs, since a StatefulSet removes the highest ordinals first.
 func replicasOf(k *kvv1.KVStore) int32 {
+	if k.KitWish() == lifecycle.Stopping {
+		return 0
+	}
 	n := ptr.Deref(k.Spec.Replicas, 1)
 	if a := k.Spec.Autoscaling; a != nil {
 		if k.Status.Replicas > 0 {

@@ -13,6 +13,7 @@ import (
 
 	kvv1 "opctl.dev/opctl/operators/sample/api/v1alpha1"
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
 	"opctl.dev/opctl/pkg/operatorkit/resources"
 )
 
@@ -54,6 +55,10 @@ func (h *Handler) Status(ctx context.Context, k *kvv1.KVStore, _ []operatorkit.A
 	}
 	r := resources.StatefulSet(s)
 	k.Status.ReadyReplicas = r.Ready
+	if k.KitWish() == lifecycle.Stopping {
+		stopped := r.Observed && s.Status.Replicas == 0
+		return operatorkit.Observation{Ready: stopped, Progressing: !stopped, Stopped: stopped, Message: "stopping the store's pods, as wished"}, nil
+	}
 	run := runVersion(k)
 	// A StatefulSet read from the cache may predate this reconcile's apply:
 	// its rollout counts only if it carries the version and config of now.
