@@ -8,6 +8,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -71,4 +72,31 @@ func TestLifecycleWishedInSpec(t *testing.T) {
 	if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "the lifecycle graph forbids this wish") {
 		t.Errorf("wishing Running after Stopping: %v, want the CRD's transition rule to refuse it", err)
 	}
+}
+
+// TestWishWaitsForTheGraph: a wish the current phase cannot reach yet
+// waits, and the Lifecycle condition says what for: Servicing is wished
+// while the servers never become ready, so the Memcached stays Starting.
+func TestWishWaitsForTheGraph(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	const image = "memcached:never-ready"
+	remove, err := c.AddStage(ctx, testcluster.NeverReadyStage("memcached-never-ready", image))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = remove(context.Background()) })
+	ns := c.Namespace(t, "memcached-wish-waits", nil)
+	create(t, newMemcached(ns, "m", func(m *v1alpha1.Memcached) {
+		m.Spec.Replicas, m.Spec.Image = 1, image
+		m.Spec.Lifecycle = v1alpha1.MemcachedLifecycle(lifecycle.Servicing)
+	}))
+	waitMemcached(t, ns, "m", "the wish waiting", func(m *v1alpha1.Memcached) error {
+		cond := meta.FindStatusCondition(m.Status.Conditions, operatorkit.ConditionLifecycle)
+		if m.Status.Phase != lifecycle.Starting || cond == nil || cond.Reason != string(lifecycle.Starting) ||
+			cond.Message != "wished Servicing: waiting for the application to become available" {
+			return fmt.Errorf("phase %s, Lifecycle condition %+v", m.Status.Phase, cond)
+		}
+		return nil
+	})
 }
