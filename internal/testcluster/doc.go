@@ -19,16 +19,20 @@
 //
 //	var cluster *testcluster.Cluster
 //
-//	func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster)) }
+//	func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster, setup)) }
 //
 //	func TestSomething(t *testing.T) {
 //		c := testcluster.Require(t, cluster)
 //		...
 //	}
 //
-// When OPCTL_TEST_KUBECONFIG names the kubeconfig of a running test control
-// plane (make test starts one for the whole run with hack/testcluster), Main
-// attaches to it instead of starting its own. With OPCTL_SKIP_CLUSTER=1,
-// Require skips the test; nothing else skips it. A missing binary is an
-// error that says to run make testbin.
+// Require is the one gate of a cluster test: Main starts nothing, the
+// first Require starts a control plane (or attaches to OPCTL_TEST_KUBECONFIG,
+// which make test sets), runs the setups and sets cluster, and Main tears
+// down only what was brought up. So a test without Require runs with no
+// cluster and no environment switch. RequireOwn gives a test a control
+// plane of its own. With OPCTL_SKIP_CLUSTER=1 (make test-unit, which CI
+// runs) both skip with the reason, so a test that touches what a setup
+// made without Require fails there; otherwise nothing skips, and a
+// missing binary is an error that says to run make testbin.
 package testcluster

@@ -20,14 +20,9 @@ import (
 // plane of its own: an APIService that nothing serves makes discovery
 // fail for every other test sharing a cluster.
 func TestAPIServiceChartInstallsTwice(t *testing.T) {
-	testcluster.Require(t, cluster)
-	helm := filepath.Join(testcluster.RequireBinDir(t), "helm")
+	c := testcluster.RequireOwn(t, testcluster.Options{})
 	ctx := context.Background()
-	c, err := testcluster.Start(ctx, testcluster.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
+	helm := filepath.Join(testcluster.RequireBinDir(t), "helm")
 
 	out := packageTwice(t, filepath.Join("..", "..", "pkg", "packaging", "testdata", "aggregated"))
 	chartDir := filepath.Join(out, "charts", "agg-operator")
