@@ -38,7 +38,7 @@ test: testbin test-deps ## Run all tests (unit, integration, e2e) on one shared 
 	$(GO) run ./hack/testcluster -- $(GO) test -count=1 -timeout 40m $(GOTESTFLAGS) ./...
 
 .PHONY: test-unit
-test-unit: ## Run the tests that need no control plane; cluster tests skip.
+test-unit: ## Run the tests that need no control plane and no bin/ (CI runs it on a fresh clone); cluster tests skip with the reason.
 	OPCTL_SKIP_CLUSTER=1 $(GO) test -count=1 $(GOTESTFLAGS) ./...
 
 .PHONY: bench-sample

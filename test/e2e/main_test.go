@@ -18,8 +18,8 @@ var (
 const stampedVersion = "v0.0.0-e2e"
 
 // TestMain builds the binaries, which needs no cluster, so that the CLI
-// tests also run in unit-test mode; then it runs the tests on the control
-// plane.
+// tests also run in unit-test mode; then it runs the tests, whose first
+// testcluster.Require brings the control plane up.
 func TestMain(m *testing.M) {
 	cleanup, err := buildBinaries()
 	if err != nil {
