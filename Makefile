@@ -121,7 +121,7 @@ lint: $(STATICCHECK) verify-generated ## Check formatting, go vet, staticcheck a
 	  if [[ -n "$$out" ]]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
-	bash -n hack/testbin.sh hack/verify-generate.sh hack/test-deps.sh hack/fuzz.sh
+	bash -n hack/testbin.sh hack/verify-generate.sh hack/test-deps.sh hack/fuzz.sh .ci/run
 
 .PHONY: clean
 clean: ## Remove bin/ except the cached test control plane.
