@@ -19,9 +19,21 @@ const MaxFileBytes = 10 << 20
 // maxArchiveBytes bounds the uncompressed size of a chart archive.
 const maxArchiveBytes = 100 << 20
 
+// projectSkipped are the folders of an operator project that opctl
+// package never reads: tool binaries (make's bin/), build output, vendored
+// modules and version control. A manager binary or a git pack there is
+// routinely over MaxFileBytes.
+var projectSkipped = map[string]bool{".git": true, "bin": true, "dist": true, "testbin": true, "vendor": true, "node_modules": true}
+
+// checkProjectTree is checkTree of an operator project: the folders in
+// projectSkipped are not looked at.
+func checkProjectTree(root string) error { return walkBounded(root, projectSkipped) }
+
 // checkTree refuses a directory holding files over MaxFileBytes or links
 // that point outside it.
-func checkTree(root string) error {
+func checkTree(root string) error { return walkBounded(root, nil) }
+
+func walkBounded(root string, skip map[string]bool) error {
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %w", root, err)
@@ -41,6 +53,9 @@ func checkTree(root string) error {
 			return nil
 		}
 		if d.IsDir() {
+			if skip[d.Name()] && p != root {
+				return filepath.SkipDir
+			}
 			return nil
 		}
 		fi, err := d.Info()

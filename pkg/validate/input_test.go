@@ -90,6 +90,40 @@ func TestBadInputIsRefused(t *testing.T) {
 	}
 }
 
+// A project's tool binaries, build output and git data are not read, so
+// files there over the limit do not refuse the project; one the packager
+// reads still does.
+func TestProjectSkipsWhatPackageNeverReads(t *testing.T) {
+	project := func(t *testing.T) string {
+		dir := copyDir(t, "../../operators/sample")
+		for _, f := range []string{"bin/manager", ".git/objects/pack/pack-1.pack", "dist/opctl"} {
+			p := filepath.Join(dir, f)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, make([]byte, MaxFileBytes+1), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Symlink("/usr/bin/env", filepath.Join(dir, "bin", "kustomize")); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	dir := project(t)
+	if _, err := Validate(context.Background(), dir, KindAuto, Options{}); err != nil {
+		t.Errorf("a project with large files in bin/, dist/ and .git/: %v", err)
+	}
+	read := filepath.Join(dir, "config", "samples", "big.yaml")
+	if err := os.WriteFile(read, make([]byte, MaxFileBytes+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Validate(context.Background(), dir, KindAuto, Options{})
+	if err == nil || !strings.Contains(err.Error(), "over the 10 MiB limit") {
+		t.Errorf("a 10 MiB file in config/: err = %v, want the limit to refuse it", err)
+	}
+}
+
 // A billion-laughs document is refused by the YAML decoder's alias bound,
 // and the run ends with a clear error (exit 2) instead of expanding it.
 func TestYAMLBombIsBounded(t *testing.T) {

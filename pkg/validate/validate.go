@@ -33,8 +33,11 @@ func Validate(ctx context.Context, path, kind string, opts Options) ([]*Report, 
 	}
 	// Refuse what must not be read before anything parses it.
 	bounded := checkTree
-	if !fi.IsDir() {
+	switch {
+	case !fi.IsDir():
 		bounded = checkArchive
+	case kind == KindProject:
+		bounded = checkProjectTree
 	}
 	if err := bounded(path); err != nil {
 		return nil, err
