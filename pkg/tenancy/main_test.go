@@ -228,14 +228,14 @@ func storedRecords(ctx context.Context, tenant string) (int, error) {
 	return len(secrets.Items), err
 }
 
-// shareSampleCRDs labels the sample operator's CRDs shared where another
+// shareSampleCRDs labels the sample and memcached operators' CRDs shared where another
 // package's tests on the shared control plane (the sample's controller
 // tests, e2e) installed them unlabelled, as a platform team that installed
 // them itself would (README): only the label makes a kind the tenants'.
 func shareSampleCRDs(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
-	for _, name := range []string{"kvstores.kv.opctl.dev", "kvbackups.kv.opctl.dev"} {
+	for _, name := range []string{"kvstores.kv.opctl.dev", "kvbackups.kv.opctl.dev", "memcacheds.cache.opctl.dev"} {
 		crd := &metav1.PartialObjectMetadata{}
 		crd.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
 		if err := cl.Get(ctx, client.ObjectKey{Name: name}, crd); apierrors.IsNotFound(err) {
