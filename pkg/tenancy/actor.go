@@ -63,8 +63,11 @@ func actorConfig(cfg *rest.Config, ns, tenant string) *rest.Config {
 	return cfg
 }
 
-// actorVerbs are the verbs the actor holds on the operator's own kinds.
-var actorVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
+// actorUser is the user name of tenant's actor, as the API server and
+// the guardrails see it.
+func (c *Controller) actorUser(tenant string) string {
+	return serviceaccount.MakeUsername(c.opts.StorageNamespace, ActorName(tenant))
+}
 
 // guardrailBypass is the rule the guardrail policies let through
 // (config/guardrails): held by the actor in its tenant's namespaces only.
@@ -104,7 +107,7 @@ func (c *Controller) actorKinds(ctx context.Context, reader client.Reader, p *pl
 	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 		res := slices.Clone(byGroup[g])
 		slices.Sort(res)
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: res, Verbs: actorVerbs})
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: res, Verbs: guard.OwnKindVerbs})
 	}
 	return rules, nil
 }

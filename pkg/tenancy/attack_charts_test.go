@@ -129,12 +129,37 @@ func TestHostileCharts(t *testing.T) {
 			if _, err := c.Client.RbacV1().ClusterRoles().Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 				t.Errorf("the aggregated ClusterRole: %v, want none", err)
 			}
-			// Bound by no ClusterRoleBinding, it is a Role of the tenant's
-			// namespace instead: its labels aggregate nothing there.
-			if _, err := c.Client.RbacV1().Roles("hostile-claimed-crd-"+id).Get(ctx, name, metav1.GetOptions{}); err != nil {
-				t.Errorf("the Role made of the ClusterRole: %v", err)
+			// OLM's group is the platform's: nothing of the release exists.
+			if _, err := c.Client.RbacV1().Roles("hostile-claimed-crd-"+id).Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the Role made of the ClusterRole: %v, want none", err)
 			}
-		}, ""},
+		}, tenancyv1.ReasonCRDGroupReserved},
+		{"platform group crd", func(id, owner string) map[string]string {
+			// The red team's: a kind in the controller's own group, whose
+			// resource guardrails carries the guardrails' bypass verb, made
+			// the tenant's own kind with every verb and aggregated into
+			// admin, which an owner-made ServiceAccount then held.
+			return map[string]string{"Chart.yaml": chartYAML,
+				"crds/guardrails.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: guardrails.tenancy.opctl.dev\nspec:\n  group: tenancy.opctl.dev\n  names:\n    kind: Guardrail\n    plural: guardrails\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n",
+				"templates/role.yaml":  "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: guardrail-editor\n  labels:\n    rbac.authorization.k8s.io/aggregate-to-admin: \"true\"\nrules:\n- apiGroups: [tenancy.opctl.dev]\n  resources: [guardrails]\n  verbs: [\"*\"]\n"}
+		}, func(t *testing.T, id, owner string) {
+			if err := cl.Get(ctx, client.ObjectKey{Name: "guardrails.tenancy.opctl.dev"}, &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the CRD guardrails.tenancy.opctl.dev: %v, want none", err)
+			}
+			if can(t, c, owner, authzv1.ResourceAttributes{Namespace: "hostile-platform-group-crd-" + id, Verb: "bypass", Group: "tenancy.opctl.dev", Resource: "guardrails"}) {
+				t.Error("the owner holds the guardrails' bypass")
+			}
+		}, tenancyv1.ReasonCRDGroupReserved},
+		{"served group crd", func(id, owner string) map[string]string {
+			// A new kind in a group the API server serves with CRDs the
+			// platform installed (the monitoring stack's): refused.
+			return map[string]string{"Chart.yaml": chartYAML, "templates/cm.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: plain\n",
+				"crds/widgets.yaml": "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets" + id + ".monitoring.coreos.com\nspec:\n  group: monitoring.coreos.com\n  names:\n    kind: Widget" + id + "\n    plural: widgets" + id + "\n  scope: Namespaced\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n"}
+		}, func(t *testing.T, id, owner string) {
+			if err := cl.Get(ctx, client.ObjectKey{Name: "widgets" + id + ".monitoring.coreos.com"}, &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
+				t.Errorf("the CRD widgets%s.monitoring.coreos.com: %v, want none", id, err)
+			}
+		}, tenancyv1.ReasonCRDGroupReserved},
 		{"shadowing crd", func(id, owner string) map[string]string {
 			// The red team's: a CRD named after a built-in resource would
 			// have made EndpointSlices the operator's own kind, which its
@@ -149,7 +174,7 @@ func TestHostileCharts(t *testing.T) {
 			if err := cl.Get(ctx, client.ObjectKey{Name: "endpointslices.discovery.k8s.io"}, crd); !apierrors.IsNotFound(err) {
 				t.Errorf("the CRD endpointslices.discovery.k8s.io: %v, want none", err)
 			}
-		}, tenancyv1.ReasonCRDNotShared},
+		}, tenancyv1.ReasonCRDGroupReserved},
 		{"copied crd", func(id, owner string) map[string]string {
 			// The red team's: an exact copy of the monitoring stack's CRD
 			// would have made ServiceMonitors the operator's own kind.

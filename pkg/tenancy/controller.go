@@ -148,6 +148,7 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 		maps.Copy(p.settings.DefaultQuota.Hard, c.servedCounts)
 	}
 	p.settings.ClusterRoles = append(slices.Clone(c.opts.ClusterRoles), p.settings.ClusterRoles...)
+	p.settings.Actor = c.actorUser(t.Name)
 	if c.opts.Shard != nil {
 		p.settings.ShardLabel = sharding.ShardLabel(c.opts.Shard.Ring)
 		p.settings.Shard = t.Labels[p.settings.ShardLabel]
@@ -277,6 +278,7 @@ func (p *plan) countOwnObjects(objs []client.Object, scheme *runtime.Scheme) {
 func (c *Controller) deletionSettings(t *tenancyv1.Tenant) settings {
 	s := effectiveSettings(t, nil)
 	s.ClusterRoles = slices.Clone(c.opts.ClusterRoles)
+	s.Actor = c.actorUser(t.Name)
 	return s
 }
 

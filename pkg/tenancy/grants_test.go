@@ -33,7 +33,7 @@ func TestGrantPolicy(t *testing.T) {
 		// What the controller puts in a tenant namespace (actor.go).
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: ActorRole, Namespace: "ns-a"}, Rules: []rbacv1.PolicyRule{guardrailBypass}},
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: KindsRole, Namespace: "ns-a"},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"kv.opctl.dev"}, Resources: []string{"kvstores"}, Verbs: actorVerbs}}},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"kv.opctl.dev"}, Resources: []string{"kvstores"}, Verbs: guard.OwnKindVerbs}}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "platform-monitoring"}, AggregationRule: &rbacv1.AggregationRule{
 			ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"example.com/monitoring": "true"}}}}},
 	).Build()

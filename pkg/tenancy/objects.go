@@ -52,6 +52,9 @@ type settings struct {
 	// ShardLabel and Shard, when sharded, label every object of the
 	// tenant for its shard's cache.
 	ShardLabel, Shard string
+	// Actor is the user name of the tenant's actor, which each tenant
+	// namespace names (tenancyv1.AnnotationActor) for the guardrails.
+	Actor string
 	// DefaultQuota is the profile's default quota, else the shipped one.
 	DefaultQuota tenancyv1.DefaultQuota
 }
@@ -82,6 +85,15 @@ func (s settings) namespaceLabels(tenant string) map[string]string {
 		}
 	}
 	return l
+}
+
+// namespaceAnnotations are the controller's annotations of a tenant
+// namespace that it applies with the namespace: the actor's name.
+func (s settings) namespaceAnnotations() map[string]string {
+	if s.Actor == "" {
+		return nil
+	}
+	return map[string]string{tenancyv1.AnnotationActor: s.Actor}
 }
 
 func effectiveSettings(t *tenancyv1.Tenant, p *tenancyv1.TenantProfile) settings {
@@ -119,7 +131,7 @@ func namespaceObjects(t *tenancyv1.Tenant, ns string, s settings, q quota.Quota)
 		return metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}
 	}
 	objs := []client.Object{
-		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: s.namespaceLabels(t.Name)}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: s.namespaceLabels(t.Name), Annotations: s.namespaceAnnotations()}},
 		&corev1.ResourceQuota{ObjectMeta: meta(QuotaName), Spec: corev1.ResourceQuotaSpec{Hard: q.Hard}},
 	}
 	if len(q.Default) > 0 || len(q.DefaultRequest) > 0 {

@@ -15,7 +15,7 @@ import (
 )
 
 // OperatorGroupName is the OperatorGroup in a tenant's first namespace.
-const OperatorGroupName = "tenant-operators"
+const OperatorGroupName = tenancyv1.OperatorGroupServiceAccount
 
 // Reasons of OLM installs.
 const (

@@ -69,20 +69,27 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 	var bindings []*rbacv1.ClusterRoleBinding
 	steps := map[client.Object]int{}
 	for i, step := range ip.Status.Plan {
-		if step == nil || step.Status == operatorsv1alpha1.StepStatusPresent || step.Status == operatorsv1alpha1.StepStatusCreated {
+		if step == nil {
+			continue
+		}
+		if step.Resource.Kind == "CustomResourceDefinition" {
+			// OLM applies these with its own rights whatever their status:
+			// exactly the CRDs guardPlan checked and applied, or nothing.
+			if err := notReference(ip, step); err != nil {
+				return false, nil, err
+			}
+			if err := sameCRD(ip, step, checked); err != nil {
+				return false, nil, err
+			}
+			continue
+		}
+		if step.Status == operatorsv1alpha1.StepStatusPresent || step.Status == operatorsv1alpha1.StepStatusCreated {
 			continue
 		}
 		if err := notReference(ip, step); err != nil {
 			return false, nil, err
 		}
 		switch step.Resource.Kind {
-		case "CustomResourceDefinition":
-			// OLM applies these with its own rights whatever their status:
-			// exactly the CRDs guardPlan checked and applied, or nothing.
-			if err := sameCRD(ip, step, checked); err != nil {
-				return false, nil, err
-			}
-			continue
 		case operatorsv1alpha1.ClusterServiceVersionKind:
 			csv := &operatorsv1alpha1.ClusterServiceVersion{}
 			if err := decodeStep(ip, step, csv); err != nil {
@@ -179,8 +186,18 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 	for _, csv := range csvs {
 		// Nobody else may create a CSV in a tenant namespace: one that
 		// exists is this plan's, from an earlier pass.
-		if err := c.client.Create(ctx, csv, client.FieldOwner(FieldManager)); err != nil && !apierrors.IsAlreadyExists(err) {
+		sent := csv.DeepCopy()
+		if err := c.client.Create(ctx, csv, client.FieldOwner(FieldManager)); apierrors.IsAlreadyExists(err) {
+			continue
+		} else if err != nil {
 			return false, nil, fmt.Errorf("InstallPlan %s/%s: creating CSV %s: %w", ip.Namespace, ip.Name, csv.Name, err)
+		}
+		if !equality.Semantic.DeepEqual(sent.Spec, csv.Spec) {
+			// Stored otherwise than checked: OLM would act on it with its
+			// own rights. Gone before anything reads it.
+			_ = c.client.Delete(ctx, csv, client.Preconditions{UID: &csv.UID})
+			return false, nil, operatorkit.Terminal(tenancyv1.ReasonPlanChanged, fmt.Errorf("InstallPlan %s/%s: CSV %s was stored otherwise than the controller checked and wrote it: an admission webhook changed it; deleted, not approving the plan",
+				ip.Namespace, ip.Name, csv.Name))
 		}
 	}
 	for _, i := range steps {

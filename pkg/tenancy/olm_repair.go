@@ -15,6 +15,7 @@ import (
 	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -148,7 +149,12 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 						c.catalogs.Forget(op.detail.(*olmPlan).address, name)
 					}
 				} else if err == nil && marked {
-					err = c.client.Status().Update(ctx, full)
+					// What the API server stored, not what was sent, is
+					// approved: exactly the steps checked, or nothing.
+					sent := full.DeepCopy()
+					if err = c.client.Status().Update(ctx, full); err == nil {
+						err = samePlan(sent, full)
+					}
 				}
 				if err == nil && len(left) > 0 {
 					c.event(t, "Normal", "ClusterRolesLeftOut", "operator %s: InstallPlan %s: ClusterRoles %s bind nothing in the plan and would add to every namespace's roles: not created (the owners hold the operator's kinds through Role %s)",
@@ -178,14 +184,34 @@ func (c *olmBackend) approve(ctx context.Context, s *plan, op operatorPlan, sub 
 		}
 		// At the resourceVersion checked: a plan recreated or changed since
 		// is a conflict, retried, never approved unchecked.
-		patch := client.MergeFromWithOptions(plan.DeepCopy(), client.MergeFromWithOptimisticLock{})
+		checked := plan.DeepCopy()
+		patch := client.MergeFromWithOptions(checked, client.MergeFromWithOptimisticLock{})
 		plan.Spec.Approved = true
 		if err := c.client.Patch(ctx, plan, patch); err != nil {
 			return nil, fmt.Errorf("approving InstallPlan %s: %w", plan.Name, err)
 		}
+		if err := samePlan(checked, plan); err != nil {
+			// The approval's own admission changed the plan: a platform
+			// write that something outside the platform could see.
+			st.Health, st.Reason, st.LastError = tenancyv1.HealthFailed, tenancyv1.ReasonPlanChanged, err.Error()
+			c.event(t, "Warning", tenancyv1.ReasonPlanChanged, "operator %s: %v", op.spec.Name, err)
+			return plans.Items, nil
+		}
 		c.event(t, "Normal", "Approved", "operator %s: approved InstallPlan %s (%s)", op.spec.Name, plan.Name, strings.Join(csvs, ", "))
 	}
 	return plans.Items, nil
+}
+
+// samePlan refuses an InstallPlan the API server stored otherwise than
+// the controller checked it (sent): its steps or CSVs changed on the way,
+// by whatever admission saw the write.
+func samePlan(sent, stored *operatorsv1alpha1.InstallPlan) error {
+	if equality.Semantic.DeepEqual(sent.Status.Plan, stored.Status.Plan) && slices.Equal(sent.Spec.ClusterServiceVersionNames, stored.Spec.ClusterServiceVersionNames) {
+		return nil
+	}
+	return operatorkit.Terminal(tenancyv1.ReasonPlanChanged, fmt.Errorf("InstallPlan %s/%s was stored with other steps than the controller checked and wrote: "+
+		"an admission webhook changed it; not approving it. Find the webhook that matches installplans and scope it away from the controller's writes",
+		stored.Namespace, stored.Name))
 }
 
 // planOf reports whether plan is the one OLM made for sub: named by the

@@ -160,3 +160,37 @@ func TestOLMCatalogOutsideTenants(t *testing.T) {
 		}
 	}
 }
+
+// The controller approves exactly the plan it checked: a stored plan
+// with a step more, a step changed or other CSVs is refused.
+func TestSamePlan(t *testing.T) {
+	step := func(name string) *operatorsv1alpha1.Step {
+		return &operatorsv1alpha1.Step{Resolving: "op.v1", Status: operatorsv1alpha1.StepStatusPresent,
+			Resource: operatorsv1alpha1.StepResource{Kind: "CustomResourceDefinition", Name: name, Manifest: `{"kind":"CustomResourceDefinition"}`}}
+	}
+	plan := func(csvs []string, steps ...*operatorsv1alpha1.Step) *operatorsv1alpha1.InstallPlan {
+		return &operatorsv1alpha1.InstallPlan{Spec: operatorsv1alpha1.InstallPlanSpec{ClusterServiceVersionNames: csvs}, Status: operatorsv1alpha1.InstallPlanStatus{Plan: steps}}
+	}
+	sent := plan([]string{"op.v1"}, step("a.example.com"))
+	changed := step("a.example.com")
+	changed.Resource.Manifest = `{"kind":"CustomResourceDefinition","spec":{"conversion":{"strategy":"Webhook"}}}`
+	for _, tc := range []struct {
+		name   string
+		stored *operatorsv1alpha1.InstallPlan
+		ok     bool
+	}{
+		{"as sent", plan([]string{"op.v1"}, step("a.example.com")), true},
+		{"a step added", plan([]string{"op.v1"}, step("a.example.com"), step("evil.example.com")), false},
+		{"a step changed", plan([]string{"op.v1"}, changed), false},
+		{"other CSVs", plan([]string{"op.v2"}, step("a.example.com")), false},
+	} {
+		err := samePlan(sent, tc.stored)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: %v, want ok %v", tc.name, err, tc.ok)
+		}
+		var re *operatorkit.ReasonError
+		if err != nil && (!errors.As(err, &re) || re.Reason != tenancyv1.ReasonPlanChanged) {
+			t.Errorf("%s: %v, want reason %s", tc.name, err, tenancyv1.ReasonPlanChanged)
+		}
+	}
+}

@@ -43,6 +43,17 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			statuses[i] = st
 			continue
 		}
+		if err := guard.GroupsReserved(ctx, c.client, c.discovery, op.analysis.CRDs); operatorkit.IsTerminal(err) {
+			st.Health, st.LastError, st.Reason = tenancyv1.HealthFailed, err.Error(), tenancyv1.ReasonCRDGroupReserved
+			c.event(t, "Warning", tenancyv1.ReasonCRDGroupReserved, "operator %s: %v", op.spec.Name, err)
+			statuses[i] = st
+			continue
+		} else if err != nil {
+			st.Health, st.LastError, st.Reason = tenancyv1.HealthFailed, err.Error(), tenancyv1.ReasonInstallFailed
+			errs = append(errs, err)
+			statuses[i] = st
+			continue
+		}
 		var applied []string
 		var err error
 		if _, viaOLM := op.backend.(*olmBackend); viaOLM {

@@ -59,16 +59,17 @@ func TestChartWebhooksNarrowed(t *testing.T) {
 		name    string
 		ns, obj *metav1.LabelSelector
 		rules   []admissionregistrationv1.RuleWithOperations
+		conds   []admissionregistrationv1.MatchCondition
 	}
 	var all []hook
 	for _, c := range vwcs.Items {
 		for _, w := range c.Webhooks {
-			all = append(all, hook{w.Name, w.NamespaceSelector, w.ObjectSelector, w.Rules})
+			all = append(all, hook{w.Name, w.NamespaceSelector, w.ObjectSelector, w.Rules, w.MatchConditions})
 		}
 	}
 	for _, c := range mwcs.Items {
 		for _, w := range c.Webhooks {
-			all = append(all, hook{w.Name, w.NamespaceSelector, w.ObjectSelector, w.Rules})
+			all = append(all, hook{w.Name, w.NamespaceSelector, w.ObjectSelector, w.Rules, w.MatchConditions})
 		}
 	}
 	if len(all) != 2 {
@@ -84,6 +85,9 @@ func TestChartWebhooksNarrowed(t *testing.T) {
 			return r.Key == tenancyv1.LabelTenant && r.Operator == metav1.LabelSelectorOpDoesNotExist
 		}) {
 			t.Errorf("webhook %s objectSelector %v, want the platform's objects left out", h.name, h.obj)
+		}
+		if !slices.ContainsFunc(h.conds, func(c admissionregistrationv1.MatchCondition) bool { return c.Name == "opctl-tenant-requests" }) {
+			t.Errorf("webhook %s matchConditions %v, want the platform's writes left out", h.name, h.conds)
 		}
 		for _, r := range h.rules {
 			if r.Scope == nil || *r.Scope != admissionregistrationv1.NamespacedScope {

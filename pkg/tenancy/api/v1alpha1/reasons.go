@@ -9,7 +9,10 @@ const (
 	// ReasonCRDNotShared reports an operator CRD that exists, was not
 	// installed by the controller, and would need a change.
 	ReasonCRDNotShared = "CRDNotShared"
-	ReasonCRDSkew      = "CRDSkew"
+	// ReasonCRDGroupReserved refuses an operator CRD in an API group a
+	// tenant may not define kinds in (guard.GroupsReserved).
+	ReasonCRDGroupReserved = "CRDGroupReserved"
+	ReasonCRDSkew          = "CRDSkew"
 	// ReasonCatalogChanged: the plan OLM made differs from the bundle the
 	// controller checked.
 	ReasonCatalogChanged = "CatalogChanged"
@@ -28,6 +31,9 @@ const (
 	ReasonHooksNotRun           = "HooksNotRun"
 	ReasonInstallFailed         = "InstallFailed"
 	ReasonOperatorGroupConflict = "InterOperatorGroupOwnerConflict"
+	// ReasonPlanChanged refuses an InstallPlan stored otherwise than the
+	// controller checked and wrote it.
+	ReasonPlanChanged = "InstallPlanChanged"
 	// ReasonReleaseTampered reports a release whose stored or rendered
 	// manifest names objects outside the tenant: the controller would act on
 	// them with its own rights, so it does nothing.

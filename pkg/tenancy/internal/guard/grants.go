@@ -298,7 +298,7 @@ func (g GrantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]r
 		}
 		for _, k := range kinds {
 			plural, group, _ := strings.Cut(k, ".")
-			allowed = append(allowed, rbacv1.PolicyRule{APIGroups: []string{group}, Verbs: []string{"*"},
+			allowed = append(allowed, rbacv1.PolicyRule{APIGroups: []string{group}, Verbs: OwnKindVerbs,
 				Resources: []string{plural, plural + "/status", plural + "/finalizers", plural + "/scale"}})
 		}
 	}
@@ -422,6 +422,13 @@ func (g GrantPolicy) ownCustomResources(ctx context.Context, rules []rbacv1.Poli
 		if len(r.NonResourceURLs) > 0 || len(r.APIGroups) == 0 || len(r.Resources) == 0 {
 			return false, nil
 		}
+		// Added to every namespace's admin, edit or view: the standard
+		// verbs only, never a wildcard or a verb an authorizer check reads.
+		for _, v := range r.Verbs {
+			if !slices.Contains(OwnKindVerbs, v) {
+				return false, nil
+			}
+		}
 		for _, group := range r.APIGroups {
 			for _, res := range r.Resources {
 				base, _, _ := strings.Cut(res, "/")
@@ -442,7 +449,7 @@ func (g GrantPolicy) ownCustomResources(ctx context.Context, rules []rbacv1.Poli
 func OwnKinds(ctx context.Context, reader client.Reader, want []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
 	var out []string
 	for _, w := range want {
-		if w.Spec.Scope != apiextensionsv1.NamespaceScoped {
+		if w.Spec.Scope != apiextensionsv1.NamespaceScoped || reservedGroup(w.Spec.Group) != "" {
 			continue
 		}
 		live := &metav1.PartialObjectMetadata{}

@@ -47,6 +47,15 @@ func TestNarrowWebhooks(t *testing.T) {
 	if obj := fmt.Sprint(hook["objectSelector"]); !strings.Contains(obj, "key:"+tenancyv1.LabelTenant+" operator:DoesNotExist") {
 		t.Errorf("objectSelector %s: want the platform's objects left out", obj)
 	}
+	conds, _ := hook["matchConditions"].([]any)
+	if len(conds) != 1 || conds[0].(map[string]any)["name"] != TenantRequestsCondition || conds[0].(map[string]any)["expression"] != TenantRequests([]string{"team-a", "team-a-2"}) {
+		t.Errorf("matchConditions %v, want the tenant's requests only, once", conds)
+	}
+	for _, want := range []string{"'system:serviceaccount:team-a:'", "'system:serviceaccount:team-a-2:tenant-operators'", "system:masters"} {
+		if !strings.Contains(TenantRequests([]string{"team-a", "team-a-2"}), want) {
+			t.Errorf("TenantRequests lacks %s", want)
+		}
+	}
 	cm := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "webhooks": []any{map[string]any{}}}}
 	NarrowWebhooks(cm, []string{"team-a"})
 	if fmt.Sprint(cm.Object["webhooks"]) != "[map[]]" {
