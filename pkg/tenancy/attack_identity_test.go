@@ -32,8 +32,27 @@ func TestOwnerMadeIdentitiesNotExempt(t *testing.T) {
 	createTenant(t, newTenant(name, []string{name}, sampleChart(t, "", "0.1.0"), 1, owner))
 	waitTenant(t, name, 2*time.Minute, "tenant Ready", ready)
 
+	posersRefused(t, c, name, owner, tenancy.ActorName(name), tenancy.ActorName("other-"+name), "opctl-controller-manager", "kube-controller-manager")
+
+	// The real actor, of the controller's namespace, is still exempt.
+	actor := kubernetes.NewForConfigOrDie(c.AsServiceAccount(tenancy.DefaultStorageNamespace, tenancy.ActorName(name)))
+	sa := labelled("by-the-actor", map[string]string{tenancyv1.LabelTenant: name})
+	if _, err := actor.CoreV1().ServiceAccounts(name).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+		t.Errorf("the tenant's actor labelling a ServiceAccount for its tenant: %v", err)
+	} else {
+		_ = c.Client.CoreV1().ServiceAccounts(name).Delete(ctx, sa.Name, metav1.DeleteOptions{})
+	}
+}
+
+// posersRefused has owner make ServiceAccounts of the given names in its
+// namespace name, bind them admin and (by admin, standing for any route)
+// the actor's bypass Role there, and checks that as each the guardrails
+// refuse planting the tenant or a shard label, and changing or scaling
+// the release's Deployments.
+func posersRefused(t *testing.T, c *testcluster.Cluster, name, owner string, posers ...string) {
+	t.Helper()
 	deps := listReleaseDeployments(t, c, name)
-	posers := []string{tenancy.ActorName(name), tenancy.ActorName("other-" + name), "opctl-controller-manager", "kube-controller-manager"}
+	ctx := context.Background()
 	asOwner := kubernetes.NewForConfigOrDie(c.As(owner))
 	var subjects []rbacv1.Subject
 	for _, p := range posers {
@@ -54,9 +73,6 @@ func TestOwnerMadeIdentitiesNotExempt(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	labelled := func(n string, labels map[string]string) *corev1.ServiceAccount {
-		return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels}}
-	}
 	for _, p := range posers {
 		t.Run(p, func(t *testing.T) {
 			as := kubernetes.NewForConfigOrDie(c.AsServiceAccount(name, p))
@@ -80,15 +96,11 @@ func TestOwnerMadeIdentitiesNotExempt(t *testing.T) {
 			}
 		})
 	}
+}
 
-	// The real actor, of the controller's namespace, is still exempt.
-	actor := kubernetes.NewForConfigOrDie(c.AsServiceAccount(tenancy.DefaultStorageNamespace, tenancy.ActorName(name)))
-	sa := labelled("by-the-actor", map[string]string{tenancyv1.LabelTenant: name})
-	if _, err := actor.CoreV1().ServiceAccounts(name).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
-		t.Errorf("the tenant's actor labelling a ServiceAccount for its tenant: %v", err)
-	} else {
-		_ = c.Client.CoreV1().ServiceAccounts(name).Delete(ctx, sa.Name, metav1.DeleteOptions{})
-	}
+// labelled is a ServiceAccount n with labels.
+func labelled(n string, labels map[string]string) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: n, Labels: labels}}
 }
 
 // refusedByPolicy fails t unless do is refused by a guardrail policy (not

@@ -93,6 +93,9 @@ func TestTenantReach(t *testing.T) {
 	waitTenant(t, chart, 2*time.Minute, "chart tenant Ready", ready)
 	waitTenant(t, bundled, 2*time.Minute, "bundle tenant Ready", bundleAt("0.1.0", 1))
 	waitTenant(t, olm, 3*time.Minute, "OLM tenant Ready", olmReady("0.1.0"))
+	// An owner-made ServiceAccount of any name gets no guardrail exemption
+	// (and joins the subjects reached below).
+	posersRefused(t, c, chart, "owner-"+chart, tenancy.ActorName(chart), "opctl-controller-manager")
 
 	// What any authenticated subject may do, and what the platform allows.
 	baselineNS := "reach-baseline-" + id
