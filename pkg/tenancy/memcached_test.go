@@ -2,11 +2,13 @@ package tenancy_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -19,9 +21,10 @@ import (
 // TestMemcachedPerTenant installs the operator opctl kit generated
 // (operators/memcached), packaged by opctl package, for two tenants: each
 // gets a release of its own in its namespace, Ready, and the operator's
-// CRD is applied once and shared.
+// CRD is applied once and shared; each release's manager, run with its
+// pod's identity, reconciles the project's sample in its namespace only.
 func TestMemcachedPerTenant(t *testing.T) {
-	testcluster.Require(t, cluster)
+	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
 	startController(t, tenancy.Options{})
 	out := t.TempDir()
@@ -49,6 +52,22 @@ func TestMemcachedPerTenant(t *testing.T) {
 			t.Errorf("%s: operator CRDs %v, want [memcacheds.cache.opctl.dev]", name, op.CRDs)
 		}
 	}
+	// Seen working: each tenant's manager, run as its release's pod with
+	// its identity, reconciles the project's own sample in its namespace.
+	bin, err := testcluster.GoBuild(t.TempDir(), "opctl.dev/opctl/operators/memcached/cmd", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods := map[string]*testcluster.Pod{}
+	for _, name := range names {
+		pods[name] = runRelease(t, c, bin, name)
+	}
+	sample, err := os.ReadFile("../../operators/memcached/config/samples/cache_v1alpha1_memcached.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seenWorking(t, c, schema.GroupVersionResource{Group: "cache.opctl.dev", Version: "v1alpha1", Resource: "memcacheds"}, string(sample), pods)
+
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	if err := cl.Get(ctx, client.ObjectKey{Name: "memcacheds.cache.opctl.dev"}, crd); err != nil {
 		t.Fatal(err)
