@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"weak"
@@ -52,43 +51,30 @@ const (
 )
 
 // CompareCRD decides between applying want over live, keeping live, or
-// refusing: a change may not stop serving a version that is stored, nor
-// remove fields from the storage version, unless want is simply older
-// (everything it has, live has too), in which case live serves it.
+// refusing (*SkewError), from their schemas alone (diffCRD, schemaDiff):
+// a change may not stop serving a stored version, remove fields from a
+// version tenants' objects are stored or served in, or narrow what such a
+// version keeps and accepts (x-kubernetes-preserve-unknown-fields or
+// additionalProperties dropped, a type, nullable, enum, required field or
+// bound narrowed, a pattern or format added), nor move storage with
+// conversion None to a version that does not hold what the old one
+// stored. want is kept when live serves it: live declares every field of
+// it and keeps and accepts all that it does in every version (an older
+// definition, or one only stricter: keeping live changes nothing stored).
+// Validation only the stored objects can judge is StoredObjectsFit's.
 func CompareCRD(live, want *apiextensionsv1.CustomResourceDefinition) (CRDDecision, error) {
 	if live == nil {
 		return CrdApply, nil
 	}
-	if live.Annotations[annotationCRDHash] == CRDHash(want) {
+	if live.Annotations[annotationCRDHash] == CRDHash(want) || covers(live, want) {
 		return CrdKeep, nil
 	}
-	liveFields, wantFields := ServedFields(live), ServedFields(want)
-	if Subset(wantFields, liveFields) {
-		return CrdKeep, nil // older or equal: live serves it
+	changes, err := diffCRD(live, want)
+	if err != nil {
+		return 0, err
 	}
-	wantServed := map[string]bool{}
-	for _, v := range want.Spec.Versions {
-		wantServed[v.Name] = v.Served
-	}
-	for _, v := range live.Spec.Versions {
-		if v.Served && !wantServed[v.Name] && slices.Contains(live.Status.StoredVersions, v.Name) {
-			return 0, &SkewError{CRD: want.Name, Reason: fmt.Sprintf("the new definition stops serving version %s, which objects are still stored in", v.Name)}
-		}
-	}
-	for _, v := range live.Spec.Versions {
-		if !v.Storage {
-			continue
-		}
-		var lost []string
-		for f := range liveFields {
-			if strings.HasPrefix(f, v.Name+":") && !wantFields[f] && wantServed[v.Name] {
-				lost = append(lost, strings.TrimPrefix(f, v.Name+":"))
-			}
-		}
-		if len(lost) > 0 {
-			sort.Strings(lost)
-			return 0, &SkewError{CRD: want.Name, Reason: fmt.Sprintf("the new definition removes fields from storage version %s that tenants' objects may use: %s", v.Name, strings.Join(lost, ", "))}
-		}
+	if err := skewOf(live, want, changes); err != nil {
+		return 0, err
 	}
 	return CrdApply, nil
 }
@@ -147,11 +133,18 @@ func CRDHash(crd *apiextensionsv1.CustomResourceDefinition) string {
 // on every reconcile and never changed. The keys do not keep a CRD alive.
 var crdHashes sync.Map // weak.Pointer[CustomResourceDefinition] -> string
 
-// EnsureCRDs applies the CRDs that need it with server-side apply, after
-// checking them all: either every CRD is acceptable or none is applied.
-// It returns the names it applied.
+// EnsureCRDs applies the CRDs that need it, after checking them all:
+// either every CRD is acceptable or none is applied. A CRD is refused
+// when CompareCRD refuses it, or when the objects stored under it do not
+// fit (StoredObjectsFit). A new CRD is created, which fails if another
+// installer created it since; a change is applied with server-side apply
+// at the resourceVersion compared, which fails (a conflict, retried) if
+// the CRD changed since. It returns the names it applied.
 func EnsureCRDs(ctx context.Context, c client.Client, served ServedFunc, fieldManager string, crds []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
-	var apply []*apiextensionsv1.CustomResourceDefinition
+	type change struct {
+		live, want *apiextensionsv1.CustomResourceDefinition
+	}
+	var apply []change
 	for _, want := range crds {
 		// The hash of what was applied is in the annotation: the cached
 		// metadata tells an unchanged CRD without copying its schema.
@@ -187,31 +180,43 @@ func EnsureCRDs(ctx context.Context, c client.Client, served ServedFunc, fieldMa
 			return nil, operatorkit.Terminal(tenancyv1.ReasonCRDNotShared, fmt.Errorf("CRD %s exists and was not installed by the tenancy controller (no %s label): "+
 				"the controller does not change it for a tenant; remove the CRD from the operator or have the platform team upgrade it", want.Name, tenancyv1.LabelSharedCRD))
 		}
-		apply = append(apply, want)
+		if err := StoredObjectsFit(ctx, c, live, want); err != nil {
+			return nil, err
+		}
+		apply = append(apply, change{live: live, want: want})
 	}
 	var applied []string
-	for _, want := range apply {
+	for _, a := range apply {
 		obj := &apiextensionsv1.CustomResourceDefinition{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
-			ObjectMeta: metav1.ObjectMeta{Name: want.Name, Labels: map[string]string{tenancyv1.LabelSharedCRD: "true"}, Annotations: map[string]string{annotationCRDHash: CRDHash(want)}},
-			Spec:       want.Spec,
+			ObjectMeta: metav1.ObjectMeta{Name: a.want.Name, Labels: map[string]string{tenancyv1.LabelSharedCRD: "true"}, Annotations: map[string]string{annotationCRDHash: CRDHash(a.want)}},
+			Spec:       a.want.Spec,
 		}
-		for k, v := range want.Annotations {
+		for k, v := range a.want.Annotations {
 			// The controller's hash is its own: a CRD's author does not get
 			// to make it skip applying a later definition.
 			if k != "helm.sh/resource-policy" && k != annotationCRDHash {
 				obj.Annotations[k] = v
 			}
 		}
+		if a.live != nil {
+			// The precondition: the CRD as compared, or a conflict.
+			obj.ResourceVersion = a.live.ResourceVersion
+		}
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
 		if err != nil {
 			return nil, err
 		}
 		unstructured.RemoveNestedField(u, "status")
-		if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u}), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
-			return nil, fmt.Errorf("applying CRD %s: %w", want.Name, err)
+		if a.live == nil {
+			// An apply would create it, or change one created since the read.
+			if err := c.Create(ctx, &unstructured.Unstructured{Object: u}, client.FieldOwner(fieldManager)); err != nil {
+				return nil, fmt.Errorf("creating CRD %s: %w", a.want.Name, err)
+			}
+		} else if err := c.Apply(ctx, client.ApplyConfigurationFromUnstructured(&unstructured.Unstructured{Object: u}), client.FieldOwner(fieldManager), client.ForceOwnership); err != nil {
+			return nil, fmt.Errorf("applying CRD %s: %w", a.want.Name, err)
 		}
-		applied = append(applied, want.Name)
+		applied = append(applied, a.want.Name)
 	}
 	return applied, nil
 }
@@ -344,7 +349,8 @@ func (m olmMark) madeBy(sub operatorsv1alpha1.Subscription) bool {
 }
 
 // CRDSkew returns the skew guard's refusal of crds against the live CRDs,
-// applying nothing.
+// applying nothing: CompareCRD's, then StoredObjectsFit's (OLM replaces a
+// CRD with the bundle's, whatever CompareCRD would keep).
 func CRDSkew(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition) error {
 	for _, want := range crds {
 		live := &apiextensionsv1.CustomResourceDefinition{}
@@ -354,6 +360,9 @@ func CRDSkew(ctx context.Context, c client.Client, crds []*apiextensionsv1.Custo
 			return fmt.Errorf("reading CRD %s: %w", want.Name, err)
 		}
 		if _, err := CompareCRD(live, want); err != nil {
+			return err
+		}
+		if err := StoredObjectsFit(ctx, c, live, want); err != nil {
 			return err
 		}
 	}

@@ -11,10 +11,13 @@
 //     tenant's labels. ReleaseScope.Verify and VerifyApply check a stored
 //     revision the same way before Helm rolls back to it or re-applies it.
 //   - EnsureCRDs applies the shared CRDs of a tenant's operators and
-//     refuses a change (SkewError) that would drop a version or a field
-//     another tenant still uses; IsShared tells the controller's CRDs from
-//     ones it did not install, and ConversionWebhook refuses a shared CRD
-//     that converts through a webhook.
+//     refuses a change (SkewError) that would drop a version, or prune or
+//     refuse what another tenant stored: CompareCRD compares the
+//     structural schemas (crd_schema.go), StoredObjectsFit runs new
+//     validation over the stored objects (crd_stored.go); IsShared tells
+//     the controller's CRDs from ones it did not install, and
+//     ConversionWebhook refuses a shared CRD that converts through a
+//     webhook.
 //   - NarrowWebhooks narrows a rendered admission webhook to the tenant's
 //     namespaces.
 //
