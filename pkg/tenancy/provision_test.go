@@ -103,12 +103,13 @@ func TestThreeTenants(t *testing.T) {
 		}
 	}
 
-	// Each tenant's operator, running as its release's ServiceAccount,
-	// brings a KVStore in its namespace to Ready.
+	// Each tenant's operator, its release's Deployment run with its pod's
+	// identity, all three at once, brings a KVStore in its namespace to
+	// Ready.
 	dc := dynamic.NewForConfigOrDie(c.Config)
+	pods := map[string]*testcluster.Pod{}
 	for _, ns := range nss {
-		testcluster.StartOperator(t, managerBin, c.ServiceAccountKubeconfig(t, ns, operatorSA), nil,
-			"--watch-namespaces", ns, "--leader-elect", "--leader-election-namespace", ns)
+		pods[ns] = runRelease(t, c, managerBin, ns)
 		store := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": "kv.opctl.dev/v1alpha1", "kind": "KVStore", "metadata": map[string]any{"name": "cache"},
 			"spec": map[string]any{"replicas": int64(1)},
@@ -119,6 +120,9 @@ func TestThreeTenants(t *testing.T) {
 	}
 	for _, ns := range nss {
 		testcluster.WaitReady(t, dc, kvstores, ns, "cache", 90*time.Second)
+		if log := pods[ns].Log(); strings.Contains(strings.ToLower(log), "forbidden") {
+			t.Errorf("the manager in %s logged forbidden:\n%s", ns, log)
+		}
 	}
 
 	t.Run("isolation", func(t *testing.T) {
