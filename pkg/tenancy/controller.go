@@ -54,6 +54,12 @@ type Options struct {
 	// ServiceAccounts) are read and compared with their release (default
 	// 10m): a bounded poll, not an informer per kind.
 	DriftInterval time.Duration
+	// QuotaUsageInterval bounds the reconciles a change of a quota's
+	// usage alone brings (an owner creating or deleting objects): one at
+	// once, then at most one at the end of each interval (default 30s),
+	// so the usage a Tenant's status shows lags its quota by at most this
+	// (quota_usage.go).
+	QuotaUsageInterval time.Duration
 	// StorageNamespace holds the Helm release records of every tenant,
 	// where no tenant can read or write (default opctl-system).
 	StorageNamespace string
@@ -85,6 +91,9 @@ func (o *Options) defaults() {
 	}
 	if o.DriftInterval <= 0 {
 		o.DriftInterval = 10 * time.Minute
+	}
+	if o.QuotaUsageInterval <= 0 {
+		o.QuotaUsageInterval = 30 * time.Second
 	}
 	if o.StorageNamespace == "" {
 		o.StorageNamespace = DefaultStorageNamespace

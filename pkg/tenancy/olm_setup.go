@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
@@ -22,7 +23,7 @@ import (
 func init() {
 	registerBackend(backendType{name: "olm", cache: olmCache, new: func(c *Controller) (backend, error) {
 		served, err := servesOLM(c.config)
-		return newOLMBackend(tenantEvents{c.recorder}, c.client, c.reader, c.owned(), c.catalogs, c.discovery, served), err
+		return newOLMBackend(tenantEvents{c.recorder}, c.client, c.reader, c.owned(), c.catalogs, c.discovery, c.storedObjects(), served), err
 	}})
 }
 
@@ -45,14 +46,23 @@ func olmCache(cfg *rest.Config, opts *cache.Options, owned cache.ByObject) error
 }
 
 // watch owns the OperatorGroups and CatalogSources and watches the
-// Subscriptions, InstallPlans and CSVs of tenant namespaces.
+// Subscriptions, InstallPlans and CSVs of tenant namespaces, each for the
+// changes the controller acts on (predicates.go).
 func (c *olmBackend) watch(b *builder.Builder) *builder.Builder {
 	if !c.served {
 		return b
 	}
-	b = b.Owns(&operatorsv1.OperatorGroup{}).Owns(&operatorsv1alpha1.CatalogSource{})
-	for _, o := range []client.Object{&operatorsv1alpha1.Subscription{}, &operatorsv1alpha1.InstallPlan{}, &operatorsv1alpha1.ClusterServiceVersion{}} {
-		b = b.Watches(o, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)))
+	b = b.Owns(&operatorsv1.OperatorGroup{}, builder.WithPredicates(operatorGroupChanged)).
+		Owns(&operatorsv1alpha1.CatalogSource{}, builder.WithPredicates(catalogSourceChanged))
+	for _, w := range []struct {
+		obj     client.Object
+		changed predicate.Predicate
+	}{
+		{&operatorsv1alpha1.Subscription{}, subscriptionChanged},
+		{&operatorsv1alpha1.InstallPlan{}, installPlanChanged},
+		{&operatorsv1alpha1.ClusterServiceVersion{}, csvChanged},
+	} {
+		b = b.Watches(w.obj, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)), builder.WithPredicates(w.changed))
 	}
 	return b
 }
@@ -103,8 +113,8 @@ func slimInstallPlan(o any) (any, error) {
 // reader (owned for the objects labelled for a tenant), reads bundles
 // from catalogs, and acts only when served, the cluster serving OLM's
 // APIs.
-func newOLMBackend(events tenantEvents, cl client.Client, reader client.Reader, owned ownedReader, catalogs *registryv1.CatalogClient, dc discovery.DiscoveryInterface, served bool) *olmBackend {
-	return &olmBackend{tenantEvents: events, client: cl, reader: reader, owned: owned, catalogs: catalogs, discovery: dc, served: served}
+func newOLMBackend(events tenantEvents, cl client.Client, reader client.Reader, owned ownedReader, catalogs *registryv1.CatalogClient, dc discovery.DiscoveryInterface, stored storedObjects, served bool) *olmBackend {
+	return &olmBackend{tenantEvents: events, client: cl, reader: reader, owned: owned, catalogs: catalogs, discovery: dc, stored: stored, served: served}
 }
 
 // apiServed reads the API server's discovery for group/version, uncached.

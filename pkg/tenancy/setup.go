@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
@@ -157,15 +158,23 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		operatorkit.Options{FieldManager: FieldManager, MaxConcurrentReconciles: opts.MaxConcurrentReconciles,
 			LiveReader: mgr.GetAPIReader(), AggregateEvents: true, NeedLeaderElection: ptr.To(guard == nil)})
 	tenants.use(mgr.GetClient())
-	owns := []client.Object{&corev1.Namespace{}, &corev1.ResourceQuota{}, &corev1.LimitRange{}, &rbacv1.RoleBinding{}, &networkingv1.NetworkPolicy{}}
-	b := r.Builder(mgr, owns...).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client))).
+	// Each watch passes only the changes the controller acts on
+	// (predicates.go); a quota's usage reaches the status bounded
+	// (quota_usage.go).
+	b := r.Builder(mgr).
+		Owns(&corev1.Namespace{}, builder.WithPredicates(namespaceChanged)).
+		Owns(&corev1.ResourceQuota{}, builder.WithPredicates(quotaChanged)).
+		Owns(&corev1.LimitRange{}, builder.WithPredicates(limitRangeChanged)).
+		Owns(&rbacv1.RoleBinding{}, builder.WithPredicates(roleBindingChanged)).
+		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(networkPolicyChanged)).
+		Watches(&corev1.ResourceQuota{}, newQuotaUsage(c.client, opts.QuotaUsageInterval).handler()).
+		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)), builder.WithPredicates(deploymentChanged)).
 		// The release objects drift correction keeps (drift.go).
-		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client))).
-		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client))).
-		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client))).
-		Watches(&tenancyv1.TenantProfile{}, handler.EnqueueRequestsFromMapFunc(c.tenantsOfProfile)).
-		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(c.allTenants))
+		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)), builder.WithPredicates(roleChanged)).
+		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)), builder.WithPredicates(roleBindingChanged)).
+		Watches(&corev1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)), builder.WithPredicates(serviceAccountChanged)).
+		Watches(&tenancyv1.TenantProfile{}, handler.EnqueueRequestsFromMapFunc(c.tenantsOfProfile), builder.WithPredicates(profileChanged)).
+		Watches(&discoveryv1.EndpointSlice{}, handler.EnqueueRequestsFromMapFunc(c.allTenants), builder.WithPredicates(apiServerSliceChanged))
 	for _, be := range c.backends {
 		b = be.watch(b)
 	}
