@@ -73,7 +73,9 @@ func (c *Controller) actorUser(tenant string) string {
 // (config/guardrails): held by the actor in its tenant's namespaces only.
 var guardrailBypass = rbacv1.PolicyRule{APIGroups: []string{tenancyv1.GroupVersion.Group}, Resources: []string{"guardrails"}, Verbs: []string{"bypass"}}
 
-// actorKinds are rules on the namespaced CRDs of the tenant's operators
+// actorKinds are the shipped baseline's namespaced rules
+// (guard.BaselineNamespacedRules) and rules on the namespaced CRDs of the
+// tenant's operators
 // that are shared (isShared): the controller, or OLM for a tenant,
 // installed them. A CRD of another installer, even one identical to the
 // operator's, stays out (its schema is public: a copy proves nothing),
@@ -103,7 +105,7 @@ func (c *Controller) actorKinds(ctx context.Context, reader client.Reader, p *pl
 			}
 		}
 	}
-	var rules []rbacv1.PolicyRule
+	rules := slices.Clone(guard.BaselineNamespacedRules)
 	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 		res := slices.Clone(byGroup[g])
 		slices.Sort(res)

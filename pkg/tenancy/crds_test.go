@@ -91,7 +91,7 @@ func TestEnsureCRDsChangesOnlySharedCRDs(t *testing.T) {
 			return nil
 		},
 	}).Build()
-	names, err := guard.EnsureCRDs(context.Background(), c, nil, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want})
+	names, err := guard.EnsureCRDs(context.Background(), c, nil, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want}, nil)
 	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "was not installed by the tenancy controller") || applied != 0 || len(names) != 0 {
 		t.Fatalf("changing an unlabelled CRD: applied %d %v, %v; want a Terminal refusal and nothing applied", applied, names, err)
 	}
@@ -103,7 +103,7 @@ func TestEnsureCRDsChangesOnlySharedCRDs(t *testing.T) {
 			return nil
 		},
 	}).Build()
-	if names, err := guard.EnsureCRDs(context.Background(), c, nil, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want}); err != nil || applied != 1 || len(names) != 1 {
+	if names, err := guard.EnsureCRDs(context.Background(), c, nil, FieldManager, []*apiextensionsv1.CustomResourceDefinition{want}, nil); err != nil || applied != 1 || len(names) != 1 {
 		t.Fatalf("changing a shared CRD: applied %d %v, %v", applied, names, err)
 	}
 }

@@ -78,7 +78,8 @@ func TestGrantPolicy(t *testing.T) {
 		want     string // a substring of the one finding, or ""
 	}{
 		{"allowed by a named role", []string{"storage-reader"}, role("r", "", storage) + binding("b", "r", sa), ""},
-		{"not allowed", nil, role("r", "", storage) + binding("b", "r", sa), "grants get storage.k8s.io/storageclasses cluster-wide"},
+		{"not allowed", nil, role("r", "", "- apiGroups: ['']\n  resources: [nodes]\n  verbs: [get]\n") + binding("b", "r", sa), "grants get nodes cluster-wide"},
+		{"the shipped baseline", nil, role("r", "", storage+"- apiGroups: [authentication.k8s.io]\n  resources: [tokenreviews]\n  verbs: [create]\n- apiGroups: [authorization.k8s.io]\n  resources: [subjectaccessreviews]\n  verbs: [create]\n") + binding("b", "r", sa), ""},
 		{"namespaced rules cluster-wide", []string{"storage-reader"}, role("r", "", secrets) + binding("b", "r", sa), "grants get,list secrets cluster-wide"},
 		{"a named role bound as is", []string{"storage-reader"}, binding("b", "storage-reader", sa), ""},
 		{"cluster-admin", []string{"storage-reader"}, binding("b", "cluster-admin", sa), "binds ClusterRole cluster-admin, which the release does not define"},
@@ -88,7 +89,8 @@ func TestGrantPolicy(t *testing.T) {
 		{"the operator's own CRD", nil, role("r", "", ownCRD) + binding("b", "r", sa), ""},
 		{"every CRD", nil, role("r", "", everyCRD) + binding("b", "r", sa), "grants get apiextensions.k8s.io/customresourcedefinitions cluster-wide"},
 		{"aggregated into admin", nil, role("r", aggregatable, storage), "label rbac.authorization.k8s.io/aggregate-to-admin"},
-		{"the operator's kinds aggregated into admin", nil, role("r", aggregatable, "- apiGroups: [kv.opctl.dev]\n  resources: [kvstores, kvstores/status]\n  verbs: ['*']\n"), ""},
+		{"the operator's kinds aggregated into admin", nil, role("r", aggregatable, "- apiGroups: [kv.opctl.dev]\n  resources: [kvstores, kvstores/status]\n  verbs: [get, list, watch, create, update, patch, delete]\n"), ""},
+		{"every verb on the operator's kinds aggregated into admin", nil, role("r", aggregatable, "- apiGroups: [kv.opctl.dev]\n  resources: [kvstores]\n  verbs: ['*']\n"), "label rbac.authorization.k8s.io/aggregate-to-admin"},
 		{"another kind aggregated into admin", nil, role("r", aggregatable, "- apiGroups: [kv.opctl.dev]\n  resources: [kvstores, kvbackups]\n  verbs: [get]\n"), "label rbac.authorization.k8s.io/aggregate-to-admin"},
 		{"aggregated by the platform's label", nil, role("r", "  labels:\n    example.com/monitoring: \"true\"\n", storage), "its labels match example.com/monitoring=true"},
 		{"other labels", nil, role("r", "  labels:\n    app.kubernetes.io/name: kv\n", storage), ""},

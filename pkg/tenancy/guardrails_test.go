@@ -81,8 +81,8 @@ func installGuardrails(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if len(objs) != 16 {
-		return fmt.Errorf("charts/opctl has %d guardrail policies and bindings, want 8 of each", len(objs))
+	if len(objs) != 18 {
+		return fmt.Errorf("charts/opctl has %d guardrail policies and bindings, want 9 of each", len(objs))
 	}
 	return nil
 }

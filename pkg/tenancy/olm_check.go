@@ -35,7 +35,9 @@ type olmBackend struct {
 	// discovery tells which APIs the API server serves, for the CRDs the
 	// backend applies before approving a plan.
 	discovery discovery.DiscoveryInterface
-	served    bool // the cluster serves OLM's operators.coreos.com APIs
+	// stored lists the objects of the shared CRDs the skew guard checks.
+	stored storedObjects
+	served bool // the cluster serves OLM's operators.coreos.com APIs
 }
 
 func (*olmBackend) source(op tenancyv1.OperatorSpec) (string, bool) {

@@ -267,12 +267,15 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 			if err := olmCRDCheck(name, live, want); err != nil {
 				return nil, err
 			}
+			if err := guard.StoredObjectsFit(ctx, c.stored, live, want); err != nil {
+				return nil, err
+			}
 		}
 		// OLM installs a bundle's CRDs with its own rights, whoever wrote
 		// them before: the controller applies them first, as it does a
 		// chart's (labelled shared, skew-guarded), and refuses a bundle
 		// whose CRDs are another installer's (CRDNotShared).
-		if _, err := guard.EnsureCRDs(ctx, c.client, c.apiServed, FieldManager, b.Analysis.CRDs); err != nil {
+		if _, err := guard.EnsureCRDs(ctx, c.client, c.apiServed, FieldManager, b.Analysis.CRDs, c.stored); err != nil {
 			return nil, err
 		}
 	}
@@ -318,6 +321,11 @@ func olmCRDCheck(csv string, live, want *apiextensionsv1.CustomResourceDefinitio
 	}
 	if d == guard.CrdKeep && live != nil && !guard.Subset(guard.ServedFields(live), guard.ServedFields(want)) {
 		return &guard.SkewError{CRD: want.Name, Reason: fmt.Sprintf("%s carries an older definition, and OLM would replace the shared one with it; pin a version at least as new as the other tenants'", csv)}
+	}
+	if live != nil {
+		// OLM replaces the live definition whatever CompareCRD would keep:
+		// judged as a replacement, narrower in any way is refused.
+		return guard.ReplaceSkew(live, want)
 	}
 	return nil
 }

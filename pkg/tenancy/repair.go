@@ -62,14 +62,14 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			// (guardPlan), not on every pass, which would fight OLM; here
 			// it guards the skew and creates the missing ones, which the
 			// quota counts before anything is subscribed.
-			if err = guard.CRDSkew(ctx, c.client, op.analysis.CRDs); err == nil {
+			if err = guard.CRDSkew(ctx, c.client, op.analysis.CRDs, c.storedObjects()); err == nil {
 				var missing []*apiextensionsv1.CustomResourceDefinition
 				if missing, err = guard.AbsentCRDs(ctx, c.client, op.analysis.CRDs); err == nil && len(missing) > 0 {
-					applied, err = guard.EnsureCRDs(ctx, c.client, c.served, FieldManager, missing)
+					applied, err = guard.EnsureCRDs(ctx, c.client, c.served, FieldManager, missing, c.storedObjects())
 				}
 			}
 		} else {
-			applied, err = guard.EnsureCRDs(ctx, c.client, c.served, FieldManager, op.analysis.CRDs)
+			applied, err = guard.EnsureCRDs(ctx, c.client, c.served, FieldManager, op.analysis.CRDs, c.storedObjects())
 		}
 		var skew *guard.SkewError
 		switch {

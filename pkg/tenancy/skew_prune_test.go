@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -146,19 +145,8 @@ func TestSharedCRDRuleChecksStoredObjects(t *testing.T) {
 	t.Cleanup(func() {
 		_ = cl.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}})
 	})
-	// The platform lets the controller read the stored objects of the
-	// shared CRD, which the check needs.
-	readers := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "opctl-test-read-" + group},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{group}, Resources: []string{"kvstores"}, Verbs: []string{"list"}}}}
-	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: readers.Name},
-		Subjects: []rbacv1.Subject{rbacSubject(controllerUser)},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: readers.Name}}
-	for _, o := range []client.Object{readers, binding} {
-		if err := cl.Create(ctx, o); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cl.Delete(context.Background(), o) })
-	}
+	// The controller holds no list on the kind: it reads the stored
+	// objects in each tenant's namespaces as that tenant's actor.
 	base := sampleChart(t, projectCopy(t, group, nil), "0.1.0")
 	strict := sampleChart(t, projectCopy(t, group, specRule("self.replicas <= 2")), "0.2.0")
 	loose := sampleChart(t, projectCopy(t, group, specRule("self.replicas <= 5")), "0.2.1")

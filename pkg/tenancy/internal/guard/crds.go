@@ -139,8 +139,12 @@ var crdHashes sync.Map // weak.Pointer[CustomResourceDefinition] -> string
 // fit (StoredObjectsFit). A new CRD is created, which fails if another
 // installer created it since; a change is applied with server-side apply
 // at the resourceVersion compared, which fails (a conflict, retried) if
-// the CRD changed since. It returns the names it applied.
-func EnsureCRDs(ctx context.Context, c client.Client, served ServedFunc, fieldManager string, crds []*apiextensionsv1.CustomResourceDefinition) ([]string, error) {
+// the CRD changed since. stored lists the objects StoredObjectsFit
+// checks (nil: c). It returns the names it applied.
+func EnsureCRDs(ctx context.Context, c client.Client, served ServedFunc, fieldManager string, crds []*apiextensionsv1.CustomResourceDefinition, stored client.Reader) ([]string, error) {
+	if stored == nil {
+		stored = c
+	}
 	type change struct {
 		live, want *apiextensionsv1.CustomResourceDefinition
 	}
@@ -180,7 +184,7 @@ func EnsureCRDs(ctx context.Context, c client.Client, served ServedFunc, fieldMa
 			return nil, operatorkit.Terminal(tenancyv1.ReasonCRDNotShared, fmt.Errorf("CRD %s exists and was not installed by the tenancy controller (no %s label): "+
 				"the controller does not change it for a tenant; remove the CRD from the operator or have the platform team upgrade it", want.Name, tenancyv1.LabelSharedCRD))
 		}
-		if err := StoredObjectsFit(ctx, c, live, want); err != nil {
+		if err := StoredObjectsFit(ctx, stored, live, want); err != nil {
 			return nil, err
 		}
 		apply = append(apply, change{live: live, want: want})
@@ -350,8 +354,12 @@ func (m olmMark) madeBy(sub operatorsv1alpha1.Subscription) bool {
 
 // CRDSkew returns the skew guard's refusal of crds against the live CRDs,
 // applying nothing: CompareCRD's, then StoredObjectsFit's (OLM replaces a
-// CRD with the bundle's, whatever CompareCRD would keep).
-func CRDSkew(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition) error {
+// CRD with the bundle's, whatever CompareCRD would keep). stored lists
+// the objects StoredObjectsFit checks (nil: c).
+func CRDSkew(ctx context.Context, c client.Client, crds []*apiextensionsv1.CustomResourceDefinition, stored client.Reader) error {
+	if stored == nil {
+		stored = c
+	}
 	for _, want := range crds {
 		live := &apiextensionsv1.CustomResourceDefinition{}
 		if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, live); apierrors.IsNotFound(err) {
@@ -362,7 +370,7 @@ func CRDSkew(ctx context.Context, c client.Client, crds []*apiextensionsv1.Custo
 		if _, err := CompareCRD(live, want); err != nil {
 			return err
 		}
-		if err := StoredObjectsFit(ctx, c, live, want); err != nil {
+		if err := StoredObjectsFit(ctx, stored, live, want); err != nil {
 			return err
 		}
 	}

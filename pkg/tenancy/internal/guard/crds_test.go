@@ -102,7 +102,7 @@ func TestEnsureCRDsPreconditions(t *testing.T) {
 			}
 			var w writes
 			c := w.client(t, tc.listErr, tc.live...)
-			_, err := EnsureCRDs(context.Background(), c, nil, "opctl-test", tc.want)
+			_, err := EnsureCRDs(context.Background(), c, nil, "opctl-test", tc.want, nil)
 			var skew *SkewError
 			switch {
 			case tc.skew != "":
@@ -129,7 +129,7 @@ func TestCRDSkewChecksStoredObjects(t *testing.T) {
 	var w writes
 	c := w.client(t, apierrors.NewForbidden(schema.GroupResource{Group: "example.com", Resource: "widgets"}, "", errors.New("no")), live)
 	var skew *SkewError
-	if err := CRDSkew(context.Background(), c, []*apiextensionsv1.CustomResourceDefinition{want}); !errors.As(err, &skew) {
+	if err := CRDSkew(context.Background(), c, []*apiextensionsv1.CustomResourceDefinition{want}, nil); !errors.As(err, &skew) {
 		t.Errorf("CRDSkew: %v, want a SkewError", err)
 	}
 }

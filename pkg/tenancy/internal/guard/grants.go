@@ -291,6 +291,7 @@ func (g GrantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]r
 		return nil, fmt.Errorf("reading ClusterRole %s: %w", OwnerRole, err)
 	}
 	allowed = append(allowed, owner.Rules...)
+	allowed = append(allowed, BaselineNamespacedRules...)
 	if g.Kinds != nil {
 		kinds, err := g.Kinds(ctx)
 		if err != nil {
@@ -489,13 +490,14 @@ func (g GrantPolicy) webhookTargets(u *unstructured.Unstructured) []string {
 	return out
 }
 
-// Allowed is the union of the named ClusterRoles' rules and get on the
-// operator's own CRDs. A named role that does not exist allows nothing.
+// Allowed is the union of the shipped baseline (BaselineClusterRules),
+// the named ClusterRoles' rules and reading the operator's own CRDs by
+// name. A named role that does not exist allows nothing.
 func (g GrantPolicy) Allowed(ctx context.Context) ([]rbacv1.PolicyRule, error) {
-	var rules []rbacv1.PolicyRule
+	rules := slices.Clone(BaselineClusterRules)
 	if len(g.Crds) > 0 {
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
-			Verbs: []string{"get"}, ResourceNames: g.Crds})
+			Verbs: []string{"get", "list", "watch"}, ResourceNames: g.Crds})
 	}
 	for _, name := range g.Roles {
 		role := &rbacv1.ClusterRole{}

@@ -1,0 +1,37 @@
+package guard
+
+import rbacv1 "k8s.io/api/rbac/v1"
+
+// BaselineClusterRules are the cluster-wide rules every tenant's operator
+// may hold without a ClusterRole of the platform's: what the operators
+// people run ask for in every scaffold, each with little a tenant learns
+// or does with it (docs/tenancy-threat-model.md, "The shipped baseline"):
+//   - create TokenReviews and SubjectAccessReviews, as the built-in
+//     system:auth-delegator grants: kubebuilder's metrics authentication
+//     (go/v4) asks the API server who a scraper is and whether it may
+//     read the metrics. A tenant learns whether a token it holds is
+//     valid and whose it is, and whether a user may do something: no
+//     object and no right;
+//   - read StorageClasses: their names, provisioners and parameters,
+//     which operators of stateful workloads choose from.
+//
+// The controller holds them (config/rbac), so that it may write a
+// release's ClusterRole that grants them. Reading the operator's own
+// CRDs is allowed by name (GrantPolicy.Allowed).
+var BaselineClusterRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list", "watch"}},
+}
+
+// BaselineNamespacedRules are the rules every tenant's operator, and so
+// its owners, may hold in the tenant's namespaces beyond admin: the
+// Prometheus operator's ServiceMonitors, PodMonitors and PrometheusRules,
+// which operators ship to be monitored. They grant nothing where the
+// cluster does not serve them. The guardrail tenant-monitors keeps a
+// monitor to its own namespace and refuses the fields that would have
+// Prometheus read its own files (its token, its keys) or send them to a
+// tenant's endpoint. The tenant-kinds Role grants them (actor.go).
+var BaselineNamespacedRules = []rbacv1.PolicyRule{
+	{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors", "podmonitors", "prometheusrules"}, Verbs: OwnKindVerbs},
+}
