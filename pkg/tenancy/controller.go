@@ -372,6 +372,13 @@ func (c *Controller) served(group, version, resource string) (bool, error) {
 // +kubebuilder:rbac:groups="",resources=services,verbs=list;watch
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list;watch
 //
+// The shipped baseline of what tenants' operators may hold cluster-wide
+// (guard.BaselineClusterRules), which the controller passes on in the
+// ClusterRoles of releases and so holds; it uses none of it itself.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
+//
 // Shared CRDs of the tenants' operators.
 // +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;patch;delete
 //
@@ -381,13 +388,6 @@ func (c *Controller) served(group, version, resource string) (bool, error) {
 // correction and readiness follow. The release records and the webhook
 // certificates are Secrets of the controller's namespace.
 // +kubebuilder:rbac:groups="",namespace=opctl-system,resources=serviceaccounts,verbs=impersonate;create;patch;delete
-// The shipped baseline of what tenants' operators may hold cluster-wide
-// (guard.BaselineClusterRules), which the controller passes on in the
-// ClusterRoles of releases and so holds; it uses none of it itself.
-// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
-// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
-// +kubebuilder:rbac:groups=storage.k8s.io,resources=storageclasses,verbs=get;list;watch
-//
 // +kubebuilder:rbac:groups="",namespace=opctl-system,resources=secrets,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=serviceaccounts,verbs=get;list;watch
 //
