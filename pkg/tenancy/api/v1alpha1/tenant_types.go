@@ -277,6 +277,11 @@ type NamespaceStatus struct {
 	// Hard is the quota's limit, Used what is in use.
 	// +optional
 	Hard corev1.ResourceList `json:"hard,omitempty"`
+	// Used is the quota's usage as of the last reconcile: a change of
+	// usage alone (objects created or deleted in the namespace) brings a
+	// reconcile at once, then at most one per interval (30s by default),
+	// so Used may lag that long. The metric
+	// opctl_tenancy_quota_utilisation_ratio is always current.
 	// +optional
 	Used corev1.ResourceList `json:"used,omitempty"`
 	// Derivation explains each figure of Hard.
