@@ -20,7 +20,8 @@ func newTenancyCommand(g *GlobalOptions) *cobra.Command {
 		Use:   "tenancy",
 		Short: "The tenancy controller: per-tenant namespaces, quota, isolation and operator instances",
 	}
-	cmd.AddCommand(newTenancyRunCommand(g))
+	run, _ := newTenancyRunCommand(g)
+	cmd.AddCommand(run)
 	return cmd
 }
 
@@ -38,9 +39,21 @@ func hostname() string {
 	return h
 }
 
-func newTenancyRunCommand(g *GlobalOptions) *cobra.Command {
+// TenancyRunOptions parses args as `opctl tenancy run` does and returns
+// the controller options they set: tests read the arguments of
+// charts/opctl's Deployment with it, so that the controller they run is
+// the one the chart runs.
+func TenancyRunOptions(args []string) (tenancy.Options, error) {
+	cmd, opts := newTenancyRunCommand(&GlobalOptions{})
+	if err := cmd.Flags().Parse(args); err != nil {
+		return tenancy.Options{}, fmt.Errorf("opctl tenancy run %v: %w", args, err)
+	}
+	return *opts, nil
+}
+
+func newTenancyRunCommand(g *GlobalOptions) (*cobra.Command, *tenancy.Options) {
 	var (
-		opts                                    tenancy.Options
+		opts                                    = &tenancy.Options{}
 		metricsAddr, probeAddr, pprofAddr, leNS string
 		leaderElect, shards                     bool
 		shard                                   sharding.Options
@@ -80,7 +93,7 @@ and the permissions in config/rbac; docs in README.md.`,
 				leNS, leaderElect, leaderID = shard.Namespace, true, shard.Ring+"-sharder.opctl.dev"
 				opts.Shard = &shard
 			}
-			cacheOpts, err := tenancy.CacheOptions(cfg, opts)
+			cacheOpts, err := tenancy.CacheOptions(cfg, *opts)
 			if err != nil {
 				return err
 			}
@@ -97,7 +110,7 @@ and the permissions in config/rbac; docs in README.md.`,
 			if err != nil {
 				return fmt.Errorf("creating the manager: %w", err)
 			}
-			if err := tenancy.Setup(mgr, opts); err != nil {
+			if err := tenancy.Setup(mgr, *opts); err != nil {
 				return fmt.Errorf("setting up the tenancy controller: %w", err)
 			}
 			if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -132,5 +145,5 @@ and the permissions in config/rbac; docs in README.md.`,
 	f.DurationVar(&opts.DriftInterval, "drift-interval", 10*time.Minute, "how often the release objects of kinds no informer follows are compared with their release and restored")
 	f.Float32Var(&qps, "kube-api-qps", 100, "queries per second to the API server")
 	f.IntVar(&burst, "kube-api-burst", 200, "burst of queries to the API server")
-	return cmd
+	return cmd, opts
 }

@@ -39,7 +39,7 @@ func runControllerAt(t testing.TB, kubeconfig, logPath string, env []string, arg
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(opctlBin, append([]string{"tenancy", "run", "--kubeconfig", kubeconfig, "--health-probe-bind-address", "0", "--tenant-cluster-roles", platformRole}, args...)...)
+	cmd := exec.Command(opctlBin, append([]string{"tenancy", "run", "--kubeconfig", kubeconfig, "--health-probe-bind-address", "0"}, args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Env = append(os.Environ(), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -12,14 +12,15 @@ import (
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
+	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
+	"opctl.dev/opctl/internal/cli"
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
 )
@@ -40,6 +41,69 @@ func renderOpctl() (map[string]string, error) {
 		return nil, fmt.Errorf("rendering charts/opctl: %w", err)
 	}
 	return rendered, nil
+}
+
+// chartControllerOptions are the controller's options as charts/opctl's
+// Deployment sets them, parsed with `opctl tenancy run`'s own flags.
+func chartControllerOptions() (tenancy.Options, error) {
+	rendered, err := renderOpctl()
+	if err != nil {
+		return tenancy.Options{}, err
+	}
+	for name, body := range rendered {
+		if !strings.HasSuffix(name, "deployment.yaml") {
+			continue
+		}
+		dep := &appsv1.Deployment{}
+		if err := yaml.Unmarshal([]byte(body), dep); err != nil {
+			return tenancy.Options{}, fmt.Errorf("%s: %w", name, err)
+		}
+		for _, ctr := range dep.Spec.Template.Spec.Containers {
+			if ctr.Name == "manager" {
+				return cli.TenancyRunOptions(ctr.Args)
+			}
+		}
+	}
+	return tenancy.Options{}, fmt.Errorf("charts/opctl renders no Deployment with a manager container")
+}
+
+// checkNoTestGrants fails, after the tests, when a ClusterRoleBinding or
+// RoleBinding that charts/opctl does not render binds the controller's
+// ServiceAccount: what a test grants the controller, a user does not get.
+func checkNoTestGrants(c *testcluster.Cluster) error {
+	ctx := context.Background()
+	chart := map[string]bool{}
+	for _, o := range controllerRBAC {
+		chart[o.GetKind()+"/"+o.GetNamespace()+"/"+o.GetName()] = true
+	}
+	names := func(subjects []rbacv1.Subject) bool {
+		return slices.ContainsFunc(subjects, func(s rbacv1.Subject) bool {
+			return s.Kind == rbacv1.ServiceAccountKind && "system:serviceaccount:"+s.Namespace+":"+s.Name == controllerUser
+		})
+	}
+	var extra []string
+	crbs, err := c.Client.RbacV1().ClusterRoleBindings().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, b := range crbs.Items {
+		if names(b.Subjects) && !chart["ClusterRoleBinding//"+b.Name] {
+			extra = append(extra, "ClusterRoleBinding "+b.Name+" of "+b.RoleRef.Name)
+		}
+	}
+	rbs, err := c.Client.RbacV1().RoleBindings("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return err
+	}
+	for _, b := range rbs.Items {
+		if names(b.Subjects) && !chart["RoleBinding/"+b.Namespace+"/"+b.Name] {
+			extra = append(extra, "RoleBinding "+b.Namespace+"/"+b.Name+" of "+b.RoleRef.Name)
+		}
+	}
+	if len(extra) > 0 {
+		return fmt.Errorf("tests granted the controller what charts/opctl does not: %s", strings.Join(extra, ", "))
+	}
+	return nil
 }
 
 // applyOpctl applies the objects of charts/opctl whose kinds keep says,
@@ -88,26 +152,12 @@ func installGuardrails(ctx context.Context) error {
 }
 
 // controllerIdentity applies the ServiceAccount and RBAC of charts/opctl
-// to the cluster tc (admin client c), with the ClusterRole the tests'
-// platform names for tenants (platformRole), and returns a configuration
-// and a kubeconfig (written in dir) that authenticate with a token of
-// that ServiceAccount. Every controller the tests run uses them, so it
-// has exactly the rights the chart grants, never an admin's.
+// to the cluster tc (admin client c), and returns a configuration and a
+// kubeconfig (written in dir) that authenticate with a token of that
+// ServiceAccount. Every controller the tests run uses them, so it has
+// exactly the rights the chart grants, never an admin's, and no test
+// grants it more (checkNoTestGrants).
 func controllerIdentity(ctx context.Context, tc *testcluster.Cluster, c client.Client, dir string) (*rest.Config, string, error) {
-	reader := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: platformRole},
-		Rules: []rbacv1.PolicyRule{{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list", "watch"}},
-			{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors", "podmonitors", "prometheusrules"}, Verbs: []string{"*"}}}}
-	err := c.Create(ctx, reader)
-	if apierrors.IsAlreadyExists(err) {
-		live := &rbacv1.ClusterRole{}
-		if err = c.Get(ctx, client.ObjectKeyFromObject(reader), live); err == nil {
-			live.Rules = reader.Rules
-			err = c.Update(ctx, live)
-		}
-	}
-	if err != nil {
-		return nil, "", err
-	}
 	rbac := map[string]bool{"ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true}
 	objs, err := applyOpctl(ctx, c, func(kind string) bool { return rbac[kind] })
 	if err != nil {
@@ -122,14 +172,6 @@ func controllerIdentity(ctx context.Context, tc *testcluster.Cluster, c client.C
 	}
 	if sa == "" {
 		return nil, "", fmt.Errorf("charts/opctl renders no ServiceAccount")
-	}
-	// The controller passes on only what it holds: the platform binds the
-	// ClusterRoles it names for tenants to the controller as well.
-	pass := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: platformRole + "-controller"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: platformRole},
-		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: tenancy.DefaultStorageNamespace}}}
-	if err := c.Create(ctx, pass); err != nil && !apierrors.IsAlreadyExists(err) {
-		return nil, "", err
 	}
 	controllerUser = "system:serviceaccount:" + tenancy.DefaultStorageNamespace + ":" + sa
 	cfg, err := tc.ServiceAccountTokenConfigFor(ctx, tenancy.DefaultStorageNamespace, sa, 24*time.Hour)

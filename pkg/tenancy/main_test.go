@@ -51,11 +51,10 @@ var (
 
 const sampleProject = "../../operators/sample"
 
-// platformRole is the ClusterRole the tests' platform names for every
-// Tenant (--tenant-cluster-roles): the sample operator reads
-// StorageClasses, a cluster-scoped rule only the platform can allow, and
-// manages ServiceMonitors, which admin does not hold.
-const platformRole = "opctl-test-operator-extras"
+// chartRoles are the ClusterRoles charts/opctl's Deployment names for
+// every Tenant (--tenant-cluster-roles), none by default: the sample
+// operator fits the shipped baseline.
+var chartRoles []string
 
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster, setup)) }
 
@@ -93,6 +92,13 @@ func setup(c *testcluster.Cluster) (func(), error) {
 		return nil, err
 	}
 	testcluster.AfterTests(checkRightsExercised)
+	testcluster.AfterTests(checkNoTestGrants)
+	chartOpts, err := chartControllerOptions()
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	chartRoles = append([]string{}, chartOpts.ClusterRoles...)
 	managerBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/operators/sample/cmd", "")
 	if err == nil {
 		opctlBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/cmd/opctl", "")
@@ -106,12 +112,13 @@ func setup(c *testcluster.Cluster) (func(), error) {
 
 // startController runs the controller in this process until the test
 // ends, or until the stop it returns is called. Unless opts names
-// ClusterRoles (an empty list: none), the platform allows platformRole.
+// ClusterRoles (an empty list: none), the controller names those
+// charts/opctl's Deployment does.
 func startController(t *testing.T, opts tenancy.Options) (stop func()) {
 	t.Helper()
 	shareSampleCRDs(t)
 	if opts.ClusterRoles == nil {
-		opts.ClusterRoles = []string{platformRole}
+		opts.ClusterRoles = chartRoles
 	}
 	// Tests start one controller after another in this process.
 	skip := true
