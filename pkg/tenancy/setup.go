@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -200,7 +201,11 @@ func slimDeployment(o any) (any, error) {
 		return k != guard.HelmInstance && k != guard.HelmManagedBy && !strings.HasPrefix(k, "tenancy.opctl.dev/") && !strings.Contains(k, "sharding.opctl.dev/")
 	})
 	d.Spec = appsv1.DeploymentSpec{Replicas: d.Spec.Replicas}
-	d.Status.Conditions = nil
+	// ReplicaFailure says why its pods are refused (quota, LimitRange,
+	// Pod Security): the release's status quotes it.
+	d.Status.Conditions = slices.DeleteFunc(d.Status.Conditions, func(c appsv1.DeploymentCondition) bool {
+		return c.Type != appsv1.DeploymentReplicaFailure || c.Status != corev1.ConditionTrue
+	})
 	return d, nil
 }
 

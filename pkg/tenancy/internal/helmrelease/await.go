@@ -13,6 +13,9 @@ func (c *Reconciler) awaitRelease(r *releaseRun) error {
 	if st.UpgradeStartTime == nil {
 		st.UpgradeStartTime, st.TargetVersion = &metav1.Time{Time: r.facts.now}, r.facts.want
 	}
+	if refused := c.replicaFailure(r.ctx, r.spec); refused != "" {
+		st.LastError = refused
+	}
 	r.requeue(c.UpgradeTimeout - r.facts.now.Sub(st.UpgradeStartTime.Time))
 	return nil
 }

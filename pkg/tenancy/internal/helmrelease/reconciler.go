@@ -12,6 +12,7 @@ import (
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -215,6 +216,24 @@ func (c *Reconciler) health(ctx context.Context, spec Spec) string {
 		}
 	}
 	return tenancyv1.HealthReady
+}
+
+// replicaFailure quotes why the API server refuses the pods of the
+// release's Deployments (their ReplicaFailure condition: quota,
+// LimitRange, Pod Security), "" when it does not.
+func (c *Reconciler) replicaFailure(ctx context.Context, spec Spec) string {
+	var deps appsv1.DeploymentList
+	if err := c.Owned.List(ctx, &deps, client.InNamespace(spec.Namespace), client.MatchingLabels{guard.HelmInstance: spec.Name}); err != nil {
+		return ""
+	}
+	for _, d := range deps.Items {
+		for _, cond := range d.Status.Conditions {
+			if cond.Type == appsv1.DeploymentReplicaFailure && cond.Status == corev1.ConditionTrue {
+				return fmt.Sprintf("the pods of Deployment %s are refused: %s", d.Name, cond.Message)
+			}
+		}
+	}
+	return ""
 }
 
 // RolledOut is `kubectl rollout status`: every replica updated and
