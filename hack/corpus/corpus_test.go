@@ -2,7 +2,9 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 
@@ -91,4 +93,76 @@ func TestDropped(t *testing.T) {
 	if strings.Join(chart, ",") != "ClusterRole op-reader,Ingress op-web" {
 		t.Errorf("dropped from the chart: %v", chart)
 	}
+}
+
+// The runner archives the Go sources of the project's module (and of the
+// modules it replaces with local directories) so opctl package can read
+// which namespaces the manager watches; never tests, vendor or testdata.
+func TestCheckoutArchivesModuleSources(t *testing.T) {
+	repo := t.TempDir()
+	files := map[string]string{
+		"go.mod":                         "module example.com/op\n\nreplace example.com/shared => ./shared\n",
+		"operator/config/default/k.yaml": "resources: []\n",
+		"operator/Dockerfile":            "FROM scratch\n",
+		"operator/cmd/main.go":           "package main\n",
+		"internal/env/env.go":            "package env\n",
+		"internal/env/env_test.go":       "package env\n",
+		"internal/env/testdata/x.go":     "package x\n",
+		"vendor/example.com/v/v.go":      "package v\n",
+		"shared/go.mod":                  "module example.com/shared\n",
+		"shared/ns/ns.go":                "package ns\n",
+		"docs/readme.md":                 "not Go\n",
+	}
+	for name, text := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("init", "-q")
+	run("add", ".")
+	run("commit", "-q", "-m", "x")
+	commit := run("rev-parse", "HEAD")
+	dest := t.TempDir()
+	if err := checkout(filepath.Join(repo, ".git"), project{Repo: "o/r", Commit: commit, Subdir: "operator"}, dest, false); err != nil {
+		t.Fatal(err)
+	}
+	got := tree(t, dest)
+	want := []string{"go.mod", "operator/config/default/k.yaml", "operator/Dockerfile", "operator/cmd/main.go", "internal/env/env.go", "shared/go.mod", "shared/ns/ns.go"}
+	if strings.Join(got, ",") != strings.Join(sorted(want), ",") {
+		t.Errorf("archived %v, want %v", got, sorted(want))
+	}
+}
+
+func tree(t *testing.T, dir string) []string {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, filepath.ToSlash(rel))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sorted(out)
+}
+
+func sorted(s []string) []string {
+	s = append([]string(nil), s...)
+	sort.Strings(s)
+	return s
 }

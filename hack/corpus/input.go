@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strings"
 )
@@ -30,8 +31,51 @@ func isIncomplete(err error) bool {
 
 // neededPaths are what a package reads, relative to the project: the
 // kustomize tree, the API packages (markers), the PROJECT file, the
-// Makefile and the commands.
-var neededPaths = []string{"config", "PROJECT", "Makefile", "api", "apis", "cmd", "go.mod"}
+// Makefile, the Dockerfile (the manager's main package and its USER) and
+// the commands; moduleSources adds the Go sources of the module.
+var neededPaths = []string{"config", "PROJECT", "Makefile", "Dockerfile", "api", "apis", "cmd", "go.mod", "main.go"}
+
+// moduleSources are pathspecs of the Go sources opctl package parses to
+// see which namespaces the manager watches: every non-test .go file of the
+// module holding the project (its go.mod at the project or above) and of
+// the modules its go.mod replaces with local directories, without vendor/
+// and testdata/.
+func moduleSources(dir, commit, prefix string) []string {
+	root, ok := "", false
+	for d := strings.TrimSuffix(prefix, "/"); ; d = path.Dir(d) {
+		if d == "." {
+			d = ""
+		}
+		if _, err := git(dir, "cat-file", "-e", commit+":"+path.Join(d, "go.mod")); err == nil {
+			root, ok = d, true
+			break
+		}
+		if d == "" {
+			break
+		}
+	}
+	if !ok {
+		return nil
+	}
+	roots := []string{root}
+	if gomod, err := git(dir, "show", commit+":"+path.Join(root, "go.mod")); err == nil {
+		for _, line := range strings.Split(string(gomod), "\n") {
+			line, _, _ = strings.Cut(line, "//")
+			_, repl, found := strings.Cut(line, "=>")
+			f := strings.Fields(repl)
+			if found && len(f) > 0 && (strings.HasPrefix(f[0], "./") || strings.HasPrefix(f[0], "../")) {
+				if r := path.Join(root, f[0]); r != ".." && !strings.HasPrefix(r, "../") {
+					roots = append(roots, r)
+				}
+			}
+		}
+	}
+	specs := []string{}
+	for _, r := range roots {
+		specs = append(specs, path.Join(r, "go.mod"), ":(glob)"+path.Join(r, "**/*.go"))
+	}
+	return append(specs, ":(exclude,glob)**/*_test.go", ":(exclude,glob)**/vendor/**", ":(exclude,glob)**/testdata/**")
+}
 
 // gitDir finds the clone of repo in the corpus folder: <owner>+<name> (a
 // bare clone, or holding repo/ or .git/) or <owner>/<name>.
@@ -105,6 +149,7 @@ func checkout(dir string, p project, dest string, whole bool) error {
 		if !have[prefix+"config"] {
 			return incomplete("%s has no config/ at %s", p.ID(), p.Commit[:12])
 		}
+		paths = append(paths, moduleSources(dir, p.Commit, prefix)...)
 	}
 	cmd := exec.Command("git", append([]string{"--git-dir=" + dir, "archive", "--format=tar", p.Commit, "--"}, paths...)...)
 	var stderr bytes.Buffer

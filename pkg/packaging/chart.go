@@ -24,7 +24,9 @@ const (
 type ChartOptions struct {
 	// CRDs is CRDsTemplated (default), CRDsSeparateChart or CRDsDir.
 	CRDs string
-	// RBACScope is the default of rbac.scope: namespace (default) or cluster.
+	// RBACScope is the default of rbac.scope: namespace or cluster; empty
+	// means namespace, or cluster for a manager that reads no
+	// watch-namespace setting (it would list what Roles do not grant).
 	RBACScope string
 	// convertedTemplated keeps CRDs converted by a webhook templated in any
 	// layout; set when opctl, not the user, chose the layout for size.
@@ -139,8 +141,15 @@ func (p *Project) recordFits(files Files, mode string) (int, error) {
 
 // chart renders the chart with the CRD layout opts names.
 func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
-	if opts.RBACScope == "" {
+	var scopeWarning string
+	switch {
+	case opts.RBACScope == "" && p.allNamespacesOnly():
+		// Roles in one namespace would not let it list the others.
+		opts.RBACScope = "cluster"
+	case opts.RBACScope == "":
 		opts.RBACScope = "namespace"
+	case opts.RBACScope == "namespace" && p.allNamespacesOnly():
+		scopeWarning = "--rbac-scope namespace: the manager reads no watch-namespace setting, so it lists every namespace and, granted Roles in the watched ones only, is refused elsewhere; its chart works with rbac.scope=cluster"
 	}
 	if !slices.Contains([]string{CRDsTemplated, CRDsSeparateChart, CRDsDir}, opts.CRDs) {
 		return nil, nil, fmt.Errorf("--crds %q: use templated, separate-chart or crds-dir", opts.CRDs)
@@ -220,6 +229,9 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 			return nil, nil, err
 		}
 		files[dir+"templates/webhooks.yaml"] = []byte(hooks)
+	}
+	if scopeWarning != "" {
+		warnings = append(warnings, scopeWarning)
 	}
 	vals := p.values(opts, images, pacs)
 	if err := chartMeta(files, dir, p, vals, mgr, opts); err != nil {

@@ -65,10 +65,10 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 		cm["imagePullPolicy"] = t.token("{{ .Values.image.pullPolicy }}")
 		cm["resources"] = t.block(".Values.resources")
 		cm["securityContext"] = t.block(".Values.securityContext")
-		cm["env"] = t.templateEnv(cm["env"], images, *mc)
+		cm["env"] = t.templateEnv(cm["env"], images, *mc, p.watchEnvNames())
 		t.appendValues(cm, "env", ".Values.env")
 		t.appendValues(cm, "envFrom", ".Values.envFrom")
-		cm["args"] = t.templateArgs(args, images, *mc)
+		cm["args"] = t.templateArgs(args, images, *mc, p.watchFlagName())
 		if p.Webhook != nil {
 			conditionalItems(t, cm, "volumeMounts", "name", p.Webhook.Volume)
 		}
@@ -82,10 +82,10 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	return t.finish(d.Object)
 }
 
-// templateEnv sets WATCH_NAMESPACE from the values (adding it when the
-// manager lacks it) and every operand image variable from
-// .Values.relatedImages.
-func (t *templater) templateEnv(env any, images []RelatedImage, c corev1.Container) []any {
+// templateEnv sets the watch-namespace variables (watchEnvNames) from the
+// values, adding them when the manager lacks them, and every operand
+// image variable from .Values.relatedImages.
+func (t *templater) templateEnv(env any, images []RelatedImage, c corev1.Container, watch []string) []any {
 	operand := map[string]string{} // env name → relatedImages key
 	for _, img := range OperandImages(c) {
 		if img.Env != "" {
@@ -93,22 +93,24 @@ func (t *templater) templateEnv(env any, images []RelatedImage, c corev1.Contain
 		}
 	}
 	list, _ := env.([]any)
-	watch := false
+	set := map[string]bool{}
 	for _, e := range list {
 		m := e.(map[string]any)
 		name, _ := m["name"].(string)
 		switch {
-		case name == "WATCH_NAMESPACE":
-			watch = true
+		case slices.Contains(watch, name):
+			set[name] = true
 			delete(m, "valueFrom")
 			m["value"] = t.token(fmt.Sprintf(`{{ include "%s.watchNamespaces" . | quote }}`, t.chart))
 		case operand[name] != "" && listed(images, operand[name]):
 			m["value"] = t.token(fmt.Sprintf(`{{ index .Values.relatedImages %q | quote }}`, operand[name]))
 		}
 	}
-	if !watch {
-		list = append(list, map[string]any{"name": "WATCH_NAMESPACE",
-			"value": t.token(fmt.Sprintf(`{{ include "%s.watchNamespaces" . | quote }}`, t.chart))})
+	for _, name := range watch {
+		if !set[name] {
+			list = append(list, map[string]any{"name": name,
+				"value": t.token(fmt.Sprintf(`{{ include "%s.watchNamespaces" . | quote }}`, t.chart))})
+		}
 	}
 	return list
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	"opctl.dev/opctl/pkg/packaging/contract"
 )
 
 // chartMeta writes Chart.yaml, values.yaml, values.schema.json, the helpers,
@@ -42,6 +44,7 @@ func chartMeta(files Files, dir string, p *Project, vals []value, mgr Grant, opt
 			chart["home"] = l.URL
 		}
 	}
+	chart["annotations"] = p.chartAnnotations(mgr)
 	b, err := yaml.Marshal(chart)
 	if err != nil {
 		return err
@@ -58,7 +61,11 @@ func chartMeta(files Files, dir string, p *Project, vals []value, mgr Grant, opt
 	}
 	files[dir+"values.schema.json"] = append(files[dir+"values.schema.json"], '\n')
 	files[dir+"templates/_helpers.tpl"] = []byte(helpers(p.Name, strings.TrimPrefix(mgr.ServiceAccount, p.NamePrefix)))
-	files[dir+"templates/NOTES.txt"] = []byte(strings.ReplaceAll(notes, "CHART", p.Name))
+	note := notes
+	if p.allNamespacesOnly() {
+		note = notesAllNamespaces
+	}
+	files[dir+"templates/NOTES.txt"] = []byte(strings.ReplaceAll(note, "CHART", p.Name))
 	files[dir+".helmignore"] = []byte("# Patterns to ignore when packaging.\n.git/\n*.swp\n*.bak\n*.tmp\n")
 	readme, err := chartReadme(p, vals, mgr, opts)
 	if err != nil {
@@ -153,6 +160,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 `)
 }
 
+// notesAllNamespaces are the notes of a manager that reads no
+// watch-namespace setting.
+const notesAllNamespaces = `{{ include "CHART.fullname" . }} is installed in {{ .Release.Namespace }}.
+It watches all namespaces: the manager reads no watch-namespace setting.
+`
+
 const notes = `{{ include "CHART.fullname" . }} is installed in {{ .Release.Namespace }}.
 {{- if eq .Values.rbac.scope "namespace" }}
 It watches: {{ include "CHART.watchNamespaces" . }}.
@@ -193,7 +206,11 @@ func chartReadme(p *Project, vals []value, mgr Grant, opts ChartOptions) ([]byte
 		fmt.Fprintf(&b, "%s\n\n", strings.TrimSpace(d))
 	}
 	fmt.Fprintf(&b, "Version %s.\n\n## Install\n\n```sh\nhelm install %s ./charts/%s --namespace <ns> --create-namespace\n```\n\n", p.Version, p.Name, p.Name)
-	b.WriteString("With the default `rbac.scope=namespace` the operator watches only its release namespace, so one release per tenant namespace works. The CRDs are cluster-wide: install them with one release (or the `-crds` chart) and set `crds.install=false` on the others.\n\n")
+	if p.allNamespacesOnly() {
+		b.WriteString("The operator watches all namespaces (see [Namespaces](#namespaces)), so the chart defaults to `rbac.scope=cluster`: install one release per cluster.\n\n")
+	} else {
+		b.WriteString("With the default `rbac.scope=namespace` the operator watches only its release namespace, so one release per tenant namespace works. The CRDs are cluster-wide: install them with one release (or the `-crds` chart) and set `crds.install=false` on the others.\n\n")
+	}
 	b.WriteString("## Values\n\n| Value | Type | Default | Description |\n|---|---|---|---|\n")
 	for _, r := range valuesRows(vals, "") {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", r[0], r[1], strings.ReplaceAll(r[2], "|", "\\|"), r[3])
@@ -224,7 +241,50 @@ func chartReadme(p *Project, vals []value, mgr Grant, opts ChartOptions) ([]byte
 	} else {
 		b.WriteString("No rule needs a ClusterRole.\n\n")
 	}
-	b.WriteString("With `rbac.scope=cluster`, one ClusterRole holds all of them.\n\n## Upgrades\n\n")
+	b.WriteString("With `rbac.scope=cluster`, one ClusterRole holds all of them.\n\n")
+	p.readmeNamespaces(&b, mgr)
+	b.WriteString("## Upgrades\n\n")
 	b.WriteString("`helm upgrade` updates the operator and, with `crds.install=true`, the CRDs. A CRD upgrade that drops a version still stored in the cluster is refused by the API server: migrate the stored objects first. Values of earlier releases are kept only with `--reuse-values`.\n")
 	return b.Bytes(), nil
+}
+
+// chartAnnotations say, for the tenancy controller, which install modes
+// the operator supports and which setting its manager reads its
+// namespaces from (package contract).
+func (p *Project) chartAnnotations(mgr Grant) map[string]string {
+	ann := map[string]string{
+		contract.InstallModes:   contract.FormatInstallModes(p.supportedModes(mgr, false)),
+		contract.WatchNamespace: p.Watch.Annotation(),
+	}
+	return ann
+}
+
+// readmeNamespaces says which namespaces the operator watches and why.
+func (p *Project) readmeNamespaces(b *bytes.Buffer, mgr Grant) {
+	w := p.Watch
+	b.WriteString("## Namespaces\n\n")
+	switch {
+	case p.allNamespacesOnly():
+		fmt.Fprintf(b, "The manager reads no watch-namespace setting: `opctl package` looked for %s in %d packages (its main package `%s` and the module's packages it imports), and found none. It watches all namespaces whatever `watchNamespaces` says, so the chart sets no watched namespace and defaults to `rbac.scope=cluster`; with `rbac.scope=namespace` it would be refused outside the namespaces its Roles cover. It supports the AllNamespaces install mode only, and the opctl tenancy controller does not install it for tenants.\n\n", lookedFor, w.Packages, w.Main)
+	case w.Reads():
+		var read []string
+		for _, s := range w.Settings {
+			read = append(read, fmt.Sprintf("%s `%s` (%s)", s.Kind, s.Name, s.Where))
+		}
+		fmt.Fprintf(b, "The manager reads the namespaces it watches from %s. ", strings.Join(read, ", "))
+		if f := p.watchFlagName(); f != "" {
+			fmt.Fprintf(b, "The chart passes `watchNamespaces` (or, with `rbac.scope=namespace`, the release namespace) as `%s`.", f)
+		} else {
+			fmt.Fprintf(b, "The chart sets `watchNamespaces` (or, with `rbac.scope=namespace`, the release namespace) as `%s`.", strings.Join(p.watchEnvNames(), "` and `"))
+		}
+		if w.List {
+			b.WriteString(" It takes a comma-separated list, so several namespaces work.")
+		} else {
+			b.WriteString(" Nothing shows it splits a list, so give one namespace.")
+		}
+		b.WriteString("\n\n")
+	default:
+		b.WriteString("`opctl package` found no Go code of the manager, so it cannot tell whether the manager reads `WATCH_NAMESPACE`, which the chart sets from `watchNamespaces` (or, with `rbac.scope=namespace`, the release namespace).\n\n")
+	}
+	fmt.Fprintf(b, "Install modes: %s (`Chart.yaml` annotation `%s`).\n\n", strings.ReplaceAll(contract.FormatInstallModes(p.supportedModes(mgr, false)), ",", ", "), contract.InstallModes)
 }

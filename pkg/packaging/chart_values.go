@@ -78,7 +78,7 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 			{Key: "name", Doc: "Name of the ServiceAccount; required when create is false.", Val: "", Pattern: dnsSubdomainOrEmpty},
 		}},
 		{Key: "rbac", Doc: "The operator's RBAC.", Kids: p.rbacValues(opts)},
-		{Key: "watchNamespaces", Doc: "Namespaces the operator watches; empty means the release namespace with rbac.scope=namespace, all namespaces with rbac.scope=cluster.", Val: []any{}, Pattern: dnsLabelPattern},
+		{Key: "watchNamespaces", Doc: p.watchNamespacesDoc(), Val: []any{}, Pattern: dnsLabelPattern},
 		{Key: "crds", Doc: "The CRDs, when the chart carries them (--crds templated).", Kids: []value{
 			{Key: "install", Doc: "Install and upgrade the CRDs with the release. Set false where another release or the platform owns them.", Val: true},
 			{Key: "keep", Doc: "Keep the CRDs, and so every custom resource, when the release is uninstalled.", Val: true},
@@ -191,4 +191,19 @@ func (p *Project) priorityClassDoc() string {
 		return "PriorityClass of the operator pod; empty means the chart's own (" + strings.TrimPrefix(pc, p.NamePrefix) + ")."
 	}
 	return "PriorityClass of the operator pod."
+}
+
+// watchNamespacesDoc documents watchNamespaces: how the chart passes them,
+// or that the manager reads none.
+func (p *Project) watchNamespacesDoc() string {
+	doc := "Namespaces the operator watches; empty means the release namespace with rbac.scope=namespace, all namespaces with rbac.scope=cluster."
+	switch {
+	case p.allNamespacesOnly():
+		return "Unused: the manager reads no watch-namespace setting (opctl package found none in its code), so it watches all namespaces."
+	case p.watchFlagName() != "":
+		return doc + " Passed as " + p.watchFlagName() + ", which the manager reads."
+	case p.Watch.Reads():
+		return doc + " Set as " + strings.Join(p.watchEnvNames(), " and ") + ", which the manager reads."
+	}
+	return doc + " Set as WATCH_NAMESPACE."
 }

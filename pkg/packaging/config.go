@@ -65,6 +65,10 @@ type Config struct {
 	InstallModes InstallModes `json:"installModes,omitempty"`
 	// Manager names the manager Deployment when the overlay has several.
 	Manager string `json:"manager,omitempty"`
+	// Main is the manager's main package (a directory or a .go file of the
+	// project), where opctl package reads which namespaces the manager
+	// watches; default the Dockerfile's go build, cmd/main.go or main.go.
+	Main string `json:"main,omitempty"`
 	// ExtraValues are merged into the chart's values.yaml.
 	ExtraValues map[string]any `json:"extraValues,omitempty"`
 	// Operands describe, per CRD, what one custom resource runs: the

@@ -18,6 +18,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"opctl.dev/opctl/pkg/packaging/contract"
 )
 
 // BundleOptions tune the OLM bundle.
@@ -172,6 +174,8 @@ func (p *Project) csvAnnotations(cfg Config, examples string) map[string]string 
 		}
 	}
 	set("olm.skipRange", cfg.SkipRange)
+	// What the tenancy controller reads before it installs (contract).
+	ann[contract.WatchNamespace] = p.Watch.Annotation()
 	return ann
 }
 
@@ -194,52 +198,32 @@ func maturity(v semver.Version) string {
 	return "alpha"
 }
 
-// installModes: OwnNamespace and SingleNamespace when the manager's rules
-// can be granted per namespace (no wildcard rule needs a ClusterRole);
-// AllNamespaces unless opctl.yaml says otherwise; MultiNamespace on request.
-func (p *Project) installModes(opts BundleOptions, grants []Grant) []operatorsv1alpha1.InstallMode {
-	namespaced := true
-	for _, r := range p.ManagerGrant(grants).Cluster {
-		if slices.Contains(r.APIGroups, "*") || slices.Contains(r.Resources, "*") {
-			namespaced = false
-		}
-	}
-	pick := func(override *bool, def bool) bool {
-		if override != nil {
-			return *override
-		}
-		return def
-	}
-	im := p.Config.InstallModes
-	if len(p.conversionCRDs()) > 0 {
-		// OLM serves conversion webhooks only to AllNamespaces operators.
-		no := false
-		im = InstallModes{OwnNamespace: &no, SingleNamespace: &no, MultiNamespace: &no, AllNamespaces: im.AllNamespaces}
-	}
-	return []operatorsv1alpha1.InstallMode{
-		{Type: operatorsv1alpha1.InstallModeTypeOwnNamespace, Supported: pick(im.OwnNamespace, namespaced)},
-		{Type: operatorsv1alpha1.InstallModeTypeSingleNamespace, Supported: pick(im.SingleNamespace, namespaced)},
-		{Type: operatorsv1alpha1.InstallModeTypeMultiNamespace, Supported: pick(im.MultiNamespace, opts.MultiNamespace && namespaced)},
-		{Type: operatorsv1alpha1.InstallModeTypeAllNamespaces, Supported: pick(im.AllNamespaces, true)},
-	}
-}
-
-// olmDeployment is the manager Deployment for OLM: WATCH_NAMESPACE comes
-// from the olm.targetNamespaces annotation, which OLM sets.
+// olmDeployment is the manager Deployment for OLM: the watch-namespace
+// variables the manager reads (WATCH_NAMESPACE unless it reads others, or
+// passed to its watch-namespace flag) come from the olm.targetNamespaces
+// annotation, which OLM sets; none for a manager that reads none.
 func (p *Project) olmDeployment() operatorsv1alpha1.StrategyDeploymentSpec {
 	d := p.Manager.DeepCopy()
 	if p.Webhook != nil {
 		p.Webhook.withoutCertVolume(&d.Spec.Template.Spec)
 	}
 	c := managerContainer(d)
-	watch := corev1.EnvVar{Name: "WATCH_NAMESPACE", ValueFrom: &corev1.EnvVarSource{
-		FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['olm.targetNamespaces']"},
-	}}
-	i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "WATCH_NAMESPACE" })
-	if i >= 0 {
-		c.Env[i] = watch
-	} else {
-		c.Env = append(c.Env, watch)
+	names, flag := p.watchEnvNames(), p.watchFlagName()
+	if flag != "" {
+		// The flag takes the variable's value: $(VAR) in args.
+		names = []string{"WATCH_NAMESPACE"}
+		c.Args = append(c.Args, flag+"=$(WATCH_NAMESPACE)")
+	}
+	for _, name := range names {
+		watch := corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+			FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.annotations['olm.targetNamespaces']"},
+		}}
+		i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == name })
+		if i >= 0 {
+			c.Env[i] = watch
+		} else {
+			c.Env = append(c.Env, watch)
+		}
 	}
 	return operatorsv1alpha1.StrategyDeploymentSpec{Name: d.Name, Label: d.Labels, Spec: d.Spec}
 }

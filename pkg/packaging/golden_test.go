@@ -75,13 +75,20 @@ func TestGoldenProjects(t *testing.T) {
 		// objects, volumes or caBundle; OLM is told to step in.
 		{"operatorcerts", PackageOptions{}, 3, "does not set: icon (a warning);"},
 		// operator-sdk: base CSV, markers, PROJECT and Makefile, no opctl.yaml.
-		{"sdk", PackageOptions{}, 1, ""},
+		{"sdk", PackageOptions{}, 2, ""},
 		// Conversion webhooks next to admission webhooks.
 		{"conversion", PackageOptions{}, 3, "does not set: icon (a warning);"},
 		// Several workloads and kinds beside the manager.
 		{"workloads", PackageOptions{}, 12, "does not set: icon (a warning);"},
 		// kubebuilder go/v3, multigroup, kube-rbac-proxy, a 40-character name.
 		{"multigroup", PackageOptions{}, 3, "does not set: icon (a warning);"},
+		// kubebuilder go/v4 whose manager reads no namespace: AllNamespaces
+		// only, rbac.scope=cluster by default.
+		{"allns", PackageOptions{}, 3, "does not set: icon (a warning);"},
+		// WATCH_NAMESPACE read outside cmd/ and split on commas.
+		{"watchenv", PackageOptions{}, 2, "does not set: icon (a warning);"},
+		// A --namespace flag into the cache's DefaultNamespaces.
+		{"nsflag", PackageOptions{}, 2, "does not set: icon (a warning);"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

@@ -24,6 +24,9 @@ type inputs struct {
 	warnings []string
 	// secureFlag says the manager's Go sources define --metrics-secure.
 	secureFlag bool
+	// ownModes are opctl.yaml's installModes alone, without the base
+	// CSV's: only they override what the manager's code shows.
+	ownModes InstallModes
 }
 
 func loadInputs(dir string, opts Options) (*inputs, error) {
@@ -31,7 +34,7 @@ func loadInputs(dir string, opts Options) (*inputs, error) {
 	if err != nil {
 		return nil, err
 	}
-	in := &inputs{baseOwned: map[string]operatorsv1alpha1.CRDDescription{}}
+	in := &inputs{baseOwned: map[string]operatorsv1alpha1.CRDDescription{}, ownModes: cfg.InstallModes}
 	if in.projectFile, err = loadProjectFile(dir); err != nil {
 		return nil, err
 	}
@@ -109,4 +112,12 @@ func (in *inputs) icons() []operatorsv1alpha1.Icon {
 		return nil
 	}
 	return in.baseIcons
+}
+
+// configModes are opctl.yaml's own installModes, none without inputs.
+func (in *inputs) configModes() InstallModes {
+	if in == nil {
+		return InstallModes{}
+	}
+	return in.ownModes
 }

@@ -61,9 +61,11 @@ func TestOperatorSDKInputs(t *testing.T) {
 			t.Errorf("%s = %q, want %q", c.what, c.got, c.want)
 		}
 	}
+	// The base CSV claims OwnNamespace and SingleNamespace, as the
+	// scaffold's does, but cmd/main.go reads no watch-namespace setting.
 	for _, m := range s.InstallModes {
-		if want := m.Type != operatorsv1alpha1.InstallModeTypeMultiNamespace; m.Supported != want {
-			t.Errorf("install mode %s supported=%t, want %t from the base CSV", m.Type, m.Supported, want)
+		if want := m.Type == operatorsv1alpha1.InstallModeTypeAllNamespaces; m.Supported != want {
+			t.Errorf("install mode %s supported=%t, want %t: the manager reads no namespace", m.Type, m.Supported, want)
 		}
 	}
 	owned := s.CustomResourceDefinitions.Owned

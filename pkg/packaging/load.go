@@ -74,6 +74,8 @@ type Project struct {
 	componentValues map[string]string
 	// Samples are the custom resources in config/samples.
 	Samples []*unstructured.Unstructured
+	// Watch is what the manager's code says of the namespaces it watches.
+	Watch WatchNamespace
 
 	// inputs are the sources besides the overlay: PROJECT, the Makefile,
 	// the base CSV and the markers.
@@ -156,6 +158,9 @@ func Load(dir string, opts Options) (*Project, error) {
 	if err := p.loadComponents(); err != nil {
 		return nil, err
 	}
+	df := loadDockerfile(dir)
+	p.Watch = p.detectWatchNamespace(df)
+	p.watchWarnings()
 	p.Samples = p.loadSamples(filepath.Join(dir, "config", "samples"))
 	return p, nil
 }

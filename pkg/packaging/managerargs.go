@@ -86,10 +86,17 @@ func definesFlag(dir, name string) bool {
 }
 
 // templateArgs renders the manager args: the metrics flags from
-// .Values.metrics, operand image flags from .Values.relatedImages, then
-// .Values.args.
-func (t *templater) templateArgs(a ManagerArgs, images []RelatedImage, c corev1.Container) []any {
+// .Values.metrics, operand image flags from .Values.relatedImages, the
+// watch-namespace flag (watchFlag, when the manager reads its namespaces
+// from a flag only) when there are namespaces to watch, then .Values.args.
+func (t *templater) templateArgs(a ManagerArgs, images []RelatedImage, c corev1.Container, watchFlag string) []any {
 	var list []any
+	if watchFlag != "" {
+		list = append(list, map[string]any{t.line(func(indent int) string {
+			pad := strings.Repeat(" ", indent)
+			return fmt.Sprintf("%s{{- with include \"%s.watchNamespaces\" . }}\n%s- {{ printf \"%s=%%s\" . | quote }}\n%s{{- end }}", pad, t.chart, pad, watchFlag, pad)
+		}): ""})
+	}
 	if a.MetricsPort != 0 {
 		list = append(list, t.token(`"`+metricsBindFlag+a.MetricsHost+`:{{ .Values.metrics.port }}"`))
 		if a.SecureFlag {

@@ -44,6 +44,9 @@ type Result struct {
 	// Warnings say what was left out and why.
 	Warnings      []string       `json:"warnings,omitempty"`
 	RelatedImages []RelatedImage `json:"relatedImages"`
+	// WatchNamespace is what the manager's code says of the namespaces it
+	// watches.
+	WatchNamespace WatchNamespace `json:"watchNamespace"`
 }
 
 // Package loads the project in dir and writes the output of every target
@@ -106,7 +109,8 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 	if err := WriteFiles(out, files); err != nil {
 		return nil, fmt.Errorf("writing to %s: %w", out, err)
 	}
-	res := &Result{Name: p.Name, Version: p.Version, Out: out, Manager: p.Manager.Name, NamePrefix: p.NamePrefix, Files: files.sortedPaths(), RelatedImages: p.RelatedImages()}
+	res := &Result{Name: p.Name, Version: p.Version, Out: out, Manager: p.Manager.Name, NamePrefix: p.NamePrefix, Files: files.sortedPaths(), RelatedImages: p.RelatedImages(),
+		WatchNamespace: p.Watch}
 	for _, f := range res.Files {
 		parts := strings.SplitN(f, "/", 3)
 		if root := parts[0] + "/" + parts[1]; !slices.Contains(res.Roots, root) {

@@ -22,5 +22,5 @@ func (chartTarget) Render(p *Project, opts TargetOptions) (Files, []string, erro
 // AddFlags binds the chart's options to flags of opctl package.
 func (o *ChartOptions) AddFlags(f *pflag.FlagSet) {
 	f.StringVar(&o.CRDs, "crds", "", "CRDs in the chart: templated, separate-chart or crds-dir (default templated, or separate-chart when the release record would not fit Helm's 1 MiB Secret)")
-	f.StringVar(&o.RBACScope, "rbac-scope", "namespace", "default rbac.scope of the chart: namespace or cluster")
+	f.StringVar(&o.RBACScope, "rbac-scope", "", "default rbac.scope of the chart: namespace or cluster (default namespace, or cluster for a manager that reads no watch-namespace setting)")
 }

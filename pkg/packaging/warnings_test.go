@@ -203,6 +203,23 @@ func TestWarnings(t *testing.T) {
 					}
 				}
 			}},
+		{"a manager that reads no watch-namespace setting is AllNamespaces only", sampleDir, func(t *testing.T, dir string) {
+			replaceIn("cmd/main.go", `"watch-namespaces", os.Getenv("WATCH_NAMESPACE")`, `"watched", os.Getenv("HOME")`)(t, dir)
+		}, []string{"the manager (main package cmd, found by cmd/main.go) reads no watch-namespace setting", "it sets DefaultNamespaces at cmd/main.go:", "AllNamespaces only"},
+			func(t *testing.T, out string, res *Result) {
+				if csv := csvText(t, out, "sample-operator"); !strings.Contains(csv, "opctl.dev/watch-namespace: none") {
+					t.Error("the CSV does not say the manager reads no namespace")
+				}
+				if res.WatchNamespace.Cache == "" || res.WatchNamespace.Reads() {
+					t.Errorf("watchNamespace %+v, want no setting and the cache option named", res.WatchNamespace)
+				}
+			}},
+		{"a Go project whose main package opctl cannot find", sdkDir, func(t *testing.T, dir string) {
+			if err := os.Rename(filepath.Join(dir, "cmd"), filepath.Join(dir, "manager")); err != nil {
+				t.Fatal(err)
+			}
+			mustWrite(t, filepath.Join(dir, "go.mod"), "module example.com/memcache-operator\n")
+		}, []string{"no main package of the manager found", "set main in opctl.yaml"}, nil},
 		{"an APIService no Deployment serves on a numbered port is not declared", sampleDir, func(t *testing.T, dir string) {
 			appendTo(t, filepath.Join(dir, "config/manager/metrics_service.yaml"), "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1alpha1.metrics.kv.opctl.dev\nspec:\n  group: metrics.kv.opctl.dev\n  version: v1alpha1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n  service:\n    name: controller-manager-metrics\n    namespace: system\n    port: 9443\n")
 		}, []string{"APIService v1alpha1.metrics.kv.opctl.dev: no Deployment of the overlay serves it on a numbered port, so the bundle does not declare it"},

@@ -9,6 +9,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 
 	"opctl.dev/opctl/pkg/pac"
+	"opctl.dev/opctl/pkg/packaging/contract"
 )
 
 // Guideline outcomes.
@@ -109,10 +110,7 @@ func maturityOf(b *manifests.Bundle, files map[string]string, structural bool) [
 			}
 		}
 	}
-	namespaceAware := g(DimMultiTenancy, "controllers are namespace aware", Fail, "no WATCH_NAMESPACE with an OwnNamespace or SingleNamespace install mode")
-	if ownNamespace && watch != "" {
-		namespaceAware = g(DimMultiTenancy, "controllers are namespace aware", Pass, watch)
-	}
+	namespaceAware := judgeNamespaceAware(b.CSV.Annotations, csvFile, ownNamespace, watch)
 	metrics := Fail
 	var metricsEvidence []string
 	for _, o := range b.Objects {
@@ -149,6 +147,32 @@ func maturityOf(b *manifests.Bundle, files map[string]string, structural bool) [
 		passIf(DimPortability, "spec validation rules in the CRD schema", validations, Fail, "no enum, pattern, minimum, maximum or required in spec"),
 		g(DimPortability, "operator configurables through Helm values or a ConfigMap", Unknown, "validate the chart or the project to judge"),
 	}
+}
+
+// judgeNamespaceAware grades "controllers are namespace aware": from what
+// opctl package found in the manager's code when the CSV says it
+// (contract.WatchNamespace), else from a WATCH_NAMESPACE variable beside
+// an OwnNamespace or SingleNamespace install mode.
+func judgeNamespaceAware(ann map[string]string, csvFile string, ownNamespace bool, watch string) Guideline {
+	const name = "controllers are namespace aware"
+	g := Guideline{Dimension: DimMultiTenancy, Name: name}
+	v, detected := ann[contract.WatchNamespace]
+	evidence := csvFile + ":metadata.annotations." + contract.WatchNamespace + ": " + v
+	switch {
+	case detected && v == contract.WatchNone:
+		g.Status, g.Evidence = Fail, []string{evidence + " (opctl package found no watch-namespace setting in the manager's code: it watches every namespace)"}
+	case detected && v == contract.WatchUnknown:
+		g.Status, g.Evidence = Unknown, []string{evidence + " (opctl package found no code of the manager to read)"}
+	case detected && ownNamespace:
+		g.Status, g.Evidence = Pass, []string{evidence}
+	case detected:
+		g.Status, g.Evidence = Fail, []string{evidence + ", but no OwnNamespace or SingleNamespace install mode"}
+	case ownNamespace && watch != "":
+		g.Status, g.Evidence = Pass, []string{watch}
+	default:
+		g.Status, g.Evidence = Fail, []string{"no WATCH_NAMESPACE with an OwnNamespace or SingleNamespace install mode"}
+	}
+	return g
 }
 
 // pacEvidence names the annotation of key as evidence; the keys the

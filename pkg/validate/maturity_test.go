@@ -2,6 +2,7 @@ package validate
 
 import (
 	"context"
+	"strings"
 	"testing"
 )
 
@@ -61,6 +62,46 @@ func TestMaturityOfAProjectJudgesTheChart(t *testing.T) {
 	for _, name := range []string{"packaged as a Helm chart", "CRDs registered as YAML in the Helm chart", "operator configurables through Helm values or a ConfigMap"} {
 		if g := guideline(bundle.Maturity, name); g.Status != Pass {
 			t.Errorf("%q = %q, want pass", name, g.Status)
+		}
+	}
+}
+
+// "controllers are namespace aware" follows what opctl package found in
+// the manager's code, when the CSV says it.
+func TestNamespaceAwareFromTheCode(t *testing.T) {
+	for _, tt := range []struct {
+		fixture, bundle, want string
+	}{
+		{"allns", "allns", Fail},       // the go/v4 scaffold reads no namespace
+		{"watchenv", "watchenv", Pass}, // WATCH_NAMESPACE outside cmd/
+		{"nsflag", "nsflag", Pass},     // --namespace into the cache
+		{"legacy", "legacy-operator", Unknown},
+	} {
+		r, err := ValidateBundle("../packaging/testdata/golden/"+tt.fixture+"/bundle/"+tt.bundle, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := guideline(r.Maturity, "controllers are namespace aware"); g.Status != tt.want || len(g.Evidence) == 0 || !strings.Contains(g.Evidence[0], "opctl.dev/watch-namespace") {
+			t.Errorf("%s: %q %v, want %q with the annotation as evidence", tt.fixture, g.Status, g.Evidence, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		name       string
+		ann        map[string]string
+		own        bool
+		watch      string
+		want       string
+		evidenceOf string
+	}{
+		{"read, namespaced mode", map[string]string{"opctl.dev/watch-namespace": "env:WATCH_NAMESPACE"}, true, "", Pass, "env:WATCH_NAMESPACE"},
+		{"read, AllNamespaces only", map[string]string{"opctl.dev/watch-namespace": "flag:--namespace"}, false, "x", Fail, "no OwnNamespace"},
+		{"none despite a WATCH_NAMESPACE variable", map[string]string{"opctl.dev/watch-namespace": "none"}, true, "x", Fail, "watches every namespace"},
+		{"no annotation: the variable and the mode", nil, true, "csv:env", Pass, "csv:env"},
+		{"no annotation, no variable", nil, true, "", Fail, "no WATCH_NAMESPACE"},
+	} {
+		g := judgeNamespaceAware(tt.ann, "csv", tt.own, tt.watch)
+		if g.Status != tt.want || !strings.Contains(strings.Join(g.Evidence, " "), tt.evidenceOf) {
+			t.Errorf("%s: %q %v, want %q naming %q", tt.name, g.Status, g.Evidence, tt.want, tt.evidenceOf)
 		}
 	}
 }

@@ -1,0 +1,21 @@
+// Package contract holds the keys and value formats that opctl package
+// writes into what it ships, for those that install it: the annotations of
+// a chart's Chart.yaml and of a bundle's ClusterServiceVersion that say
+// which install modes the operator supports and which watch-namespace
+// setting its manager reads. The tenancy controller reads them to refuse,
+// before anything is installed, an operator that cannot run for a tenant;
+// opctl validate grades them.
+//
+// Keys and formats (values are plain strings, as annotations are):
+//
+//	opctl.dev/install-modes: OwnNamespace,SingleNamespace,MultiNamespace,AllNamespaces
+//	  the supported OLM install mode types, comma-separated, in that order
+//	  (Chart.yaml only; a CSV says it in spec.installModes)
+//	opctl.dev/watch-namespace: env:WATCH_NAMESPACE,flag:--watch-namespaces
+//	  the settings the manager reads its watched namespaces from, each
+//	  kind:name (kinds env, flag, cache); "none" when opctl parsed the
+//	  manager's code and found none; "unknown" when it found no code
+//
+// It has no dependencies beyond the standard library, so every producer
+// and consumer can import it.
+package contract
