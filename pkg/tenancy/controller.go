@@ -125,6 +125,8 @@ type Controller struct {
 	servedCounts corev1.ResourceList
 	// finalized holds the UIDs of the Tenants whose Finalize is done.
 	finalized sync.Map
+	// held memoizes what of the named ClusterRoles it does not hold.
+	held heldRoles
 }
 
 // plan is the scope of one reconcile: what Check worked out for a Tenant.
@@ -158,6 +160,9 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 	}
 	p.settings.ClusterRoles = append(slices.Clone(c.opts.ClusterRoles), p.settings.ClusterRoles...)
 	p.settings.Actor = c.actorUser(t.Name)
+	if err := c.checkHeld(ctx, p.settings.ClusterRoles); err != nil {
+		return nil, err
+	}
 	if c.opts.Shard != nil {
 		p.settings.ShardLabel = sharding.ShardLabel(c.opts.Shard.Ring)
 		p.settings.Shard = t.Labels[p.settings.ShardLabel]

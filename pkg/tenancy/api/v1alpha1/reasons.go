@@ -23,6 +23,10 @@ const (
 	// ReasonClusterRightsRefused reports a release whose RBAC would grant
 	// rights outside the tenant's namespaces that the platform did not allow.
 	ReasonClusterRightsRefused = "ClusterRightsRefused"
+	// ReasonClusterRoleNotHeld refuses a Tenant whose named ClusterRoles
+	// (--tenant-cluster-roles, its profile's spec.clusterRoles) grant what
+	// the controller does not hold: it could not pass them on.
+	ReasonClusterRoleNotHeld = "ClusterRoleNotHeld"
 	// ReasonConversionWebhook refuses a shared CRD that converts through a
 	// webhook.
 	ReasonConversionWebhook = "ConversionWebhookNotSupported"
