@@ -29,7 +29,9 @@ func TestClusterRoleNotHeld(t *testing.T) {
 	if err := cl.Create(ctx, role); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.Client.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		_ = c.Client.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
+	})
 	profile := &tenancyv1.TenantProfile{ObjectMeta: metav1.ObjectMeta{Name: "nodes-" + id}, Spec: tenancyv1.TenantProfileSpec{ClusterRoles: []string{role.Name}}}
 	if err := cl.Create(ctx, profile); err != nil {
 		t.Fatal(err)

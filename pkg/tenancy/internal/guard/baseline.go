@@ -29,9 +29,14 @@ var BaselineClusterRules = []rbacv1.PolicyRule{
 // Prometheus operator's ServiceMonitors, PodMonitors and PrometheusRules,
 // which operators ship to be monitored. They grant nothing where the
 // cluster does not serve them. The guardrail tenant-monitors keeps a
-// monitor to its own namespace and refuses the fields that would have
-// Prometheus read its own files (its token, its keys) or send them to a
-// tenant's endpoint. The tenant-kinds Role grants them (actor.go).
+// monitor to its own namespace's targets and labels, refuses the fields
+// that would have a shared Prometheus read its own files (its token, its
+// keys), scrape through a proxy or a platform scrape class, or relabel its
+// way to other targets, and keeps a rule's labels off other namespaces. A
+// rule's expression reads every series the Prometheus it runs in holds:
+// a platform sharing one across tenants enforces the namespace label
+// there (docs/tenancy-threat-model.md). The tenant-kinds Role grants
+// these (actor.go).
 var BaselineNamespacedRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors", "podmonitors", "prometheusrules"}, Verbs: OwnKindVerbs},
 }

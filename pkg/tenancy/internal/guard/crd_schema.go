@@ -90,6 +90,7 @@ func (d *schemaDiff) walk(p string, old, new *apiextensionsv1.JSONSchemaProps, e
 	d.items(p, old, new)
 	d.required(p, old, new)
 	d.enum(p, old, new)
+	d.defaults(p, old, new)
 	d.bounds(p, old, new)
 	d.validations(p, old, new)
 }
@@ -267,6 +268,19 @@ func (d *schemaDiff) required(p string, old, new *apiextensionsv1.JSONSchemaProp
 			}
 			d.narrowed = append(d.narrowed, pathNote{fieldPath(p, r), what})
 		}
+	}
+}
+
+// defaults refuses a default added to or changed on an existing field:
+// the API server defaults on read, so every stored object that leaves the
+// field unset would read otherwise (a deletion policy defaulted to Delete).
+func (d *schemaDiff) defaults(p string, old, new *apiextensionsv1.JSONSchemaProps) {
+	switch {
+	case new.Default == nil:
+	case old.Default == nil:
+		d.narrowed = append(d.narrowed, pathNote{p, "default " + canonicalJSON(new.Default.Raw) + " added (objects that leave it unset would read it)"})
+	case canonicalJSON(old.Default.Raw) != canonicalJSON(new.Default.Raw):
+		d.narrowed = append(d.narrowed, pathNote{p, "default changed from " + canonicalJSON(old.Default.Raw) + " to " + canonicalJSON(new.Default.Raw)})
 	}
 }
 

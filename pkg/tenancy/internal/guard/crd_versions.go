@@ -34,8 +34,11 @@ func diffCRD(live, want *apiextensionsv1.CustomResourceDefinition) ([]versionCha
 	liveServed := map[string]*apiextensionsv1.CustomResourceDefinitionVersion{}
 	var liveStorage, wantStorage *apiextensionsv1.CustomResourceDefinitionVersion
 	for i, v := range live.Spec.Versions {
-		if v.Served && !wantServed[v.Name] && slices.Contains(live.Status.StoredVersions, v.Name) {
-			return nil, &SkewError{CRD: want.Name, Reason: fmt.Sprintf("the new definition stops serving version %s, which objects are still stored in", v.Name)}
+		if v.Served && !wantServed[v.Name] {
+			if slices.Contains(live.Status.StoredVersions, v.Name) {
+				return nil, &SkewError{CRD: want.Name, Reason: fmt.Sprintf("the new definition stops serving version %s, which objects are still stored in", v.Name)}
+			}
+			return nil, &SkewError{CRD: want.Name, Reason: fmt.Sprintf("the new definition stops serving version %s, which other tenants' operators may still use", v.Name)}
 		}
 		if v.Served {
 			liveServed[v.Name] = &live.Spec.Versions[i]
@@ -59,9 +62,15 @@ func diffCRD(live, want *apiextensionsv1.CustomResourceDefinition) ([]versionCha
 			changes = append(changes, versionChange{version: v.Name, from: liveStorage.Name, why: "new", diff: diffSchema(schemaOf(liveStorage), schemaOf(&v))})
 		}
 	}
-	// Storage moving to a version live serves already: conversion None
-	// serves the objects of the old storage version under it as they are.
-	if none && liveStorage != nil && wantStorage != nil && wantStorage.Name != liveStorage.Name && liveServed[wantStorage.Name] != nil {
+	// Every write stores under the storage version's schema, served or
+	// not: one that is not served would prune every tenant's objects with
+	// a schema nothing checks.
+	if wantStorage != nil && !wantStorage.Served {
+		return nil, &SkewError{CRD: want.Name, Reason: fmt.Sprintf("the new definition stores objects in version %s, which it does not serve", wantStorage.Name)}
+	}
+	// Storage moving to another version: conversion None stores the
+	// objects of the old storage version under it as they are.
+	if none && liveStorage != nil && wantStorage != nil && wantStorage.Name != liveStorage.Name {
 		changes = append(changes, versionChange{version: wantStorage.Name, from: liveStorage.Name, why: "storage", diff: diffSchema(schemaOf(liveStorage), schemaOf(wantStorage))})
 	}
 	return changes, nil

@@ -19,11 +19,12 @@ import (
 // ReservedGroups are the API groups the platform reads rights or objects
 // in, whether or not the API server serves them yet: the controller's own
 // (its guardrails' bypass is a rule on tenancy.opctl.dev, the shard keys
-// live under sharding.opctl.dev) and OLM's, whose objects the controller
-// acts on. A tenant's operator may not define a kind in them: its kinds
+// live under sharding.opctl.dev), OLM's, whose objects the controller
+// acts on, and the Prometheus operator's, which the shipped baseline
+// grants by name. A tenant's operator may not define a kind in them: its kinds
 // become the tenant's "own kinds", which the owners and the operator hold
 // every standard verb on.
-var ReservedGroups = []string{tenancyv1.GroupVersion.Group, "sharding.opctl.dev", "operators.coreos.com", "packages.operators.coreos.com"}
+var ReservedGroups = []string{tenancyv1.GroupVersion.Group, "sharding.opctl.dev", "operators.coreos.com", "packages.operators.coreos.com", "monitoring.coreos.com"}
 
 // OwnKindVerbs are the verbs a tenant may hold on its operators' own
 // kinds: the standard verbs of a resource, never a wildcard or a verb
