@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/packaging/contract"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
@@ -56,6 +57,9 @@ func (h *chartBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenancy
 	lc, err := h.charts.Load(ctx, op.Chart)
 	if err != nil {
 		return operatorPlan{}, fmt.Errorf("operator %s: %w", op.Name, err)
+	}
+	if err := namespacedManager(lc, op.Name, len(t.Spec.Namespaces)); err != nil {
+		return operatorPlan{}, err
 	}
 	values, err := releaseValues(op, t.Spec.Namespaces)
 	if err != nil {
@@ -124,4 +128,28 @@ func releaseValues(op tenancyv1.OperatorSpec, namespaces []string) (map[string]a
 		"crds":            map[string]any{"install": false},
 	}
 	return chartutil.CoalesceTables(forced, user), nil
+}
+
+// namespacedManager refuses, before anything is installed, a chart whose
+// manager opctl package found watching every namespace whatever it is told
+// (it reads no watch-namespace setting: the contract's install modes lack
+// OwnNamespace), or reading a single namespace for a tenant of several.
+// A chart without the annotations (not made by opctl package), or whose
+// manager's code was not found (watch-namespace unknown), is taken as it
+// is.
+func namespacedManager(lc *loadedChart, operator string, namespaces int) error {
+	ann := lc.chart.Metadata.Annotations
+	v, ok := ann[contract.InstallModes]
+	if !ok || ann[contract.WatchNamespace] == contract.WatchUnknown {
+		return nil
+	}
+	modes := contract.ParseInstallModes(v)
+	switch {
+	case !modes[contract.OwnNamespace]:
+		return operatorkit.Terminal("InstallModeNotSupported", fmt.Errorf("operator %s: its manager watches all namespaces (install modes %s: it reads no watch-namespace setting), "+
+			"so one instance per tenant would act in every tenant's namespaces; it can only be installed once for the cluster", operator, v))
+	case namespaces > 1 && !modes[contract.MultiNamespace]:
+		return operatorkit.Terminal("InstallModeNotSupported", fmt.Errorf("operator %s: its manager watches one namespace (install modes %s), and the tenant has %d; give the tenant one namespace", operator, v, namespaces))
+	}
+	return nil
 }
