@@ -111,3 +111,19 @@ func TestChartWebhooksNarrowed(t *testing.T) {
 		t.Errorf("the refused tenant has %d Deployments (%v), want none", len(deps.Items), err)
 	}
 }
+
+// A chart whose manager opctl package found reading no watch-namespace
+// setting (a kubebuilder go/v4 scaffold) would act in every namespace
+// from one tenant's: refused before anything is installed.
+func TestAllNamespacesManagerRefused(t *testing.T) {
+	testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	name := "allns-" + suffix()
+	createTenant(t, newTenant(name, []string{name}, fixtureChart(t, "allns", "allns"), 1))
+	waitCondition(t, name, "Degraded", "InstallModeNotSupported", "watches all namespaces")
+	var deps appsv1.DeploymentList
+	if err := cl.List(ctx, &deps, client.InNamespace(name)); err != nil || len(deps.Items) > 0 {
+		t.Errorf("the refused tenant has %d Deployments (%v), want none", len(deps.Items), err)
+	}
+}

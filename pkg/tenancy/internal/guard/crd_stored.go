@@ -2,8 +2,11 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
+	"time"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -41,10 +44,46 @@ const (
 // with their count and a few names. c must be allowed to list the
 // objects: a refusal (Forbidden) refuses the change too. With nothing to
 // check it reads nothing. It does not judge what CompareCRD refuses.
+//
+// A verdict is kept for fitMemoTTL by the new definition and the live
+// CRD's resourceVersion: the check runs a tenant's rules over every
+// stored object, and a refused definition comes back on every reconcile
+// of its tenant, which the tenant can bring at will.
 func StoredObjectsFit(ctx context.Context, c client.Reader, live, want *apiextensionsv1.CustomResourceDefinition) error {
 	if live == nil {
 		return nil
 	}
+	key := CRDHash(want) + "|" + live.Name + "@" + live.ResourceVersion
+	if v, ok := fitMemo.Load(key); ok && time.Since(v.(fitVerdict).at) < fitMemoTTL {
+		return v.(fitVerdict).err
+	}
+	err := storedObjectsFit(ctx, c, live, want)
+	var skew *SkewError
+	if err == nil || errors.As(err, &skew) {
+		fitMemo.Range(func(k, v any) bool { // drop what expired
+			if time.Since(v.(fitVerdict).at) >= fitMemoTTL {
+				fitMemo.Delete(k)
+			}
+			return true
+		})
+		fitMemo.Store(key, fitVerdict{err: err, at: time.Now()})
+	}
+	return err
+}
+
+// fitMemoTTL is how long a verdict of StoredObjectsFit stands.
+const fitMemoTTL = 5 * time.Minute
+
+// fitVerdict is a verdict of StoredObjectsFit and when it was reached.
+type fitVerdict struct {
+	err error
+	at  time.Time
+}
+
+// fitMemo holds verdicts by new definition and live CRD version.
+var fitMemo sync.Map // string -> fitVerdict
+
+func storedObjectsFit(ctx context.Context, c client.Reader, live, want *apiextensionsv1.CustomResourceDefinition) error {
 	changes, err := diffCRD(live, want)
 	if err != nil {
 		return err

@@ -94,6 +94,7 @@ func TestStoredObjectsFit(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			fitMemo.Clear() // each case reads other stored objects under the same CRDs
 			live, want := skewCRD(schemaFrom(t, baseSchema)), skewCRD(schemaFrom(t, baseSchema))
 			if tc.live != nil {
 				tc.live(live)
@@ -124,6 +125,7 @@ func TestStoredObjectsFit(t *testing.T) {
 // The stored objects are read by pages, and a refusal counts them all
 // but names only a few.
 func TestStoredObjectsFitPages(t *testing.T) {
+	fitMemo.Clear()
 	live, want := skewCRD(schemaFrom(t, baseSchema)), skewCRD(schemaFrom(t, baseSchema))
 	newer(specEdit(func(s *apiextensionsv1.JSONSchemaProps) {
 		s.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.size <= 5"}}
@@ -146,6 +148,7 @@ func TestStoredObjectsFitPages(t *testing.T) {
 // A new version with conversion None serves the stored objects as they
 // are: they are read at the storage version and checked against it.
 func TestStoredObjectsFitNewVersion(t *testing.T) {
+	fitMemo.Clear()
 	live, want := skewCRD(schemaFrom(t, baseSchema)), skewCRD(schemaFrom(t, baseSchema))
 	secondVersion(false, func(s *apiextensionsv1.JSONSchemaProps) {
 		s.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.spec.size <= 5", Message: "too big for v2"}}
@@ -157,5 +160,26 @@ func TestStoredObjectsFitNewVersion(t *testing.T) {
 	}
 	if len(r.lists) != 1 || r.lists[0] != "example.com/v1 " {
 		t.Errorf("lists %q, want the storage version v1", r.lists)
+	}
+}
+
+// The red team's: a refused definition comes back on every reconcile of
+// its tenant, which the tenant can bring at will; its rules run over the
+// stored objects once per fitMemoTTL, not once per reconcile.
+func TestStoredObjectsFitMemo(t *testing.T) {
+	fitMemo.Clear()
+	live, want := skewCRD(schemaFrom(t, baseSchema)), skewCRD(schemaFrom(t, baseSchema))
+	newer(specEdit(func(s *apiextensionsv1.JSONSchemaProps) {
+		s.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.size <= 5"}}
+	}))(want)
+	r := &pagedReader{items: []map[string]any{widget("team-a", "big", map[string]any{"size": int64(9)})}}
+	for range 3 {
+		var skew *SkewError
+		if err := StoredObjectsFit(context.Background(), r, live, want); !errors.As(err, &skew) {
+			t.Fatalf("StoredObjectsFit: %v, want a SkewError", err)
+		}
+	}
+	if len(r.lists) != 1 {
+		t.Errorf("3 checks of one refused definition listed the stored objects %d times, want once", len(r.lists))
 	}
 }

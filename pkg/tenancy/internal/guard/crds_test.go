@@ -97,6 +97,7 @@ func TestEnsureCRDsPreconditions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
+			fitMemo.Clear() // each case reads other stored objects under the same CRDs
 			for _, o := range tc.live {
 				o.SetResourceVersion("999")
 			}
@@ -121,6 +122,7 @@ func TestEnsureCRDsPreconditions(t *testing.T) {
 
 // CRDSkew, the OLM path's guard, runs the stored-objects check too.
 func TestCRDSkewChecksStoredObjects(t *testing.T) {
+	fitMemo.Clear()
 	live := skewCRD(schemaFrom(t, baseSchema))
 	want := skewCRD(schemaFrom(t, baseSchema))
 	newer(specEdit(func(s *apiextensionsv1.JSONSchemaProps) {
