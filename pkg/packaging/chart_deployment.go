@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -48,6 +49,10 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	}
 	pod[t.line(func(indent int) string { return podExtras(indent, own) })] = ""
 	pod["securityContext"] = t.block(".Values.podSecurityContext")
+	h := p.hardening
+	if h != nil && len(h.pod) > 0 {
+		pod["securityContext"] = t.securityContext(".Values.podSecurityContext", h.pod)
+	}
 	pod["serviceAccountName"] = t.token(t.include("serviceAccountName"))
 	if p.Webhook != nil {
 		conditionalItems(t, pod, "volumes", "name", p.Webhook.Volume)
@@ -56,6 +61,18 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	mc := managerContainer(p.Manager)
 	args := p.managerArgs()
 	manager := mc.Name
+	if h != nil {
+		for _, kind := range []string{"initContainers", "containers"} {
+			list, _ := pod[kind].([]any)
+			for _, c := range list {
+				cm, _ := c.(map[string]any)
+				name, _ := cm["name"].(string)
+				if add := h.containers[name]; len(add) > 0 && name != manager {
+					cm["securityContext"] = t.securityContext(ownContext(h.origContainers[name]), add)
+				}
+			}
+		}
+	}
 	for _, c := range pod["containers"].([]any) {
 		cm := c.(map[string]any)
 		if cm["name"] != manager {
@@ -65,6 +82,9 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 		cm["imagePullPolicy"] = t.token("{{ .Values.image.pullPolicy }}")
 		cm["resources"] = t.block(".Values.resources")
 		cm["securityContext"] = t.block(".Values.securityContext")
+		if h != nil && len(h.containers[manager]) > 0 {
+			cm["securityContext"] = t.securityContext(".Values.securityContext", h.containers[manager])
+		}
 		cm["env"] = t.templateEnv(cm["env"], images, *mc, p.watchEnvNames())
 		t.appendValues(cm, "env", ".Values.env")
 		t.appendValues(cm, "envFrom", ".Values.envFrom")
@@ -113,6 +133,25 @@ func (t *templater) templateEnv(env any, images []RelatedImage, c corev1.Contain
 		}
 	}
 	return list
+}
+
+// securityContext renders a security context with what opctl added for
+// Pod Security restricted (add), unless podSecurity.restricted is false,
+// over ctx: a values path, or the project's own context as JSON. It is a
+// JSON flow mapping on the key's line.
+func (t *templater) securityContext(ctx string, add map[string]any) string {
+	b, _ := json.Marshal(add)
+	return t.token(fmt.Sprintf("{{ include \"%s.restricted\" (list . %s `%s`) }}", t.chart, ctx, b))
+}
+
+// ownContext is a security context as a template argument: fromJson of
+// its JSON, or an empty dict.
+func ownContext(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" || string(b) == "{}" {
+		return "(dict)"
+	}
+	return fmt.Sprintf("(fromJson `%s`)", b)
 }
 
 // conditionalItems renders the items of list m[key] whose field equals

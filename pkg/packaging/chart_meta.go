@@ -60,7 +60,11 @@ func chartMeta(files Files, dir string, p *Project, vals []value, mgr Grant, opt
 		return err
 	}
 	files[dir+"values.schema.json"] = append(files[dir+"values.schema.json"], '\n')
-	files[dir+"templates/_helpers.tpl"] = []byte(helpers(p.Name, strings.TrimPrefix(mgr.ServiceAccount, p.NamePrefix)))
+	help := helpers(p.Name, strings.TrimPrefix(mgr.ServiceAccount, p.NamePrefix))
+	if p.hardening != nil {
+		help += strings.ReplaceAll(restrictedHelper, "CHART", p.Name)
+	}
+	files[dir+"templates/_helpers.tpl"] = []byte(help)
 	note := notes
 	if p.allNamespacesOnly() {
 		note = notesAllNamespaces
@@ -160,6 +164,21 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 `)
 }
 
+// restrictedHelper merges what opctl added for Pod Security restricted
+// into a security context; set overwrites whole keys, false included.
+const restrictedHelper = `
+{{/* A security context: the one given, with what opctl package added for Pod Security restricted unless podSecurity.restricted is false, as JSON. Call with (list . <context> "<additions as JSON>"). */}}
+{{- define "CHART.restricted" -}}
+{{- $sc := deepCopy (index . 1 | default dict) }}
+{{- if (index . 0).Values.podSecurity.restricted }}
+{{- range $k, $v := fromJson (index . 2) }}
+{{- $_ := set $sc $k $v }}
+{{- end }}
+{{- end }}
+{{- toJson $sc }}
+{{- end }}
+`
+
 // notesAllNamespaces are the notes of a manager that reads no
 // watch-namespace setting.
 const notesAllNamespaces = `{{ include "CHART.fullname" . }} is installed in {{ .Release.Namespace }}.
@@ -243,18 +262,23 @@ func chartReadme(p *Project, vals []value, mgr Grant, opts ChartOptions) ([]byte
 	}
 	b.WriteString("With `rbac.scope=cluster`, one ClusterRole holds all of them.\n\n")
 	p.readmeNamespaces(&b, mgr)
+	p.readmePodSecurity(&b)
 	b.WriteString("## Upgrades\n\n")
 	b.WriteString("`helm upgrade` updates the operator and, with `crds.install=true`, the CRDs. A CRD upgrade that drops a version still stored in the cluster is refused by the API server: migrate the stored objects first. Values of earlier releases are kept only with `--reuse-values`.\n")
 	return b.Bytes(), nil
 }
 
 // chartAnnotations say, for the tenancy controller, which install modes
-// the operator supports and which setting its manager reads its
-// namespaces from (package contract).
+// the operator supports, which setting its manager reads its namespaces
+// from, and the Pod Security level of its pods (package contract).
 func (p *Project) chartAnnotations(mgr Grant) map[string]string {
 	ann := map[string]string{
 		contract.InstallModes:   contract.FormatInstallModes(p.supportedModes(mgr, false)),
 		contract.WatchNamespace: p.Watch.Annotation(),
+		contract.PodSecurity:    p.PodSecurity.Level,
+	}
+	if p.PodSecurity.Reasons != "" {
+		ann[contract.PodSecurityReasons] = p.PodSecurity.Reasons
 	}
 	return ann
 }
@@ -287,4 +311,18 @@ func (p *Project) readmeNamespaces(b *bytes.Buffer, mgr Grant) {
 		b.WriteString("`opctl package` found no Go code of the manager, so it cannot tell whether the manager reads `WATCH_NAMESPACE`, which the chart sets from `watchNamespaces` (or, with `rbac.scope=namespace`, the release namespace).\n\n")
 	}
 	fmt.Fprintf(b, "Install modes: %s (`Chart.yaml` annotation `%s`).\n\n", strings.ReplaceAll(contract.FormatInstallModes(p.supportedModes(mgr, false)), ",", ", "), contract.InstallModes)
+}
+
+// readmePodSecurity gives the Pod Security level of the pods and what
+// opctl changed to reach it.
+func (p *Project) readmePodSecurity(b *bytes.Buffer) {
+	ps := p.PodSecurity
+	fmt.Fprintf(b, "## Pod Security\n\nWith the default values the pods meet the Pod Security Standards level **%s** (`Chart.yaml` annotation `%s`), as the Pod Security admission evaluator judges them.", ps.Level, contract.PodSecurity)
+	if ps.Reasons != "" {
+		fmt.Fprintf(b, " What stricter levels refuse: %s.", ps.Reasons)
+	}
+	if h := p.hardening; h != nil {
+		fmt.Fprintf(b, " To reach restricted, the chart adds to the operator pod's security contexts what the project left out (%s): `podSecurity.restricted=false` renders the project's own.", h.summary())
+	}
+	b.WriteString("\n\n")
 }

@@ -24,6 +24,11 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		replicas = int64(*p.Manager.Spec.Replicas)
 	}
 	pod := p.Manager.Spec.Template.Spec
+	podSC, containerSC := any(pod.SecurityContext), any(c.SecurityContext)
+	if h := p.hardening; h != nil {
+		// The project's own; the template adds opctl's (podSecurity).
+		podSC, containerSC = h.origPod, h.origContainers[c.Name]
+	}
 	args := p.managerArgs()
 	priorityClass := pod.PriorityClassName
 	if p.ownPriorityClass() != "" {
@@ -71,8 +76,8 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		{Key: "nodeSelector", Doc: "Node labels the operator pod must match.", Val: jsonMap(pod.NodeSelector), Free: true},
 		{Key: "tolerations", Doc: "Tolerations of the operator pod.", Val: jsonList(pod.Tolerations), Free: true},
 		{Key: "affinity", Doc: "Affinity of the operator pod.", Val: jsonMap(pod.Affinity), Free: true},
-		{Key: "podSecurityContext", Doc: "Security context of the operator pod.", Val: jsonMap(pod.SecurityContext), Free: true},
-		{Key: "securityContext", Doc: "Security context of the operator container.", Val: jsonMap(c.SecurityContext), Free: true},
+		{Key: "podSecurityContext", Doc: "Security context of the operator pod.", Val: jsonMap(podSC), Free: true},
+		{Key: "securityContext", Doc: "Security context of the operator container.", Val: jsonMap(containerSC), Free: true},
 		{Key: "serviceAccount", Doc: "The operator's ServiceAccount.", Kids: []value{
 			{Key: "create", Doc: "Create the ServiceAccount.", Val: true},
 			{Key: "name", Doc: "Name of the ServiceAccount; required when create is false.", Val: "", Pattern: dnsSubdomainOrEmpty},
@@ -86,6 +91,11 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		{Key: "metrics", Doc: "The operator's metrics endpoint.", Kids: p.metricsValues(args)},
 		{Key: "relatedImages", Doc: "Images the operator runs (containers, RELATED_IMAGE_* and *_IMAGE variables, --*image*= flags), by name; point them at a mirror here.", Val: relImgs, Free: true},
 		{Key: "platformAsCode", Doc: "Platform-as-code figures per CRD, shipped as ConfigMaps named by the CRD annotations.", Val: pacVals, Free: true},
+	}
+	if h := p.hardening; h != nil {
+		vs = append(vs, value{Key: "podSecurity", Doc: "Pod Security of the operator pod.", Kids: []value{
+			{Key: "restricted", Doc: "Add to its security contexts what opctl package found missing for Pod Security restricted (" + h.summary() + "); false renders the project's own.", Val: true},
+		}})
 	}
 	if p.Webhook != nil {
 		vs = append(vs,

@@ -176,6 +176,8 @@ func (p *Project) csvAnnotations(cfg Config, examples string) map[string]string 
 	set("olm.skipRange", cfg.SkipRange)
 	// What the tenancy controller reads before it installs (contract).
 	ann[contract.WatchNamespace] = p.Watch.Annotation()
+	ann[contract.PodSecurity] = p.PodSecurity.Level
+	set(contract.PodSecurityReasons, p.PodSecurity.Reasons)
 	return ann
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -14,7 +15,7 @@ const maxDockerfileBytes = 1 << 20
 
 // dockerfile is what opctl reads of a project's Dockerfile: the go build
 // commands (to find the manager's main package) and the final stage's
-// base image and USER.
+// base image and USER (to know whether the manager runs as non-root).
 type dockerfile struct {
 	// Builds are the go build commands of every stage, in order.
 	Builds []goBuild
@@ -165,4 +166,26 @@ func (d *dockerfile) buildFor(program string) (goBuild, bool) {
 		}
 	}
 	return d.Builds[0], true
+}
+
+// distrolessNonroot is the uid of the nonroot user of distroless and
+// Chainguard images.
+const distrolessNonroot = 65532
+
+// nonRootUser is the uid the final stage's USER runs as when it is known
+// to be non-root: a numeric uid other than 0, or the nonroot user of a
+// distroless or Chainguard image (named is then true: the kubelet cannot
+// verify a name, so runAsNonRoot needs runAsUser beside it).
+func (d *dockerfile) nonRootUser() (uid int64, named, ok bool) {
+	if d == nil || d.User == "" {
+		return 0, false, false
+	}
+	user, _, _ := strings.Cut(d.User, ":")
+	if n, err := strconv.ParseInt(user, 10, 64); err == nil {
+		return n, false, n > 0
+	}
+	if user == "nonroot" && (strings.Contains(d.From, "distroless") || strings.HasPrefix(d.From, "cgr.dev/chainguard/")) {
+		return distrolessNonroot, true, true
+	}
+	return 0, true, false
 }

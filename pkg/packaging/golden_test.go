@@ -69,7 +69,7 @@ func TestGoldenProjects(t *testing.T) {
 		// hubGaps is what the OperatorHub warning must name; "" for none.
 		hubGaps string
 	}{
-		{"legacy", PackageOptions{PerTarget: map[string]TargetOptions{"bundle": &BundleOptions{Channels: []string{"stable", "fast"}}}}, 3, "provider.name (an error for the validator), icon (a warning)"},
+		{"legacy", PackageOptions{PerTarget: map[string]TargetOptions{"bundle": &BundleOptions{Channels: []string{"stable", "fast"}}}}, 4, "provider.name (an error for the validator), icon (a warning)"},
 		{"webhook", PackageOptions{PerTarget: map[string]TargetOptions{"chart": &ChartOptions{CRDs: CRDsSeparateChart}}}, 2, "does not set: icon (a warning);"},
 		// The operator issues its own webhook certificates: no certificate
 		// objects, volumes or caBundle; OLM is told to step in.
@@ -79,9 +79,9 @@ func TestGoldenProjects(t *testing.T) {
 		// Conversion webhooks next to admission webhooks.
 		{"conversion", PackageOptions{}, 3, "does not set: icon (a warning);"},
 		// Several workloads and kinds beside the manager.
-		{"workloads", PackageOptions{}, 12, "does not set: icon (a warning);"},
+		{"workloads", PackageOptions{}, 16, "does not set: icon (a warning);"},
 		// kubebuilder go/v3, multigroup, kube-rbac-proxy, a 40-character name.
-		{"multigroup", PackageOptions{}, 3, "does not set: icon (a warning);"},
+		{"multigroup", PackageOptions{}, 4, "does not set: icon (a warning);"},
 		// kubebuilder go/v4 whose manager reads no namespace: AllNamespaces
 		// only, rbac.scope=cluster by default.
 		{"allns", PackageOptions{}, 3, "does not set: icon (a warning);"},
@@ -89,6 +89,11 @@ func TestGoldenProjects(t *testing.T) {
 		{"watchenv", PackageOptions{}, 2, "does not set: icon (a warning);"},
 		// A --namespace flag into the cache's DefaultNamespaces.
 		{"nsflag", PackageOptions{}, 2, "does not set: icon (a warning);"},
+		// A manager pod below Pod Security restricted, made restricted: a
+		// warning per change.
+		{"belowrestricted", PackageOptions{}, 9, "does not set: icon (a warning);"},
+		// A manager pod that needs hostNetwork: kept, privileged.
+		{"hostnetwork", PackageOptions{}, 3, "does not set: icon (a warning);"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

@@ -76,6 +76,11 @@ type Project struct {
 	Samples []*unstructured.Unstructured
 	// Watch is what the manager's code says of the namespaces it watches.
 	Watch WatchNamespace
+	// PodSecurity is the Pod Security level of the pods shipped, after
+	// opctl made the manager's pods meet restricted where it could.
+	PodSecurity PodSecurity
+	// hardening is what opctl added for restricted; nil when nothing.
+	hardening *hardening
 
 	// inputs are the sources besides the overlay: PROJECT, the Makefile,
 	// the base CSV and the markers.
@@ -161,6 +166,12 @@ func Load(dir string, opts Options) (*Project, error) {
 	df := loadDockerfile(dir)
 	p.Watch = p.detectWatchNamespace(df)
 	p.watchWarnings()
+	if err := p.hardenManager(df); err != nil {
+		return nil, err
+	}
+	if err := p.judgePodSecurity(); err != nil {
+		return nil, err
+	}
 	p.Samples = p.loadSamples(filepath.Join(dir, "config", "samples"))
 	return p, nil
 }

@@ -45,8 +45,9 @@ type Result struct {
 	Warnings      []string       `json:"warnings,omitempty"`
 	RelatedImages []RelatedImage `json:"relatedImages"`
 	// WatchNamespace is what the manager's code says of the namespaces it
-	// watches.
+	// watches; PodSecurity the level of the pods shipped.
 	WatchNamespace WatchNamespace `json:"watchNamespace"`
+	PodSecurity    PodSecurity    `json:"podSecurity"`
 }
 
 // Package loads the project in dir and writes the output of every target
@@ -110,7 +111,7 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 		return nil, fmt.Errorf("writing to %s: %w", out, err)
 	}
 	res := &Result{Name: p.Name, Version: p.Version, Out: out, Manager: p.Manager.Name, NamePrefix: p.NamePrefix, Files: files.sortedPaths(), RelatedImages: p.RelatedImages(),
-		WatchNamespace: p.Watch}
+		WatchNamespace: p.Watch, PodSecurity: p.PodSecurity}
 	for _, f := range res.Files {
 		parts := strings.SplitN(f, "/", 3)
 		if root := parts[0] + "/" + parts[1]; !slices.Contains(res.Roots, root) {

@@ -220,6 +220,25 @@ func TestWarnings(t *testing.T) {
 			}
 			mustWrite(t, filepath.Join(dir, "go.mod"), "module example.com/memcache-operator\n")
 		}, []string{"no main package of the manager found", "set main in opctl.yaml"}, nil},
+		{"a manager pod below restricted is made restricted, a warning per change", sampleDir, func(t *testing.T, dir string) {
+			replaceIn("config/manager/manager.yaml", "        runAsNonRoot: true\n        seccompProfile:\n          type: RuntimeDefault\n", "        runAsNonRoot: true\n")(t, dir)
+		}, []string{"manager Deployment kvstore-controller-manager: opctl set the pod's securityContext.seccompProfile to RuntimeDefault so that its pods meet Pod Security restricted", "podSecurity.restricted=false undoes it"},
+			func(t *testing.T, out string, res *Result) {
+				if res.PodSecurity.Level != "restricted" {
+					t.Errorf("pod security %+v, want restricted", res.PodSecurity)
+				}
+			}},
+		{"a manager pod that needs more than restricted is kept as it is", sampleDir, func(t *testing.T, dir string) {
+			replaceIn("config/manager/manager.yaml", "      securityContext:\n        runAsNonRoot: true\n", "      hostPID: true\n      securityContext:\n        runAsNonRoot: true\n")(t, dir)
+		}, []string{"its pods meet Pod Security privileged, not restricted", "host namespaces (hostPID=true)", "left them as they are"},
+			func(t *testing.T, out string, res *Result) {
+				if res.PodSecurity.Level != "privileged" || !strings.Contains(res.PodSecurity.Reasons, "hostPID=true") {
+					t.Errorf("pod security %+v, want privileged naming hostPID", res.PodSecurity)
+				}
+			}},
+		{"another workload below restricted is named", sampleDir, func(t *testing.T, dir string) {
+			appendTo(t, filepath.Join(dir, "config/manager/manager.yaml"), "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: warmup\n  namespace: system\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n      containers:\n      - name: warmup\n        image: opctl/kvstore-operator:0.1.0\n")
+		}, []string{"Job kvstore-warmup: its pods meet Pod Security baseline, not restricted", "opctl makes only the manager's pods restricted"}, nil},
 		{"an APIService no Deployment serves on a numbered port is not declared", sampleDir, func(t *testing.T, dir string) {
 			appendTo(t, filepath.Join(dir, "config/manager/metrics_service.yaml"), "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1alpha1.metrics.kv.opctl.dev\nspec:\n  group: metrics.kv.opctl.dev\n  version: v1alpha1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n  service:\n    name: controller-manager-metrics\n    namespace: system\n    port: 9443\n")
 		}, []string{"APIService v1alpha1.metrics.kv.opctl.dev: no Deployment of the overlay serves it on a numbered port, so the bundle does not declare it"},

@@ -176,8 +176,11 @@ func (s *watchScan) node(n ast.Node) (about, split bool) {
 		pkg := s.pkgOf(sel.X)
 		for _, e := range n.Elts {
 			kv, ok := e.(*ast.KeyValueExpr)
-			key, _ := kv.Key.(*ast.Ident)
-			if !ok || key == nil {
+			if !ok {
+				continue
+			}
+			key, ok := kv.Key.(*ast.Ident)
+			if !ok {
 				continue
 			}
 			switch {

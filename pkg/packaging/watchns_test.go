@@ -161,6 +161,9 @@ func TestParseDockerfile(t *testing.T) {
 			if !slices.Equal(d.Builds, tt.builds) || d.User != tt.user {
 				t.Errorf("builds %+v user %q, want %+v and %q", d.Builds, d.User, tt.builds, tt.user)
 			}
+			if uid, named, ok := d.nonRootUser(); ok != tt.nonRoot || (ok && (uid != tt.uid || named != tt.named)) {
+				t.Errorf("nonRootUser %d %v %v, want %d %v %v", uid, named, ok, tt.uid, tt.named, tt.nonRoot)
+			}
 		})
 	}
 }

@@ -1,10 +1,10 @@
 // Package contract holds the keys and value formats that opctl package
 // writes into what it ships, for those that install it: the annotations of
 // a chart's Chart.yaml and of a bundle's ClusterServiceVersion that say
-// which install modes the operator supports and which watch-namespace
-// setting its manager reads. The tenancy controller reads them to refuse,
-// before anything is installed, an operator that cannot run for a tenant;
-// opctl validate grades them.
+// which install modes the operator supports, which watch-namespace setting
+// its manager reads, and the Pod Security level its pods meet. The tenancy
+// controller reads them to refuse, before anything is installed, an
+// operator that cannot run for a tenant; opctl validate grades them.
 //
 // Keys and formats (values are plain strings, as annotations are):
 //
@@ -15,6 +15,14 @@
 //	  the settings the manager reads its watched namespaces from, each
 //	  kind:name (kinds env, flag, cache); "none" when opctl parsed the
 //	  manager's code and found none; "unknown" when it found no code
+//	opctl.dev/pod-security: restricted
+//	  the Pod Security Standards level (privileged, baseline, restricted)
+//	  that every pod template shipped meets with the default values
+//	opctl.dev/pod-security-reasons: baseline: Deployment/op-controller-manager: host namespaces (hostNetwork=true); restricted: ...
+//	  below restricted, why each stricter level refuses which pod
+//	  template, as the Pod Security admission evaluator words it: entries
+//	  "level: Kind/name: reasons", least strict level first, joined by
+//	  "; "; absent at restricted
 //
 // It has no dependencies beyond the standard library, so every producer
 // and consumer can import it.

@@ -1,6 +1,9 @@
 package contract
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Annotation keys opctl package writes (see the package documentation for
 // their formats).
@@ -10,6 +13,10 @@ const (
 	// WatchNamespace names the settings the manager reads its watched
 	// namespaces from, WatchNone or WatchUnknown.
 	WatchNamespace = "opctl.dev/watch-namespace"
+	// PodSecurity is the Pod Security level the shipped pods meet.
+	PodSecurity = "opctl.dev/pod-security"
+	// PodSecurityReasons says why each stricter level refuses the pods.
+	PodSecurityReasons = "opctl.dev/pod-security-reasons"
 )
 
 // Values of WatchNamespace besides a list of settings.
@@ -28,6 +35,9 @@ const (
 	MultiNamespace  = "MultiNamespace"
 	AllNamespaces   = "AllNamespaces"
 )
+
+// Pod Security levels, least strict first.
+var Levels = []string{"privileged", "baseline", "restricted"}
 
 // FormatInstallModes writes the supported modes in the contract's order.
 func FormatInstallModes(supported map[string]bool) string {
@@ -58,4 +68,11 @@ func ParseInstallModes(v string) map[string]bool {
 func AllNamespacesOnly(v string) bool {
 	m := ParseInstallModes(v)
 	return !m[OwnNamespace] && !m[SingleNamespace] && !m[MultiNamespace]
+}
+
+// LevelAtLeast reports whether level meets min (restricted meets all);
+// an unknown level meets nothing but privileged.
+func LevelAtLeast(level, min string) bool {
+	i, j := slices.Index(Levels, level), slices.Index(Levels, min)
+	return j <= 0 || (i >= 0 && i >= j)
 }

@@ -79,3 +79,14 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
 {{- end }}
+
+{{/* A security context: the one given, with what opctl package added for Pod Security restricted unless podSecurity.restricted is false, as JSON. Call with (list . <context> "<additions as JSON>"). */}}
+{{- define "maritime-cargo-routing-planner-operator1.restricted" -}}
+{{- $sc := deepCopy (index . 1 | default dict) }}
+{{- if (index . 0).Values.podSecurity.restricted }}
+{{- range $k, $v := fromJson (index . 2) }}
+{{- $_ := set $sc $k $v }}
+{{- end }}
+{{- end }}
+{{- toJson $sc }}
+{{- end }}
