@@ -21,10 +21,12 @@ const podInitEnv = "OPCTL_TESTCLUSTER_POD"
 
 func init() {
 	if spec := os.Getenv(podInitEnv); spec != "" {
-		if err := podInit(spec); err != nil {
+		code, err := podInit(spec)
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "pod init: %v\n", err)
-			os.Exit(127)
+			code = 127
 		}
+		os.Exit(code)
 	}
 }
 
@@ -54,39 +56,39 @@ type podMount struct {
 // podInit runs in the new namespaces: it makes the mounts private and
 // binds the pod's files where the container finds them, brings up the
 // loopback, relays the API server's port in and the container's ports out,
-// runs the container's process with its signals forwarded, and exits
-// with its status.
-func podInit(specPath string) error {
+// runs the container's process with its signals forwarded, and returns
+// its exit status.
+func podInit(specPath string) (int, error) {
 	b, err := os.ReadFile(specPath)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var spec podSpec
 	if err := json.Unmarshal(b, &spec); err != nil {
-		return fmt.Errorf("reading %s: %w", specPath, err)
+		return 0, fmt.Errorf("reading %s: %w", specPath, err)
 	}
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("making mounts private: %w", err)
+		return 0, fmt.Errorf("making mounts private: %w", err)
 	}
 	// /run (/var/run) gets a fresh tmpfs: the ServiceAccount's files go
 	// there without touching the host's.
 	if err := unix.Mount("tmpfs", "/run", "tmpfs", 0, "mode=0755"); err != nil {
-		return fmt.Errorf("mounting /run: %w", err)
+		return 0, fmt.Errorf("mounting /run: %w", err)
 	}
 	for _, m := range spec.Mounts {
 		if err := bindMount(m.Source, m.Target); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err := loopbackUp(); err != nil {
-		return err
+		return 0, err
 	}
 	if err := relay(fmt.Sprintf("127.0.0.1:%d", spec.APIPort), "tcp", "unix", spec.APISocket); err != nil {
-		return err
+		return 0, err
 	}
 	for _, p := range spec.Ports {
 		if err := relay(filepath.Join(spec.SocketDir, PortSocket(p)), "unix", "tcp", fmt.Sprintf("127.0.0.1:%d", p)); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	cmd := exec.Command(spec.Bin, spec.Args...)
@@ -94,7 +96,7 @@ func podInit(specPath string) error {
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", spec.Bin, err)
+		return 0, fmt.Errorf("starting %s: %w", spec.Bin, err)
 	}
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
@@ -104,14 +106,10 @@ func podInit(specPath string) error {
 		}
 	}()
 	err = cmd.Wait()
-	code := 0
 	if exit, ok := err.(*exec.ExitError); ok {
-		code = exit.ExitCode()
-	} else if err != nil {
-		return err
+		return exit.ExitCode(), nil
 	}
-	os.Exit(code)
-	return nil
+	return 0, err
 }
 
 // bindMount binds source over target, creating target (a directory, or
