@@ -193,3 +193,8 @@ func (p *Project) helperRole(o *unstructured.Unstructured) bool {
 func (p *Project) metricsService(o *unstructured.Unstructured) bool {
 	return o.GetKind() == "Service" && strings.Contains(o.GetName(), "metrics")
 }
+
+// ClusterScopedKind reports whether group/kind is one of the built-in or
+// well-known cluster-scoped APIs opctl knows (a project's own CRDs say
+// their scope themselves).
+func ClusterScopedKind(group, kind string) bool { return clusterScopedKinds[group+"/"+kind] }

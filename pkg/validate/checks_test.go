@@ -43,6 +43,7 @@ func TestEveryCheckFires(t *testing.T) {
 		}, ""},
 		{"bad chart", func(*testing.T) string { return "testdata/badchart" }, ""},
 		{"sample chart", func(*testing.T) string { return sampleChart }, ""},
+		{"chart of a manager that watches every namespace", func(*testing.T) string { return "../packaging/testdata/golden/allns/charts/allns" }, ""},
 		{"chart that does not lint", func(t *testing.T) string {
 			dir := copyDir(t, sampleChart)
 			if err := os.WriteFile(filepath.Join(dir, "templates", "broken.yaml"), []byte("kind: {{ .Values.nope.deeper }}\n"), 0o644); err != nil {

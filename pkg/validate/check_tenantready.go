@@ -1,0 +1,158 @@
+package validate
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"opctl.dev/opctl/pkg/packaging"
+	"opctl.dev/opctl/pkg/packaging/contract"
+	"opctl.dev/opctl/pkg/packaging/podsecurity"
+)
+
+// TenantReady (OPC-C010, tenant-ready) says what the opctl tenancy
+// controller would refuse before installing the chart for a tenant, judged
+// against the shipped baseline only.
+var TenantReady = register(Check{ID: "OPC-C010", Severity: SeverityWarning, Relayed: false,
+	Rationale: "tenant-ready: the opctl tenancy controller installs an operator for a tenant only if its chart fits the tenant: cluster-scoped rules within the shipped baseline (create TokenReviews and SubjectAccessReviews; get, list and watch StorageClasses and the operator's own CRDs by name), a manager that reads which namespaces to watch, pods that meet Pod Security restricted, and no cluster-scoped object but RBAC, webhooks and CRDs. Judged against the shipped baseline only: a TenantProfile's ClusterRoles may allow more.",
+	Hint:      "Drop or narrow the rule (resourceNames of the operator's own CRDs), have the manager read WATCH_NAMESPACE, meet Pod Security restricted (opctl package adds what it can), or put the object behind a value; or name a ClusterRole that allows it in the TenantProfile."}, checkTenantReady)
+
+// tenantBaseline are the cluster-scoped rules every tenant's operator may
+// hold: the shipped baseline of docs/tenancy-threat-model.md. Reading the
+// operator's own CRDs by name is added per chart.
+var tenantBaseline = []rbacv1.PolicyRule{
+	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
+	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list", "watch"}},
+}
+
+// builtinRoles are the rules of the built-in ClusterRoles a chart may
+// bind without defining them, as far as the baseline goes.
+var builtinRoles = map[string][]rbacv1.PolicyRule{"system:auth-delegator": tenantBaseline[:2]}
+
+// tenantKinds are the cluster-scoped kinds a tenant's chart may carry:
+// the tenancy controller turns RBAC into per-tenant grants, shares CRDs
+// and scopes webhooks.
+var tenantKinds = []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"}
+
+const againstBaseline = "for a tenant (against the shipped baseline only): "
+
+func checkTenantReady(c *Check, r *Report, in *chartInput) {
+	// The tenancy controller installs with rbac.scope=namespace.
+	rd := &in.renders[len(in.renders)-1]
+	if rd.err != nil {
+		return
+	}
+	if in.chart.Metadata != nil {
+		ann := in.chart.Metadata.Annotations
+		if modes, ok := ann[contract.InstallModes]; ok && contract.AllNamespacesOnly(modes) {
+			r.add(c, againstBaseline+"the manager reads no watch-namespace setting ("+contract.WatchNamespace+": "+ann[contract.WatchNamespace]+"), so it watches every namespace and is refused", "Chart.yaml", "")
+		}
+	}
+	var crds []string
+	clusterKinds := map[string]bool{}
+	roles := map[string][]rbacv1.PolicyRule{}
+	for _, o := range rd.objs {
+		switch o.obj.GetKind() {
+		case "CustomResourceDefinition":
+			crds = append(crds, o.obj.GetName())
+			if scope, _, _ := unstructured.NestedString(o.obj.Object, "spec", "scope"); scope == "Cluster" {
+				group, _, _ := unstructured.NestedString(o.obj.Object, "spec", "group")
+				kind, _, _ := unstructured.NestedString(o.obj.Object, "spec", "names", "kind")
+				clusterKinds[group+"/"+kind] = true
+			}
+		case "ClusterRole":
+			var role rbacv1.ClusterRole
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj.Object, &role) == nil {
+				roles[role.Name] = role.Rules
+			}
+		}
+	}
+	allowed := append(slices.Clone(tenantBaseline), rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}, ResourceNames: crds})
+	for _, o := range rd.objs {
+		kind, group := o.obj.GetKind(), o.obj.GroupVersionKind().Group
+		id := kind + "/" + o.obj.GetName()
+		if kind == "ClusterRoleBinding" {
+			var b rbacv1.ClusterRoleBinding
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj.Object, &b) != nil {
+				continue
+			}
+			rules, ok := roles[b.RoleRef.Name]
+			if !ok {
+				rules, ok = builtinRoles[b.RoleRef.Name]
+			}
+			if !ok {
+				r.add(c, againstBaseline+"binds ClusterRole "+b.RoleRef.Name+", which the chart does not define, cluster-wide", o.template, id)
+				continue
+			}
+			for _, beyond := range beyondBaseline(rules, allowed) {
+				r.add(c, againstBaseline+"ClusterRole "+b.RoleRef.Name+" grants cluster-wide "+beyond, o.template, id)
+			}
+			continue
+		}
+		if !slices.Contains(tenantKinds, kind) && (packaging.ClusterScopedKind(group, kind) || clusterKinds[group+"/"+kind]) {
+			r.add(c, againstBaseline+"cluster-scoped "+kind+" "+o.obj.GetName()+" is refused", o.template, id)
+		}
+	}
+	for _, w := range rd.workloads {
+		res, err := podsecurity.Evaluate(nil, w.spec)
+		if err != nil || res.Meets(podsecurity.Restricted) {
+			continue
+		}
+		r.add(c, fmt.Sprintf("%sits pods meet Pod Security %s, not restricted, which every tenant namespace enforces: %s", againstBaseline, res.Level, res.Refusals[podsecurity.Restricted]), w.template, w.id)
+	}
+}
+
+// beyondBaseline lists, as "verbs on group/resource[/names]", what rules
+// grant that no allowed rule covers. A rule covers another when it holds
+// each of its groups, resources and verbs, and either names no resource
+// or names each the other does.
+func beyondBaseline(rules, allowed []rbacv1.PolicyRule) []string {
+	var out []string
+	for _, rule := range rules {
+		if len(rule.NonResourceURLs) > 0 {
+			out = append(out, strings.Join(rule.Verbs, ",")+" on "+strings.Join(rule.NonResourceURLs, ","))
+			continue
+		}
+		for _, g := range rule.APIGroups {
+			for _, res := range rule.Resources {
+				var missing []string
+				for _, v := range rule.Verbs {
+					if !slices.ContainsFunc(allowed, func(a rbacv1.PolicyRule) bool { return covers(a, g, res, v, rule.ResourceNames) }) {
+						missing = append(missing, v)
+					}
+				}
+				if len(missing) > 0 {
+					what := strings.Join(missing, ",") + " on " + strings.TrimPrefix(g+"/"+res, "/")
+					if len(rule.ResourceNames) > 0 {
+						what += " (" + strings.Join(rule.ResourceNames, ",") + ")"
+					}
+					out = append(out, what)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func covers(a rbacv1.PolicyRule, group, resource, verb string, names []string) bool {
+	if !slices.Contains(a.APIGroups, group) || !slices.Contains(a.Resources, resource) || !slices.Contains(a.Verbs, verb) {
+		return false
+	}
+	if len(a.ResourceNames) == 0 {
+		return true
+	}
+	if len(names) == 0 {
+		return false
+	}
+	for _, n := range names {
+		if !slices.Contains(a.ResourceNames, n) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,79 @@
+package validate
+
+import (
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// tenant-ready names what the tenancy controller would refuse, against
+// the shipped baseline only; the sample fits it.
+func TestTenantReady(t *testing.T) {
+	golden := "../packaging/testdata/golden/"
+	tests := []struct {
+		chart string
+		// want are the messages expected, each a substring of one
+		// finding; none means the chart fits.
+		want []string
+	}{
+		{sampleChart, nil},
+		{golden + "watchenv/charts/watchenv", nil},
+		{golden + "allns/charts/allns", []string{"the manager reads no watch-namespace setting (opctl.dev/watch-namespace: none)"}},
+		{golden + "hostnetwork/charts/hostnetwork", []string{"its pods meet Pod Security privileged, not restricted, which every tenant namespace enforces: host namespaces (hostNetwork=true)"}},
+		{golden + "workloads/charts/fleet-operator", []string{
+			"cluster-scoped Fleet ", "cluster-scoped PriorityClass ",
+			"grants cluster-wide get,list,watch,update,patch on fleet.example.com/fleets",
+			"its pods meet Pod Security baseline, not restricted",
+		}},
+	}
+	for _, tt := range tests {
+		r, err := ValidateChart(tt.chart, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range r.Findings {
+			if f.Check == TenantReady.ID {
+				got = append(got, f.Message)
+				if !strings.HasPrefix(f.Message, "for a tenant (against the shipped baseline only): ") {
+					t.Errorf("%s: %q does not say it judges against the shipped baseline", tt.chart, f.Message)
+				}
+			}
+		}
+		if len(tt.want) == 0 && len(got) > 0 {
+			t.Errorf("%s: %q, want none", tt.chart, got)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(strings.Join(got, "\n"), w) {
+				t.Errorf("%s: %q, want one holding %q", tt.chart, got, w)
+			}
+		}
+	}
+}
+
+func TestBeyondBaseline(t *testing.T) {
+	crds := rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}, ResourceNames: []string{"kvstores.kv.opctl.dev"}}
+	allowed := append(tenantBaseline[:len(tenantBaseline):len(tenantBaseline)], crds)
+	tests := []struct {
+		name string
+		rule rbacv1.PolicyRule
+		want string
+	}{
+		{"metrics authentication", rbacv1.PolicyRule{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}}, ""},
+		{"StorageClasses read", rbacv1.PolicyRule{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"list", "watch"}}, ""},
+		{"StorageClasses written", rbacv1.PolicyRule{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "create"}}, "create on storage.k8s.io/storageclasses"},
+		{"its own CRD by name", rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get"}, ResourceNames: []string{"kvstores.kv.opctl.dev"}}, ""},
+		{"every CRD", rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"list"}}, "list on apiextensions.k8s.io/customresourcedefinitions"},
+		{"another CRD by name", rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get"}, ResourceNames: []string{"other.example.com"}}, "get on apiextensions.k8s.io/customresourcedefinitions (other.example.com)"},
+		{"nodes", rbacv1.PolicyRule{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get"}}, "get on nodes"},
+		{"a wildcard", rbacv1.PolicyRule{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"*"}}, "* on */*"},
+		{"a URL", rbacv1.PolicyRule{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}, "get on /metrics"},
+	}
+	for _, tt := range tests {
+		got := strings.Join(beyondBaseline([]rbacv1.PolicyRule{tt.rule}, allowed), "; ")
+		if got != tt.want {
+			t.Errorf("%s: %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
