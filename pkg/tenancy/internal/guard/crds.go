@@ -237,8 +237,8 @@ type ServedFunc func(group, version, resource string) (bool, error)
 // write (actor.go).
 func Shadows(served ServedFunc, crd *apiextensionsv1.CustomResourceDefinition) error {
 	g := crd.Spec.Group
-	if g == "k8s.io" || g == "kubernetes.io" || strings.HasSuffix(g, ".k8s.io") || strings.HasSuffix(g, ".kubernetes.io") {
-		return operatorkit.Terminal(tenancyv1.ReasonCRDNotShared, fmt.Errorf("CRD %s is in group %s, which Kubernetes reserves: a tenant's operator may not define it", crd.Name, g))
+	if why := reservedGroup(g); why != "" {
+		return groupRefused(crd, why)
 	}
 	if served == nil {
 		return nil
