@@ -150,8 +150,9 @@ func TestQuotaUsageChurnBounded(t *testing.T) {
 	})
 }
 
-// waitIdle waits, up to 30 s, until the controller has not reconciled for 2 s, and returns the rate it still reconciles at (other tests' tenants); the
-// events in flight are handled.
+// waitIdle waits, up to 30 s, until the controller has not reconciled
+// for 2 s, and returns the rate it still reconciles at (other tests'
+// tenants on the shared control plane; 0 when idle).
 func waitIdle(t *testing.T) float64 {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
