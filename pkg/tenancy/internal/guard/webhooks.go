@@ -76,6 +76,7 @@ func TenantRequests(namespaces []string) string {
 		operators[i] = celString(serviceaccount.MakeUsername(ns, tenancyv1.OperatorGroupServiceAccount))
 	}
 	return "!(has(request.userInfo.groups) && request.userInfo.groups.exists(g, g == 'system:masters')) && " +
+		"!authorizer.group('" + tenancyv1.GroupVersion.Group + "').resource('guardrails').check('bypass').allowed() && " +
 		"(!request.userInfo.username.startsWith('system:') || " +
 		"([" + strings.Join(prefixes, ", ") + "].exists(p, request.userInfo.username.startsWith(p)) && " +
 		"!(request.userInfo.username in [" + strings.Join(operators, ", ") + "])))"
