@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"opctl.dev/opctl/pkg/imagebuild"
 	"opctl.dev/opctl/pkg/publish"
 )
 
@@ -16,12 +19,23 @@ func newPublishCommand(g *GlobalOptions) *cobra.Command {
 	var (
 		opts          publish.Options
 		passwordStdin bool
+		out           string
+		platforms     string
 	)
 	cmd := &cobra.Command{
-		Use:   "publish [PACKAGE_OUT_DIR]",
-		Short: "Push the bundle image, a file-based catalog and the chart to an OCI registry",
-		Long: `publish reads bundle/<name> and charts/<name> that 'opctl package' wrote under
-PACKAGE_OUT_DIR (default .) and, with no container engine:
+		Use:   "publish [PROJECT_DIR | PACKAGE_OUT_DIR]",
+		Short: "Build the manager image and push it, the bundle image, a file-based catalog and the chart to an OCI registry",
+		Long: `publish ships an operator with no container engine. Given a project directory
+(a PROJECT file, opctl.yaml or config/), or --source PROJECT, it first
+packages the project into --out (default the project) and:
+  - builds the manager's image from source: go build for each --platform
+    (static, -trimpath), the program where the Deployment's command points,
+    on scratch with a pinned CA bundle and user 65532 (or --base, resolved
+    to a digest), one OCI index with an SPDX SBOM attached as a referrer,
+    pushed as <registry>/<image name>:<version>; the chart, CSV and
+    relatedImages then name it by digest.
+Then it reads bundle/<name> and charts/<name> of the packaged directory
+(PACKAGE_OUT_DIR, default .) and:
   - builds the bundle image (what bundle.Dockerfile builds) and pushes it as
     <registry>/<name>-bundle:v<version>;
   - adds the bundle to the file-based catalog in --catalog (created if
@@ -32,8 +46,9 @@ PACKAGE_OUT_DIR (default .) and, with no container engine:
 Artifacts are reproducible. Republishing the same content is a no-op; a
 published version with different content is refused unless --force. Nothing
 is tagged and the catalog is not written until every check has passed.`,
-		Example: `  opctl package operators/sample --out out
-  opctl publish out --registry localhost:5000/operators --catalog catalog
+		Example: `  opctl publish operators/sample --out out --registry localhost:5000/operators --catalog catalog
+  opctl package operators/sample --out out
+  opctl publish out --registry localhost:5000/operators --catalog catalog --skip-image
   opctl publish out --registry reg.example.com/ops --username ci --password-stdin <token`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -41,6 +56,21 @@ is tagged and the catalog is not written until every check has passed.`,
 				return err
 			}
 			dir := dirArg(args)
+			if opts.Source == "" && isProject(dir) {
+				opts.Source = dir
+			}
+			if opts.Source != "" {
+				if out != "" {
+					dir = out
+				} else if len(args) == 0 || opts.Source == dir {
+					dir = opts.Source
+				}
+			}
+			ps, err := imagebuild.ParsePlatforms(platforms)
+			if err != nil {
+				return err
+			}
+			opts.Platforms = ps
 			if passwordStdin {
 				pw, err := readPassword(cmd.InOrStdin())
 				if err != nil {
@@ -81,6 +111,12 @@ is tagged and the catalog is not written until every check has passed.`,
 	f.BoolVar(&passwordStdin, "password-stdin", false, "read the registry password from stdin")
 	f.BoolVar(&opts.DryRun, "dry-run", false, "show what would be pushed and changed; change nothing")
 	f.BoolVar(&opts.Force, "force", false, "overwrite a published version whose content differs")
+	f.StringVar(&opts.Source, "source", "", "operator project to package into PACKAGE_OUT_DIR and build the manager image of")
+	f.StringVar(&out, "out", "", "where a project is packaged (default the project directory)")
+	f.BoolVar(&opts.SkipImage, "skip-image", false, "package the project but build no manager image")
+	f.StringVar(&opts.Base, "base", "", "image to build the manager on, resolved to a digest (default scratch with a CA bundle and user 65532)")
+	f.StringVar(&platforms, "platform", "linux/amd64,linux/arm64", "platforms of the manager image")
+	f.StringVar(&opts.CABundle, "ca-bundle", "", "PEM CA bundle for the scratch base (default the NSS roots pinned in go.sum)")
 	_ = cmd.MarkFlagRequired("registry")
 	return cmd
 }
@@ -129,7 +165,35 @@ func writePublishText(w io.Writer, res *publish.Result) {
 			fmt.Fprintf(w, "    channel %s: + %s (%s)\n", ch.Channel, ch.Entry, edge)
 		}
 	}
+	writeImageText(w, res.Image)
 	if res.ChartIndex != "" {
 		fmt.Fprintf(w, "  chart index %s\n", res.ChartIndex)
 	}
+}
+
+func writeImageText(w io.Writer, im *publish.ImageResult) {
+	switch {
+	case im == nil:
+		return
+	case im.Skipped != "":
+		fmt.Fprintf(w, "  image    skipped: %s\n", im.Skipped)
+		return
+	}
+	base := "scratch (CA bundle " + im.CADigest + ")"
+	if im.Base != "" {
+		base = im.Base + " (" + im.BaseDigest + ")"
+	}
+	fmt.Fprintf(w, "  image    %s from %s (%s) for %s on %s, %s, %d modules\n", im.Binary, im.Main, im.MainFrom, strings.Join(im.Platforms, ","), base, im.GoVersion, im.Modules)
+	fmt.Fprintf(w, "  sbom     %s\n", im.SBOM)
+}
+
+// isProject reports whether dir is an operator project rather than the
+// output of opctl package: a PROJECT file, opctl.yaml or config/.
+func isProject(dir string) bool {
+	for _, f := range []string{"PROJECT", "opctl.yaml", "config"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			return true
+		}
+	}
+	return false
 }

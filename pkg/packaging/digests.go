@@ -9,7 +9,6 @@ import (
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // DigestResolver resolves an image reference to the digest it points at.
@@ -52,14 +51,7 @@ func (p *Project) PinDigests(ctx context.Context, r DigestResolver, progress io.
 		repo, _, _ := splitImage(img.Image)
 		pinned[img.Image] = repo + "@" + d
 	}
-	replaceStrings(p.managerRaw.Object, pinned)
-	for _, o := range p.Objects {
-		replaceStrings(o.Object, pinned)
-	}
-	for _, s := range p.Samples {
-		replaceStrings(s.Object, pinned)
-	}
-	return runtime.DefaultUnstructuredConverter.FromUnstructured(p.managerRaw.Object, p.Manager)
+	return p.replaceImages(pinned)
 }
 
 // replaceStrings replaces every string value of v found in m.

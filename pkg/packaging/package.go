@@ -23,6 +23,10 @@ type PackageOptions struct {
 	// through Resolver (default RegistryResolver).
 	PinDigests bool
 	Resolver   DigestResolver
+	// Builder, when set, builds the manager's image from the project's
+	// source before anything renders; the package then names it by the
+	// reference Builder returns.
+	Builder ImageBuilder
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
 	// Strict makes every warning an error, for CI that wants no surprise.
@@ -66,6 +70,11 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 	p, err := Load(dir, opts.Load)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Builder != nil {
+		if err := p.buildManager(ctx, opts.Builder, progress); err != nil {
+			return nil, err
+		}
 	}
 	if opts.PinDigests {
 		r := opts.Resolver

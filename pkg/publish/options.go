@@ -6,6 +6,11 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
+	"opctl.dev/opctl/pkg/imagebuild"
+	"opctl.dev/opctl/pkg/packaging"
 )
 
 // Options configure Publish.
@@ -57,6 +62,24 @@ type Options struct {
 	// Force overwrites a published version whose content differs.
 	Force bool
 
+	// Source is the operator project to package into the directory first
+	// and to build the manager's image of. Empty: the directory is
+	// published as opctl package left it, with no image.
+	Source string
+	// Package are the options of packaging Source (Out and Builder are
+	// set by Publish).
+	Package packaging.PackageOptions
+	// SkipImage packages Source but builds no image.
+	SkipImage bool
+	// Base is the image to build the manager on; empty means scratch with
+	// a CA bundle and a nonroot user.
+	Base string
+	// Platforms to build (default linux/amd64 and linux/arm64).
+	Platforms []v1.Platform
+	// CABundle is a PEM file put in the scratch base instead of the NSS
+	// roots pinned in go.sum.
+	CABundle string
+
 	// Progress receives one line per step; nil discards them.
 	Progress io.Writer
 	// Created stamps every artifact. Zero: $SOURCE_DATE_EPOCH, else the
@@ -91,4 +114,11 @@ func (o *Options) defaults() error {
 		}
 	}
 	return nil
+}
+
+func (o *Options) platforms() []v1.Platform {
+	if len(o.Platforms) == 0 {
+		return imagebuild.DefaultPlatforms
+	}
+	return o.Platforms
 }

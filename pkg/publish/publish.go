@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"sigs.k8s.io/yaml"
 )
@@ -44,13 +43,15 @@ type CatalogResult struct {
 
 // Result is the summary of one publish.
 type Result struct {
-	Package    string         `json:"package"`
-	Version    string         `json:"version"`
-	Bundle     string         `json:"bundle"`
-	DryRun     bool           `json:"dryRun,omitempty"`
-	Artifacts  []Artifact     `json:"artifacts"`
-	Catalog    *CatalogResult `json:"catalog,omitempty"`
-	ChartIndex string         `json:"chartIndex,omitempty"`
+	Package   string         `json:"package"`
+	Version   string         `json:"version"`
+	Bundle    string         `json:"bundle"`
+	DryRun    bool           `json:"dryRun,omitempty"`
+	Artifacts []Artifact     `json:"artifacts"`
+	Catalog   *CatalogResult `json:"catalog,omitempty"`
+	// Image says how the manager's image was built, or why it was not.
+	Image      *ImageResult `json:"image"`
+	ChartIndex string       `json:"chartIndex,omitempty"`
 }
 
 // Unchanged reports whether the publish changed nothing.
@@ -71,19 +72,24 @@ func Publish(ctx context.Context, dir string, opts Options) (*Result, error) {
 	if err := opts.defaults(); err != nil {
 		return nil, err
 	}
+	step := func(format string, args ...any) { fmt.Fprintf(opts.Progress, format+"\n", args...) }
+	t, err := connect(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	manager, image, dir, cleanup, err := packageSource(ctx, t, dir, &opts)
+	if err != nil {
+		return nil, err
+	}
+	defer cleanup()
 	in, err := loadInput(dir, opts.Name)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Package: in.Package, Version: in.Version.String(), Bundle: in.CSVName, DryRun: opts.DryRun}
-	step := func(format string, args ...any) { fmt.Fprintf(opts.Progress, format+"\n", args...) }
+	res := &Result{Package: in.Package, Version: in.Version.String(), Bundle: in.CSVName, DryRun: opts.DryRun, Image: image}
 
 	step("building the bundle image of %s", in.CSVName)
 	bundleImg, err := buildBundleImage(in, opts)
-	if err != nil {
-		return nil, err
-	}
-	t, err := connect(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -119,8 +125,13 @@ func Publish(ctx context.Context, dir string, opts Options) (*Result, error) {
 		}
 	}
 
-	// Nothing has changed yet. From here on, push.
-	arts := []*imageArtifact{bundle}
+	// Nothing has changed yet. From here on, push: the manager's image
+	// first, as the bundle and chart refer to it.
+	var arts []*imageArtifact
+	if manager != nil {
+		arts = append(arts, manager)
+	}
+	arts = append(arts, bundle)
 	if catalogArt != nil {
 		arts = append(arts, catalogArt)
 	}
@@ -207,64 +218,4 @@ func buildBundleImage(in *input, opts Options) (v1.Image, error) {
 		return nil, fmt.Errorf("building the bundle image of %s: %w", in.BundleDir, err)
 	}
 	return img, nil
-}
-
-// imageArtifact is an image and what publish will do with its tag.
-type imageArtifact struct {
-	Artifact
-	img    v1.Image
-	tagRef name.Tag
-}
-
-func (a *imageArtifact) digestRef() string {
-	return a.tagRef.Context().Name() + "@" + a.Digest
-}
-
-// plan compares the image with what the tag holds. A tag holding other
-// content is a conflict unless mutable (catalog tags move) or forced.
-func (t *target) plan(ctx context.Context, kind, ref string, img v1.Image, force, immutable bool) (*imageArtifact, error) {
-	tag, err := name.NewTag(ref, t.nameOptions()...)
-	if err != nil {
-		return nil, fmt.Errorf("%s reference %s: %w", kind, ref, err)
-	}
-	digest, err := img.Digest()
-	if err != nil {
-		return nil, err
-	}
-	a := &imageArtifact{Artifact: Artifact{Kind: kind, Ref: tag.String(), Digest: digest.String(), Size: imageSize(img)}, img: img, tagRef: tag}
-	have, err := t.head(ctx, tag)
-	switch {
-	case err != nil:
-		return nil, err
-	case have == nil:
-		a.Action = ActionPushed
-	case have.Digest == digest:
-		a.Action = ActionUnchanged
-	case immutable && !force:
-		return nil, fmt.Errorf("%s is already published with different content (%s, this build is %s): publish a new version, or pass --force to overwrite it", tag, have.Digest, digest)
-	case immutable:
-		a.Action = ActionForced
-	default:
-		a.Action = ActionPushed
-	}
-	return a, nil
-}
-
-func imageSize(img v1.Image) int64 {
-	m, err := img.Manifest()
-	if err != nil {
-		return 0
-	}
-	n := m.Config.Size
-	for _, l := range m.Layers {
-		n += l.Size
-	}
-	return n
-}
-
-func size(n int64) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	return fmt.Sprintf("%.1f KiB", float64(n)/1024)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
 
@@ -33,8 +34,27 @@ func (a *imageArtifact) push(ctx context.Context, t *target, dryRun bool, step s
 		return err
 	}
 	step("pushing the %s image %s (%s)", a.Kind, ref, size(a.Size))
-	if err := remote.Write(ref, a.img, t.remoteOptions(ctx)...); err != nil {
+	switch o := a.obj.(type) {
+	case v1.ImageIndex:
+		err = remote.WriteIndex(ref, o, t.remoteOptions(ctx)...)
+	case v1.Image:
+		err = remote.Write(ref, o, t.remoteOptions(ctx)...)
+	default:
+		err = fmt.Errorf("unexpected type %T", a.obj)
+	}
+	if err != nil {
 		return fmt.Errorf("pushing %s image %s: %w", a.Kind, ref, t.registryError(err))
+	}
+	for _, r := range a.referrers {
+		d, err := r.Digest()
+		if err != nil {
+			return err
+		}
+		at := ref.Context().Digest(d.String())
+		step("pushing %s, which refers to %s", at, ref)
+		if err := remote.Write(at, r, t.remoteOptions(ctx)...); err != nil {
+			return fmt.Errorf("pushing the artifact %s that refers to %s: %w", at, ref, t.registryError(err))
+		}
 	}
 	return nil
 }
@@ -44,7 +64,7 @@ func (a *imageArtifact) tag(ctx context.Context, t *target, dryRun bool) error {
 	if dryRun || a.Action == ActionUnchanged {
 		return nil
 	}
-	if err := remote.Tag(a.tagRef, a.img, t.remoteOptions(ctx)...); err != nil {
+	if err := remote.Tag(a.tagRef, a.obj, t.remoteOptions(ctx)...); err != nil {
 		return fmt.Errorf("tagging %s: %w", a.tagRef, t.registryError(err))
 	}
 	return nil

@@ -1,0 +1,155 @@
+package publish
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+
+	"opctl.dev/opctl/internal/testregistry"
+	"opctl.dev/opctl/pkg/packaging"
+	"opctl.dev/opctl/pkg/validate"
+)
+
+// registryGet reads a manifest with the registry's HTTP API, not with
+// go-containerregistry, which built and pushed it.
+func registryGet(t *testing.T, host, repo, ref string) map[string]any {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, "http://"+host+"/v2/"+repo+"/manifests/"+ref, nil)
+	req.Header.Set("Accept", "application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s:%s: %s %s", repo, ref, resp.Status, b)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func blobJSON(t *testing.T, host, repo, digest string) map[string]any {
+	t.Helper()
+	resp, err := http.Get("http://" + host + "/v2/" + repo + "/blobs/" + digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
+		t.Fatalf("blob %s: %v", digest, err)
+	}
+	return m
+}
+
+// The sample operator published from its source: the manager's image
+// built for two platforms and pushed first, the chart and bundle naming
+// it by digest, an SBOM referrer in the fallback tag, and a second
+// publish changing nothing.
+func TestPublishBuildsManagerImage(t *testing.T) {
+	ctx := context.Background()
+	reg := testregistry.Start(t)
+	out := t.TempDir()
+	opts := func() Options {
+		return Options{Registry: reg.Host + "/ops", Source: sampleProject, Created: time.Unix(1700000000, 0).UTC(),
+			Package: packaging.PackageOptions{Load: packaging.Options{Version: "0.3.0"}}}
+	}
+	res, err := Publish(ctx, out, opts())
+	if err != nil {
+		t.Fatalf("publish: %v", err)
+	}
+	if res.Image == nil || res.Image.Skipped != "" || res.Artifacts[0].Kind != "image" || res.Artifacts[0].Action != ActionPushed {
+		t.Fatalf("the image was not built and pushed first: %+v %+v", res.Image, res.Artifacts)
+	}
+	img := res.Artifacts[0]
+	if res.Image.Binary != "/manager" || res.Image.Main != "cmd" {
+		t.Errorf("built %s from %s, want /manager from cmd (the Deployment's command, the sample's main)", res.Image.Binary, res.Image.Main)
+	}
+	repo := "ops/kvstore-operator"
+	if !strings.HasPrefix(img.Ref, reg.Host+"/"+repo+":0.3.0") {
+		t.Errorf("image pushed as %s, want %s/%s:0.3.0 (the Makefile IMG's name, the version)", img.Ref, reg.Host, repo)
+	}
+
+	idx := registryGet(t, reg.Host, repo, "0.3.0")
+	if idx["mediaType"] != "application/vnd.oci.image.index.v1+json" {
+		t.Fatalf("the tag holds %v, not an OCI index", idx["mediaType"])
+	}
+	var archs []string
+	for _, m := range idx["manifests"].([]any) {
+		d := m.(map[string]any)
+		archs = append(archs, d["platform"].(map[string]any)["architecture"].(string))
+		man := registryGet(t, reg.Host, repo, d["digest"].(string))
+		cfg := blobJSON(t, reg.Host, repo, man["config"].(map[string]any)["digest"].(string))["config"].(map[string]any)
+		labels, _ := cfg["Labels"].(map[string]any)
+		if cfg["User"] != "65532" || cfg["Entrypoint"].([]any)[0] != "/manager" || labels["org.opencontainers.image.version"] != "0.3.0" {
+			t.Errorf("%s: user %v entrypoint %v labels %v", d["platform"], cfg["User"], cfg["Entrypoint"], labels)
+		}
+	}
+	if strings.Join(archs, ",") != "amd64,arm64" {
+		t.Errorf("index platforms %v, want amd64,arm64", archs)
+	}
+	// No referrers API in this registry: the SBOM is in the fallback tag.
+	refs := registryGet(t, reg.Host, repo, strings.Replace(img.Digest, ":", "-", 1))
+	found := false
+	for _, m := range refs["manifests"].([]any) {
+		if m.(map[string]any)["artifactType"] == "application/spdx+json" {
+			found = true
+			sbom := registryGet(t, reg.Host, repo, m.(map[string]any)["digest"].(string))
+			if sbom["subject"].(map[string]any)["digest"] != img.Digest {
+				t.Errorf("the SBOM's subject is %v, not the image %s", sbom["subject"], img.Digest)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("the fallback tag lists no SPDX referrer: %v", refs)
+	}
+
+	// The packaged chart and bundle name the pushed image by digest.
+	pinned := reg.Host + "/" + repo + "@" + img.Digest
+	ch, err := loader.LoadDir(filepath.Join(out, "charts", "sample-operator"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, _ := json.Marshal(ch.Values)
+	if !strings.Contains(string(vals), img.Digest) {
+		t.Errorf("chart values do not name the image digest %s: %s", img.Digest, vals)
+	}
+	csv, err := os.ReadFile(filepath.Join(out, "bundle", "sample-operator", "manifests", "sample-operator.clusterserviceversion.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(csv), pinned) < 2 {
+		t.Errorf("the CSV names %s fewer than twice (Deployment, relatedImages)", pinned)
+	}
+	for _, sub := range []string{"bundle/sample-operator", "charts/sample-operator"} {
+		var rep *validate.Report
+		if strings.HasPrefix(sub, "bundle") {
+			rep, err = validate.ValidateBundle(filepath.Join(out, sub), validate.Options{})
+		} else {
+			rep, err = validate.ValidateChart(filepath.Join(out, sub), validate.Options{})
+		}
+		if err != nil || rep.Count(validate.SeverityError) > 0 {
+			t.Errorf("validate %s after publish: %v %+v", sub, err, rep)
+		}
+	}
+
+	again, err := Publish(ctx, out, opts())
+	if err != nil {
+		t.Fatalf("second publish: %v", err)
+	}
+	if !again.Unchanged() || again.Artifacts[0].Digest != img.Digest {
+		t.Errorf("a second publish of the same source changed something: %+v", again.Artifacts)
+	}
+}
