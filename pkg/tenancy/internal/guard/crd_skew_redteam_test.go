@@ -1,6 +1,8 @@
 package guard
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -60,3 +62,90 @@ func TestSkewUnservedStorageVersion(t *testing.T) {
 		t.Errorf("ReplaceSkew (OLM) let storage move to unserved v2")
 	}
 }
+
+// withStoredBeta adds v1beta1 to live: not served, not storage, but in
+// status.storedVersions (objects written before storage moved to v1 and
+// never migrated), with v1's schema edited by edit.
+func withStoredBeta(edit func(*apiextensionsv1.JSONSchemaProps)) func(*apiextensionsv1.CustomResourceDefinition) {
+	return func(crd *apiextensionsv1.CustomResourceDefinition) {
+		beta := *crd.Spec.Versions[0].DeepCopy()
+		beta.Name, beta.Served, beta.Storage = "v1beta1", false, false
+		if edit != nil {
+			edit(beta.Schema.OpenAPIV3Schema)
+		}
+		crd.Spec.Versions = append(crd.Spec.Versions, beta)
+		crd.Status.StoredVersions = []string{"v1beta1", "v1"}
+	}
+}
+
+// editBeta edits the schema of v1beta1, added by withStoredBeta.
+func editBeta(edit func(*apiextensionsv1.JSONSchemaProps)) func(*apiextensionsv1.CustomResourceDefinition) {
+	return func(crd *apiextensionsv1.CustomResourceDefinition) {
+		for i := range crd.Spec.Versions {
+			if crd.Spec.Versions[i].Name == "v1beta1" {
+				edit(crd.Spec.Versions[i].Schema.OpenAPIV3Schema)
+			}
+		}
+	}
+}
+
+// The red team's: a version no longer served but still in the live CRD's
+// status.storedVersions holds objects the API server prunes and defaults
+// with that version's schema when it reads them; a new definition that
+// narrows it, or drops it, changes them.
+func TestSkewUnservedStoredVersion(t *testing.T) {
+	tests := []struct {
+		name string
+		want func(*apiextensionsv1.CustomResourceDefinition)
+		skew string // "" for no refusal
+	}{
+		{name: "unchanged", want: edits(withStoredBeta(nil), newer())},
+		{name: "preserve-unknown-fields dropped", want: edits(withStoredBeta(inSpec(func(s *apiextensionsv1.JSONSchemaProps) {
+			c := s.Properties["config"]
+			noPreserve(&c)
+			s.Properties["config"] = c
+		})), newer()), skew: "narrows version v1beta1, which is not served but which objects are still stored in (status.storedVersions; the API server prunes and defaults them on read): .spec.config: x-kubernetes-preserve-unknown-fields removed"},
+		{name: "a type narrowed", want: edits(withStoredBeta(inSpec(func(s *apiextensionsv1.JSONSchemaProps) {
+			r := s.Properties["ratio"]
+			r.Type = "integer"
+			s.Properties["ratio"] = r
+		})), newer()), skew: ".spec.ratio: type narrowed from number to integer"},
+		{name: "a field removed", want: edits(withStoredBeta(inSpec(func(s *apiextensionsv1.JSONSchemaProps) { delete(s.Properties, "mode") })), newer()),
+			skew: "removes fields from version v1beta1, which is not served but which objects are still stored in (status.storedVersions; the API server prunes them on read): .spec.mode"},
+		{name: "a default added", want: edits(withStoredBeta(inSpec(func(s *apiextensionsv1.JSONSchemaProps) {
+			m := s.Properties["mode"]
+			m.Default = &apiextensionsv1.JSON{Raw: []byte(`"store"`)}
+			s.Properties["mode"] = m
+		})), newer()), skew: `.spec.mode: default "store" added`},
+		{name: "the version removed", want: newer(), skew: "removes version v1beta1, which objects are still stored in (status.storedVersions)"},
+		{name: "a rule only its objects could judge", want: edits(withStoredBeta(inSpec(func(s *apiextensionsv1.JSONSchemaProps) {
+			s.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.size <= 5"}}
+		})), newer()), skew: "not served, so the controller cannot read the objects stored in it"},
+		{name: "served again, narrowed", want: edits(withStoredBeta(inSpec(func(s *apiextensionsv1.JSONSchemaProps) {
+			c := s.Properties["config"]
+			noPreserve(&c)
+			s.Properties["config"] = c
+		})), newer(), func(crd *apiextensionsv1.CustomResourceDefinition) { crd.Spec.Versions[1].Served = true }),
+			skew: ".spec.config: x-kubernetes-preserve-unknown-fields removed"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			live := skewCRD(schemaFrom(t, baseSchema))
+			withStoredBeta(nil)(live)
+			want := skewCRD(schemaFrom(t, baseSchema))
+			tc.want(want)
+			want.Status = apiextensionsv1.CustomResourceDefinitionStatus{}
+			for name, err := range map[string]error{"CompareCRD": second(CompareCRD(live, want)), "ReplaceSkew": ReplaceSkew(live, want)} {
+				var skew *SkewError
+				switch {
+				case tc.skew == "" && err != nil:
+					t.Errorf("%s: unexpected refusal %v", name, err)
+				case tc.skew != "" && (!errors.As(err, &skew) || !strings.Contains(err.Error(), tc.skew)):
+					t.Errorf("%s: %v, want a SkewError containing %q", name, err, tc.skew)
+				}
+			}
+		})
+	}
+}
+
+func second[A, B any](_ A, b B) B { return b }

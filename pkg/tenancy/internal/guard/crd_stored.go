@@ -89,8 +89,8 @@ func storedObjectsFit(ctx context.Context, c client.Reader, live, want *apiexten
 		return err
 	}
 	for _, ch := range changes {
-		if len(ch.diff.checks) == 0 {
-			continue
+		if len(ch.diff.checks) == 0 || ch.why == "stored" {
+			continue // a version not served: CompareCRD refuses its checks
 		}
 		if err := storedFit(ctx, c, live, want, ch); err != nil {
 			return err
