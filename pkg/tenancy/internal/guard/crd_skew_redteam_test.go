@@ -149,3 +149,63 @@ func TestSkewUnservedStoredVersion(t *testing.T) {
 }
 
 func second[A, B any](_ A, b B) B { return b }
+
+// The red team's: a field kept whole under
+// x-kubernetes-preserve-unknown-fields, now declared with a default
+// anywhere in it, changes what every stored object that leaves it unset
+// reads; so does a new field with a default under an object stored
+// objects hold.
+func TestSkewDefaultUnderPreserveUnknown(t *testing.T) {
+	def := func(raw string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(raw)} }
+	tests := []struct {
+		name   string
+		want   func(*apiextensionsv1.CustomResourceDefinition)
+		skew   string // "" for no refusal
+		checks string
+	}{
+		{name: "declared with a default", want: field("config", func(f *apiextensionsv1.JSONSchemaProps) {
+			f.Properties = map[string]apiextensionsv1.JSONSchemaProps{"mode": {Type: "string", Default: def(`"lru"`)}}
+		}), skew: `.spec.config.mode: default "lru" added under x-kubernetes-preserve-unknown-fields`},
+		{name: "a subtree declared with a default deep in it", want: field("config", func(f *apiextensionsv1.JSONSchemaProps) {
+			f.Properties = map[string]apiextensionsv1.JSONSchemaProps{"tuning": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{
+				"level": {Type: "integer", Default: def(`3`)}}}}
+		}), skew: `.spec.config.tuning.level: default 3 added under x-kubernetes-preserve-unknown-fields`},
+		{name: "map values declared with a default", want: field("config", func(f *apiextensionsv1.JSONSchemaProps) {
+			f.AdditionalProperties = &apiextensionsv1.JSONSchemaPropsOrBool{Allows: true, Schema: &apiextensionsv1.JSONSchemaProps{Type: "object",
+				Properties: map[string]apiextensionsv1.JSONSchemaProps{"ttl": {Type: "string", Default: def(`"1h"`)}}}}
+		}), skew: `.spec.config.*.ttl: default "1h" added`},
+		{name: "a new field with a default", want: addField("policy", apiextensionsv1.JSONSchemaProps{Type: "string", Default: def(`"Delete"`)}),
+			skew: `.spec.policy: new field with default "Delete"`},
+		{name: "declared without a default", want: field("config", func(f *apiextensionsv1.JSONSchemaProps) {
+			f.Properties = map[string]apiextensionsv1.JSONSchemaProps{"mode": {Type: "string"}}
+		}), checks: ".spec.config.mode: kept whole under x-kubernetes-preserve-unknown-fields before, declared now"},
+		{name: "a new object whose own fields have defaults", want: addField("tuning", apiextensionsv1.JSONSchemaProps{Type: "object",
+			Properties: map[string]apiextensionsv1.JSONSchemaProps{"level": {Type: "integer", Default: def(`3`)}}})},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			live, want := skewCRD(schemaFrom(t, baseSchema)), skewCRD(schemaFrom(t, baseSchema))
+			tc.want(want)
+			_, err := CompareCRD(live, want)
+			var skew *SkewError
+			switch {
+			case tc.skew == "" && err != nil:
+				t.Fatalf("CompareCRD: unexpected refusal %v", err)
+			case tc.skew != "" && (!errors.As(err, &skew) || !strings.Contains(err.Error(), tc.skew)):
+				t.Fatalf("CompareCRD: %v, want a SkewError containing %q", err, tc.skew)
+			}
+			if tc.checks != "" {
+				changes, _ := diffCRD(live, want)
+				var checks []string
+				for _, c := range changes {
+					for _, n := range c.diff.checks {
+						checks = append(checks, n.String())
+					}
+				}
+				if got := strings.Join(checks, "; "); !strings.Contains(got, tc.checks) {
+					t.Errorf("checks %q, want %q", got, tc.checks)
+				}
+			}
+		})
+	}
+}
