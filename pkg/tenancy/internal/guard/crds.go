@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -117,6 +118,8 @@ func Subset(a, b map[string]bool) bool {
 	return true
 }
 
+// CRDHash is the sha256 of crd's spec, as JSON. It is memoized by the
+// CRD object: a CRD must not change once hashed.
 func CRDHash(crd *apiextensionsv1.CustomResourceDefinition) string {
 	key := weak.Make(crd)
 	if h, ok := crdHashes.Load(key); ok {
@@ -125,12 +128,17 @@ func CRDHash(crd *apiextensionsv1.CustomResourceDefinition) string {
 	b, _ := json.Marshal(crd.Spec)
 	sum := sha256.Sum256(b)
 	h := hex.EncodeToString(sum[:])
-	crdHashes.Store(key, h)
+	if _, loaded := crdHashes.LoadOrStore(key, h); !loaded {
+		// The entry goes with the CRD: the InstallPlan check decodes
+		// fresh CRDs every time, which would otherwise add an entry each.
+		goruntime.AddCleanup(crd, func(k weak.Pointer[apiextensionsv1.CustomResourceDefinition]) { crdHashes.Delete(k) }, key)
+	}
 	return h
 }
 
-// crdHashes memoizes crdHash by CRD: a chart's analysed CRDs are compared
-// on every reconcile and never changed. The keys do not keep a CRD alive.
+// crdHashes memoizes CRDHash by CRD: a chart's analysed CRDs are compared
+// on every reconcile and never changed. The keys do not keep a CRD alive,
+// and a cleanup deletes a CRD's entry once it is collected.
 var crdHashes sync.Map // weak.Pointer[CustomResourceDefinition] -> string
 
 // EnsureCRDs applies the CRDs that need it, after checking them all:
