@@ -21,7 +21,9 @@ import (
 //     prunes or refuses: x-kubernetes-preserve-unknown-fields or
 //     additionalProperties dropped, a type narrowed, nullable dropped, an
 //     enum added or shrunk, a field newly required, tighter bounds, a
-//     pattern or format added or changed. Tighter bounds are refused
+//     pattern or format added or changed, a default stored objects would
+//     read (added or changed on a field, anywhere in a subtree kept whole
+//     before and declared now, on a new field). Tighter bounds are refused
 //     outright, whatever the stored objects hold: the comparison stays
 //     pure, and the OLM path relies on it alone;
 //   - checks: new validation only the stored objects can judge (rules,

@@ -53,11 +53,13 @@ const (
 
 // CompareCRD decides between applying want over live, keeping live, or
 // refusing (*SkewError), from their schemas alone (diffCRD, schemaDiff):
-// a change may not stop serving a stored version, remove fields from a
-// version tenants' objects are stored or served in, or narrow what such a
-// version keeps and accepts (x-kubernetes-preserve-unknown-fields or
+// a change may not stop serving a served version, drop a version of
+// status.storedVersions, remove fields from a version tenants' objects
+// are stored (served or not) or served in, or narrow what such a version
+// keeps and accepts (x-kubernetes-preserve-unknown-fields or
 // additionalProperties dropped, a type, nullable, enum, required field or
-// bound narrowed, a pattern or format added), nor move storage with
+// bound narrowed, a pattern or format added, a default stored objects
+// would read), nor move storage with
 // conversion None to a version that does not hold what the old one
 // stored. want is kept when live serves it: live declares every field of
 // it and keeps and accepts all that it does in every version (an older
