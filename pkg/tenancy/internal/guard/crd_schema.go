@@ -21,7 +21,9 @@ import (
 //     prunes or refuses: x-kubernetes-preserve-unknown-fields or
 //     additionalProperties dropped, a type narrowed, nullable dropped, an
 //     enum added or shrunk, a field newly required, tighter bounds, a
-//     pattern or format added or changed. Tighter bounds are refused
+//     pattern or format added or changed, a default stored objects would
+//     read (added or changed on a field, anywhere in a subtree kept whole
+//     before and declared now, on a new field). Tighter bounds are refused
 //     outright, whatever the stored objects hold: the comparison stays
 //     pure, and the OLM path relies on it alone;
 //   - checks: new validation only the stored objects can judge (rules,
@@ -73,6 +75,7 @@ func (d *schemaDiff) walk(p string, old, new *apiextensionsv1.JSONSchemaProps, e
 	case new == nil:
 		return // kept whole now: nothing pruned, nothing refused
 	case old == nil:
+		d.declaredDefaults(p, new)
 		if !keepsWhole(new) {
 			d.checks = append(d.checks, pathNote{p, "kept whole under x-kubernetes-preserve-unknown-fields before, declared now"})
 		}
@@ -227,10 +230,13 @@ func (d *schemaDiff) properties(p string, old, new *apiextensionsv1.JSONSchemaPr
 			d.walk(kp, m, &n, false)
 		case preserves(old):
 			d.walk(kp, nil, &n, false)
-		case n.Default != nil && hasValidations(&n):
-			// A new field: absent from stored objects, unless the API
-			// server defaults it into every one of them.
-			d.checks = append(d.checks, pathNote{kp, "new field with a default and validation"})
+		case n.Default != nil:
+			// A new field: absent from stored objects (the API server
+			// pruned it), and read with its default by every one of them:
+			// a tenant's definition would write into the others' objects.
+			// Defaults deeper in it apply only under a value of it, which
+			// no stored object holds.
+			d.narrowed = append(d.narrowed, pathNote{kp, "new field with default " + canonicalJSON(n.Default.Raw) + " (every stored object would read it)"})
 		}
 	}
 }
@@ -268,6 +274,26 @@ func (d *schemaDiff) required(p string, old, new *apiextensionsv1.JSONSchemaProp
 			}
 			d.narrowed = append(d.narrowed, pathNote{fieldPath(p, r), what})
 		}
+	}
+}
+
+// declaredDefaults refuses the defaults of s, a subtree kept whole under
+// x-kubernetes-preserve-unknown-fields before and declared now: a stored
+// object that holds the subtree but leaves such a field unset would read
+// the default, where it read nothing before.
+func (d *schemaDiff) declaredDefaults(p string, s *apiextensionsv1.JSONSchemaProps) {
+	if s.Default != nil {
+		d.narrowed = append(d.narrowed, pathNote{p, "default " + canonicalJSON(s.Default.Raw) + " added under x-kubernetes-preserve-unknown-fields (objects that leave it unset would read it)"})
+	}
+	for _, k := range sortedKeys(s.Properties) {
+		n := s.Properties[k]
+		d.declaredDefaults(fieldPath(p, k), &n)
+	}
+	if m := mapSchema(s); m != nil {
+		d.declaredDefaults(p+".*", m)
+	}
+	if i := itemSchema(s); i != nil {
+		d.declaredDefaults(p+"[*]", i)
 	}
 }
 
@@ -450,27 +476,6 @@ func listType(s *apiextensionsv1.JSONSchemaProps) string {
 		return "atomic"
 	}
 	return *s.XListType
-}
-
-// hasValidations reports whether anything in s validates values beyond
-// their type.
-func hasValidations(s *apiextensionsv1.JSONSchemaProps) bool {
-	if len(s.XValidations) > 0 || hasJunctors(s) || hasBounds(s) || len(s.Enum) > 0 || len(s.Required) > 0 || listType(s) != "atomic" {
-		return true
-	}
-	for _, k := range sortedKeys(s.Properties) {
-		p := s.Properties[k]
-		if hasValidations(&p) {
-			return true
-		}
-	}
-	if m := mapSchema(s); m != nil && hasValidations(m) {
-		return true
-	}
-	if i := itemSchema(s); i != nil && hasValidations(i) {
-		return true
-	}
-	return false
 }
 
 func sortedKeys[V any](m map[string]V) []string {

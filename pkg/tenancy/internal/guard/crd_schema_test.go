@@ -213,9 +213,6 @@ var skewCases = []struct {
 		f.XListMapKeys = []string{"name"}
 	})),
 		do: CrdApply, checks: ".spec.ports: x-kubernetes-list-type changed from atomic to map"},
-	{name: "a new field with a default and a rule", want: addField("tuning", apiextensionsv1.JSONSchemaProps{Type: "object",
-		Default:      &apiextensionsv1.JSON{Raw: []byte(`{}`)},
-		XValidations: apiextensionsv1.ValidationRules{{Rule: "size(self) < 3"}}}), do: CrdApply, checks: ".spec.tuning: new field with a default and validation"},
 
 	// Older definitions: the live one serves them.
 	{name: "older: a field fewer", want: dropField("note"), do: CrdKeep},
@@ -264,6 +261,11 @@ var skewCases = []struct {
 	// Refused: enums.
 	{name: "an enum value removed", want: newer(field("mode", func(f *apiextensionsv1.JSONSchemaProps) { f.Enum = enumOf("store") })), skew: `.spec.mode: enum value "cache" removed`},
 	{name: "an enum added", want: newer(field("name", func(f *apiextensionsv1.JSONSchemaProps) { f.Enum = enumOf("a") })), skew: ".spec.name: enum added"},
+
+	// Refused: a default every stored object would read.
+	{name: "a new field with a default (and a rule)", want: addField("tuning", apiextensionsv1.JSONSchemaProps{Type: "object",
+		Default:      &apiextensionsv1.JSON{Raw: []byte(`{}`)},
+		XValidations: apiextensionsv1.ValidationRules{{Rule: "size(self) < 3"}}}), skew: ".spec.tuning: new field with default {} (every stored object would read it)"},
 
 	// Refused: required.
 	{name: "a new required field", want: newer(specEdit(func(s *apiextensionsv1.JSONSchemaProps) { s.Required = []string{"size", "extra"} })), skew: ".spec.extra: new required field"},

@@ -45,40 +45,78 @@ const (
 // objects: a refusal (Forbidden) refuses the change too. With nothing to
 // check it reads nothing. It does not judge what CompareCRD refuses.
 //
-// A verdict is kept for fitMemoTTL by the new definition and the live
-// CRD's resourceVersion: the check runs a tenant's rules over every
-// stored object, and a refused definition comes back on every reconcile
-// of its tenant, which the tenant can bring at will.
+// A verdict is kept by the new definition and the live CRD's
+// resourceVersion: the check runs a tenant's rules over every stored
+// object, and a refused definition comes back on every reconcile of its
+// tenant, which the tenant can bring at will. Every verdict of the check
+// itself is kept for fitMemoTTL: that the objects fit, a refusal (a list
+// the API server forbids among them), and an error of its own (a schema
+// it cannot build, a continue token that expired while a slow check ran
+// over the tenants' objects), since running it again would do the same
+// work to the same end. Any other error of listing the objects (a
+// timeout, throttling, an internal error, a broken connection, a kind
+// discovery does not list yet) says more about the API server than about
+// the definition, and is kept for fitRetryTTL only: the check runs again
+// soon, but not on every reconcile. Nothing is kept when the caller's
+// context ended: no verdict was reached, and the next caller's context
+// may well last.
 func StoredObjectsFit(ctx context.Context, c client.Reader, live, want *apiextensionsv1.CustomResourceDefinition) error {
 	if live == nil {
 		return nil
 	}
 	key := CRDHash(want) + "|" + live.Name + "@" + live.ResourceVersion
-	if v, ok := fitMemo.Load(key); ok && time.Since(v.(fitVerdict).at) < fitMemoTTL {
+	if v, ok := fitMemo.Load(key); ok && v.(fitVerdict).fresh() {
 		return v.(fitVerdict).err
 	}
 	err := storedObjectsFit(ctx, c, live, want)
-	var skew *SkewError
-	if err == nil || errors.As(err, &skew) {
-		fitMemo.Range(func(k, v any) bool { // drop what expired
-			if time.Since(v.(fitVerdict).at) >= fitMemoTTL {
-				fitMemo.Delete(k)
-			}
-			return true
-		})
-		fitMemo.Store(key, fitVerdict{err: err, at: time.Now()})
+	ttl := fitMemoTTL
+	switch {
+	case ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
+	case transient(err):
+		ttl = fitRetryTTL
 	}
+	fitMemo.Range(func(k, v any) bool { // drop what expired
+		if !v.(fitVerdict).fresh() {
+			fitMemo.Delete(k)
+		}
+		return true
+	})
+	fitMemo.Store(key, fitVerdict{err: err, at: time.Now(), ttl: ttl})
 	return err
 }
 
-// fitMemoTTL is how long a verdict of StoredObjectsFit stands.
-const fitMemoTTL = 5 * time.Minute
+const (
+	// fitMemoTTL is how long a verdict of StoredObjectsFit stands.
+	fitMemoTTL = 5 * time.Minute
+	// fitRetryTTL is how long an error the API server may not repeat
+	// stands.
+	fitRetryTTL = 30 * time.Second
+)
 
-// fitVerdict is a verdict of StoredObjectsFit and when it was reached.
+// transient reports whether err is an error of listing the stored
+// objects that the API server may not repeat: any but an expired
+// continue token.
+func transient(err error) bool {
+	var le *listError
+	return errors.As(err, &le) && !apierrors.IsResourceExpired(err) && !apierrors.IsGone(err)
+}
+
+// listError is an error of listing the stored objects.
+type listError struct{ err error }
+
+func (e *listError) Error() string { return e.err.Error() }
+func (e *listError) Unwrap() error { return e.err }
+
+// fitVerdict is a verdict of StoredObjectsFit, when it was reached and
+// how long it stands.
 type fitVerdict struct {
 	err error
 	at  time.Time
+	ttl time.Duration
 }
+
+func (v fitVerdict) fresh() bool { return time.Since(v.at) < v.ttl }
 
 // fitMemo holds verdicts by new definition and live CRD version.
 var fitMemo sync.Map // string -> fitVerdict
@@ -89,8 +127,8 @@ func storedObjectsFit(ctx context.Context, c client.Reader, live, want *apiexten
 		return err
 	}
 	for _, ch := range changes {
-		if len(ch.diff.checks) == 0 {
-			continue
+		if len(ch.diff.checks) == 0 || ch.why == "stored" {
+			continue // a version not served: CompareCRD refuses its checks
 		}
 		if err := storedFit(ctx, c, live, want, ch); err != nil {
 			return err
@@ -133,7 +171,7 @@ func storedFit(ctx context.Context, c client.Reader, live, want *apiextensionsv1
 			return &SkewError{CRD: want.Name, Reason: fmt.Sprintf("version %s of the new definition adds validation (%s) that the stored objects must be checked against, "+
 				"and the controller may not list them: grant it list on %s.%s, or leave the validation out: %v", ch.version, bounded(checks), live.Spec.Names.Plural, live.Spec.Group, err)}
 		} else if err != nil {
-			return fmt.Errorf("listing the stored objects of CRD %s: %w", live.Name, err)
+			return fmt.Errorf("listing the stored objects of CRD %s: %w", live.Name, &listError{err})
 		}
 		for i := range list.Items {
 			total++

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -59,7 +60,7 @@ func TestStoredObjectsFit(t *testing.T) {
 	objects := []map[string]any{
 		widget("team-a", "small", map[string]any{"size": int64(2)}),
 		widget("team-b", "large", map[string]any{"size": int64(8), "config": map[string]any{"maxmemory": map[string]any{"value": "1gb"}}}),
-		widget("team-b", "huge", map[string]any{"size": int64(9)}),
+		widget("team-b", "huge", map[string]any{"size": int64(9), "config": map[string]any{"ttl": "1h"}}),
 	}
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "example.com", Resource: "widgets"}, "", errors.New("no"))
 	tests := []struct {
@@ -79,17 +80,21 @@ func TestStoredObjectsFit(t *testing.T) {
 		}), want: newer(specEdit(func(s *apiextensionsv1.JSONSchemaProps) {
 			s.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.size <= 5", Message: "too big"}, {Rule: "self.size >= 1", Message: "too small"}}
 		}))},
-		{name: "a rule on a new field defaulted into every object", want: addField("tuning", apiextensionsv1.JSONSchemaProps{Type: "object",
-			Default:      &apiextensionsv1.JSON{Raw: []byte(`{"percent": 90}`)},
-			Properties:   map[string]apiextensionsv1.JSONSchemaProps{"percent": {Type: "integer"}},
-			XValidations: apiextensionsv1.ValidationRules{{Rule: "self.percent <= 80", Message: "percent above 80"}}}),
-			skew: "3 of the 3 stored objects"},
 		{name: "a field kept whole, declared so that a stored value is pruned", want: field("config", func(f *apiextensionsv1.JSONSchemaProps) {
 			f.Properties = map[string]apiextensionsv1.JSONSchemaProps{"maxmemory": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"bytes": {Type: "integer"}}}}
 		}), skew: "1 of the 3 stored objects would not fit version v1 of the new definition (.spec.config.maxmemory: kept whole under x-kubernetes-preserve-unknown-fields before, declared now): team-b/large (would lose .spec.config.maxmemory.value)"},
 		{name: "a field kept whole, declared as stored objects hold it", want: field("config", func(f *apiextensionsv1.JSONSchemaProps) {
 			f.Properties = map[string]apiextensionsv1.JSONSchemaProps{"maxmemory": {Type: "object", Properties: map[string]apiextensionsv1.JSONSchemaProps{"value": {Type: "string"}}}}
 		})},
+		// Pruning keeps a scalar whatever its declared type, and prunes
+		// the keys of an object declared a scalar; a scalar of another
+		// type fails validation on the next write.
+		{name: "a field kept whole, declared a scalar where a stored object holds an object", want: field("config", func(f *apiextensionsv1.JSONSchemaProps) {
+			f.Properties = map[string]apiextensionsv1.JSONSchemaProps{"maxmemory": {Type: "string"}}
+		}), skew: "team-b/large (would lose .spec.config.maxmemory.value)"},
+		{name: "a field kept whole, declared with a type a stored scalar does not have", want: field("config", func(f *apiextensionsv1.JSONSchemaProps) {
+			f.Properties = map[string]apiextensionsv1.JSONSchemaProps{"ttl": {Type: "integer"}}
+		}), skew: "must be of type integer"},
 		{name: "the stored objects may not be read", want: rule("self.size <= 9"), err: forbidden, skew: "the controller may not list them: grant it list on widgets.example.com"},
 	}
 	for _, tc := range tests {
@@ -165,21 +170,48 @@ func TestStoredObjectsFitNewVersion(t *testing.T) {
 
 // The red team's: a refused definition comes back on every reconcile of
 // its tenant, which the tenant can bring at will; its rules run over the
-// stored objects once per fitMemoTTL, not once per reconcile.
+// stored objects once per fitMemoTTL, not once per reconcile, whatever
+// the check concluded: a refusal, or an error of its own (a list the
+// tenant's objects made fail, such as an expired continue token after a
+// slow check). Only a check the caller gave up on (its context ended)
+// runs again.
 func TestStoredObjectsFitMemo(t *testing.T) {
-	fitMemo.Clear()
-	live, want := skewCRD(schemaFrom(t, baseSchema)), skewCRD(schemaFrom(t, baseSchema))
-	newer(specEdit(func(s *apiextensionsv1.JSONSchemaProps) {
-		s.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.size <= 5"}}
-	}))(want)
-	r := &pagedReader{items: []map[string]any{widget("team-a", "big", map[string]any{"size": int64(9)})}}
-	for range 3 {
-		var skew *SkewError
-		if err := StoredObjectsFit(context.Background(), r, live, want); !errors.As(err, &skew) {
-			t.Fatalf("StoredObjectsFit: %v, want a SkewError", err)
-		}
+	tests := []struct {
+		name  string
+		err   error
+		lists int
+		ttl   time.Duration // how long the verdict stands; 0 for not kept
+	}{
+		{name: "a refusal", lists: 1, ttl: fitMemoTTL},
+		{name: "the list refused: Forbidden", err: apierrors.NewForbidden(schema.GroupResource{Group: "example.com", Resource: "widgets"}, "", errors.New("no")), lists: 1, ttl: fitMemoTTL},
+		{name: "the continue token expired", err: apierrors.NewResourceExpired("the continue token expired"), lists: 1, ttl: fitMemoTTL},
+		{name: "a server error: kept briefly", err: apierrors.NewInternalError(errors.New("etcd")), lists: 1, ttl: fitRetryTTL},
+		{name: "throttled: kept briefly", err: apierrors.NewTooManyRequests("slow down", 1), lists: 1, ttl: fitRetryTTL},
+		{name: "a kind not served yet: kept briefly", err: apierrors.NewNotFound(schema.GroupResource{Group: "example.com", Resource: "widgets"}, ""), lists: 1, ttl: fitRetryTTL},
+		{name: "the caller gave up", err: context.Canceled, lists: 3},
+		{name: "the caller's deadline", err: fmt.Errorf("listing: %w", context.DeadlineExceeded), lists: 3},
 	}
-	if len(r.lists) != 1 {
-		t.Errorf("3 checks of one refused definition listed the stored objects %d times, want once", len(r.lists))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			fitMemo.Clear()
+			live, want := skewCRD(schemaFrom(t, baseSchema)), skewCRD(schemaFrom(t, baseSchema))
+			newer(specEdit(func(s *apiextensionsv1.JSONSchemaProps) {
+				s.XValidations = apiextensionsv1.ValidationRules{{Rule: "self.size <= 5"}}
+			}))(want)
+			r := &pagedReader{items: []map[string]any{widget("team-a", "big", map[string]any{"size": int64(9)})}, err: tc.err}
+			for range 3 {
+				if err := StoredObjectsFit(context.Background(), r, live, want); err == nil {
+					t.Fatalf("StoredObjectsFit: no refusal")
+				}
+			}
+			if len(r.lists) != tc.lists {
+				t.Errorf("3 checks of one definition listed the stored objects %d times, want %d", len(r.lists), tc.lists)
+			}
+			var ttl time.Duration
+			fitMemo.Range(func(_, v any) bool { ttl = v.(fitVerdict).ttl; return true })
+			if ttl != tc.ttl {
+				t.Errorf("the verdict stands %v, want %v", ttl, tc.ttl)
+			}
+		})
 	}
 }

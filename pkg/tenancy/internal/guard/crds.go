@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -52,11 +53,13 @@ const (
 
 // CompareCRD decides between applying want over live, keeping live, or
 // refusing (*SkewError), from their schemas alone (diffCRD, schemaDiff):
-// a change may not stop serving a stored version, remove fields from a
-// version tenants' objects are stored or served in, or narrow what such a
-// version keeps and accepts (x-kubernetes-preserve-unknown-fields or
+// a change may not stop serving a served version, drop a version of
+// status.storedVersions, remove fields from a version tenants' objects
+// are stored (served or not) or served in, or narrow what such a version
+// keeps and accepts (x-kubernetes-preserve-unknown-fields or
 // additionalProperties dropped, a type, nullable, enum, required field or
-// bound narrowed, a pattern or format added), nor move storage with
+// bound narrowed, a pattern or format added, a default stored objects
+// would read), nor move storage with
 // conversion None to a version that does not hold what the old one
 // stored. want is kept when live serves it: live declares every field of
 // it and keeps and accepts all that it does in every version (an older
@@ -117,6 +120,8 @@ func Subset(a, b map[string]bool) bool {
 	return true
 }
 
+// CRDHash is the sha256 of crd's spec, as JSON. It is memoized by the
+// CRD object: a CRD must not change once hashed.
 func CRDHash(crd *apiextensionsv1.CustomResourceDefinition) string {
 	key := weak.Make(crd)
 	if h, ok := crdHashes.Load(key); ok {
@@ -125,12 +130,17 @@ func CRDHash(crd *apiextensionsv1.CustomResourceDefinition) string {
 	b, _ := json.Marshal(crd.Spec)
 	sum := sha256.Sum256(b)
 	h := hex.EncodeToString(sum[:])
-	crdHashes.Store(key, h)
+	if _, loaded := crdHashes.LoadOrStore(key, h); !loaded {
+		// The entry goes with the CRD: the InstallPlan check decodes
+		// fresh CRDs every time, which would otherwise add an entry each.
+		goruntime.AddCleanup(crd, func(k weak.Pointer[apiextensionsv1.CustomResourceDefinition]) { crdHashes.Delete(k) }, key)
+	}
 	return h
 }
 
-// crdHashes memoizes crdHash by CRD: a chart's analysed CRDs are compared
-// on every reconcile and never changed. The keys do not keep a CRD alive.
+// crdHashes memoizes CRDHash by CRD: a chart's analysed CRDs are compared
+// on every reconcile and never changed. The keys do not keep a CRD alive,
+// and a cleanup deletes a CRD's entry once it is collected.
 var crdHashes sync.Map // weak.Pointer[CustomResourceDefinition] -> string
 
 // EnsureCRDs applies the CRDs that need it, after checking them all:

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	goruntime "runtime"
 	"strings"
 	"testing"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -133,5 +135,28 @@ func TestCRDSkewChecksStoredObjects(t *testing.T) {
 	var skew *SkewError
 	if err := CRDSkew(context.Background(), c, []*apiextensionsv1.CustomResourceDefinition{want}, nil); !errors.As(err, &skew) {
 		t.Errorf("CRDSkew: %v, want a SkewError", err)
+	}
+}
+
+// The red team's: crdHashes memoizes CRDHash by a weak pointer, and
+// every InstallPlan check decodes fresh CRDs; entries of CRDs the
+// collector freed must go, or the map grows with every check.
+func TestCRDHashesBounded(t *testing.T) {
+	count := func() int {
+		n := 0
+		crdHashes.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	before := count()
+	for range 2000 {
+		CRDHash(skewCRD(schemaFrom(t, baseSchema)))
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for count()-before > 100 && time.Now().Before(deadline) {
+		goruntime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := count() - before; n > 100 {
+		t.Errorf("2000 hashes of CRDs no longer referenced left %d entries in crdHashes, want them dropped", n)
 	}
 }
