@@ -72,6 +72,13 @@ bench-package: ## Benchmark opctl package of 2.0 MB of CRDs beside the kustomize
 bench-publish: test-deps ## Benchmark opctl publish of the sample (bundle, catalog, chart) to a local registry.
 	$(GO) test -run '^$$' -bench Publish -benchtime 20x -count 5 ./pkg/publish/
 
+.PHONY: publish
+publish: build ## Build opctl's controller image and the sample and memcached operators' images from source and push them with their charts, bundles and catalog (make publish REGISTRY=host[:port]/path [PUBLISH_FLAGS='--insecure']); no Docker.
+	@test -n "$(REGISTRY)" || { echo "make publish needs REGISTRY=host[:port]/path, like REGISTRY=localhost:5000/opctl" >&2; exit 2; }
+	bin/opctl publish . --out bin/publish/opctl --registry "$(REGISTRY)" --catalog bin/publish/catalog $(PUBLISH_FLAGS)
+	bin/opctl publish operators/sample --out bin/publish/sample --registry "$(REGISTRY)" --catalog bin/publish/catalog $(PUBLISH_FLAGS)
+	bin/opctl publish operators/memcached --out bin/publish/memcached --registry "$(REGISTRY)" --catalog bin/publish/catalog $(PUBLISH_FLAGS)
+
 .PHONY: corpus
 CORPUS ?=
 INSTALL ?=

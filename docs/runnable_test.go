@@ -75,6 +75,14 @@ func runFile(t *testing.T, blocks []block, binDir string) {
 	home := t.TempDir()
 	path := binDir + string(os.PathListSeparator) + os.Getenv("PATH")
 	env := []string{"HOME=" + home, "DOCKER_CONFIG=" + filepath.Join(home, ".docker")}
+	// A new HOME, but the Go caches a user has (opctl publish runs go build).
+	for _, k := range []string{"GOCACHE", "GOMODCACHE"} {
+		out, err := exec.Command("go", "env", k).Output()
+		if err != nil {
+			t.Fatalf("go env %s: %v", k, err)
+		}
+		env = append(env, k+"="+strings.TrimSpace(string(out)))
+	}
 	if needs[tagCluster] {
 		c := testcluster.Require(t, cluster)
 		env = append(env, "KUBECONFIG="+c.Kubeconfig)
