@@ -38,12 +38,6 @@ func readTree(root fs.FS) ([]file, error) {
 	return files, err
 }
 
-// tarFiles writes files under prefix as a reproducible tar: parent
-// directories first, fixed owner, modes and modification time.
-func tarFiles(prefix string, files []file, mtime time.Time) ([]byte, error) {
-	return ocilayer.Tar(prefix, files, mtime, true)
-}
-
 // tarFilesOnly is tarFiles without directory entries, as Helm archives are.
 func tarFilesOnly(prefix string, files []file, mtime time.Time) ([]byte, error) {
 	return ocilayer.Tar(prefix, files, mtime, false)
