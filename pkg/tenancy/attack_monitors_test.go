@@ -121,6 +121,10 @@ func TestTenantMonitors(t *testing.T) {
 		{"a group labelled with another namespace", monitor("PrometheusRule", "grp", map[string]any{"groups": []any{map[string]any{"name": "g",
 			"labels": map[string]any{"namespace": "kube-system"}, "rules": []any{map[string]any{"alert": "X", "expr": "vector(1)"}}}}}), "groups[].labels"},
 		{"Prometheus's proxy", monitor("ServiceMonitor", "envproxy", endpoint(map[string]any{"proxyFromEnvironment": true})), "proxyFromEnvironment"},
+		{"a token fetched anywhere", monitor("PodMonitor", "oauth", map[string]any{"selector": selector, "podMetricsEndpoints": []any{map[string]any{"port": "metrics",
+			"oauth2": map[string]any{"tokenUrl": "http://169.254.169.254/latest/api/token",
+				"clientId":     map[string]any{"secret": map[string]any{"name": "c", "key": "id"}},
+				"clientSecret": map[string]any{"name": "c", "key": "secret"}}}}}), "oauth2"},
 	} {
 		err := as.Create(ctx, tc.obj)
 		if err == nil || !strings.Contains(err.Error(), "ValidatingAdmissionPolicy") {
