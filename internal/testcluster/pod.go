@@ -51,8 +51,12 @@ type Pod struct {
 // Secret, ConfigMap and emptyDir volumes mounted. Nothing of the test's
 // environment reaches the process. The tests run as root (mount and
 // network namespaces need it), as CI does.
-func (c *Cluster) RunDeployment(t testing.TB, bin string, dep *appsv1.Deployment, container string) *Pod {
+func (c *Cluster) RunDeployment(t testing.TB, bin string, dep *appsv1.Deployment, container string, opts ...RunOption) *Pod {
 	t.Helper()
+	var ro runOptions
+	for _, o := range opts {
+		o(&ro)
+	}
 	ctx := context.Background()
 	tmpl := dep.Spec.Template
 	ctr, err := pickContainer(tmpl.Spec.Containers, container)
@@ -100,6 +104,13 @@ func (c *Cluster) RunDeployment(t testing.TB, bin string, dep *appsv1.Deployment
 		APISocket: filepath.Join(pod.socketDir, "apiserver.sock"), Ports: ports, SocketDir: pod.socketDir}
 	if err := c.relayAPIServer(t, spec.APISocket); err != nil {
 		t.Fatal(err)
+	}
+	for i, r := range ro.relays {
+		sock := filepath.Join(pod.socketDir, "relay-"+strconv.Itoa(i)+".sock")
+		if err := relayTo(t, sock, r.to); err != nil {
+			t.Fatal(err)
+		}
+		spec.Relays = append(spec.Relays, podRelay{Port: r.port, Socket: sock})
 	}
 	specPath := filepath.Join(dir, "pod.json")
 	b, _ := json.Marshal(spec)
@@ -215,6 +226,25 @@ func (c *Cluster) serviceAccountFiles(ctx context.Context, ns, sa, dir string) e
 	return writeFiles(dir, map[string][]byte{"token": []byte(tr.Status.Token), "ca.crt": c.Config.CAData, "namespace": []byte(ns)})
 }
 
+// RunOption adds to what RunDeployment sets up.
+type RunOption func(*runOptions)
+
+type runOptions struct {
+	relays []runRelay
+}
+
+type runRelay struct {
+	port int
+	to   string
+}
+
+// RelayPort makes the pod's loopback port reach address outside the
+// pod (a registry or a server the test started on the host's loopback),
+// as a cluster's network would route it.
+func RelayPort(port int, address string) RunOption {
+	return func(o *runOptions) { o.relays = append(o.relays, runRelay{port: port, to: address}) }
+}
+
 // relayAPIServer serves the Unix socket path, relaying every connection
 // to the API server, until the test ends.
 func (c *Cluster) relayAPIServer(t testing.TB, path string) error {
@@ -226,9 +256,18 @@ func (c *Cluster) relayAPIServer(t testing.TB, path string) error {
 	if u.Port() == "" {
 		host = net.JoinHostPort(u.Hostname(), "443")
 	}
+	if err := relayTo(t, path, host); err != nil {
+		return fmt.Errorf("relaying the API server: %w", err)
+	}
+	return nil
+}
+
+// relayTo serves the Unix socket path, relaying every connection to the
+// TCP address, until the test ends.
+func relayTo(t testing.TB, path, address string) error {
 	l, err := net.Listen("unix", path)
 	if err != nil {
-		return fmt.Errorf("relaying the API server: %w", err)
+		return fmt.Errorf("relaying %s: %w", address, err)
 	}
 	t.Cleanup(func() { l.Close() })
 	go func() {
@@ -237,7 +276,7 @@ func (c *Cluster) relayAPIServer(t testing.TB, path string) error {
 			if err != nil {
 				return
 			}
-			go pipe(in, "tcp", host)
+			go pipe(in, "tcp", address)
 		}
 	}()
 	return nil

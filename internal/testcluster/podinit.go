@@ -46,6 +46,14 @@ type podSpec struct {
 	// Unix socket PortSocket(port) of SocketDir.
 	Ports     []int  `json:"ports"`
 	SocketDir string `json:"socketDir"`
+	// Relays are further loopback ports inside the pod, each relayed
+	// through a Unix socket to an address outside (RelayPort).
+	Relays []podRelay `json:"relays,omitempty"`
+}
+
+type podRelay struct {
+	Port   int    `json:"port"`
+	Socket string `json:"socket"`
 }
 
 type podMount struct {
@@ -85,6 +93,11 @@ func podInit(specPath string) (int, error) {
 	}
 	if err := relay(fmt.Sprintf("127.0.0.1:%d", spec.APIPort), "tcp", "unix", spec.APISocket); err != nil {
 		return 0, err
+	}
+	for _, r := range spec.Relays {
+		if err := relay(fmt.Sprintf("127.0.0.1:%d", r.Port), "tcp", "unix", r.Socket); err != nil {
+			return 0, err
+		}
 	}
 	for _, p := range spec.Ports {
 		if err := relay(filepath.Join(spec.SocketDir, PortSocket(p)), "unix", "tcp", fmt.Sprintf("127.0.0.1:%d", p)); err != nil {

@@ -3,8 +3,6 @@ package publish
 import (
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,42 +15,6 @@ import (
 	"opctl.dev/opctl/pkg/packaging"
 	"opctl.dev/opctl/pkg/validate"
 )
-
-// registryGet reads a manifest with the registry's HTTP API, not with
-// go-containerregistry, which built and pushed it.
-func registryGet(t *testing.T, host, repo, ref string) map[string]any {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, "http://"+host+"/v2/"+repo+"/manifests/"+ref, nil)
-	req.Header.Set("Accept", "application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s:%s: %s %s", repo, ref, resp.Status, b)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-func blobJSON(t *testing.T, host, repo, digest string) map[string]any {
-	t.Helper()
-	resp, err := http.Get("http://" + host + "/v2/" + repo + "/blobs/" + digest)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var m map[string]any
-	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil {
-		t.Fatalf("blob %s: %v", digest, err)
-	}
-	return m
-}
 
 // The sample operator published from its source: the manager's image
 // built for two platforms and pushed first, the chart and bundle naming
@@ -82,7 +44,7 @@ func TestPublishBuildsManagerImage(t *testing.T) {
 		t.Errorf("image pushed as %s, want %s/%s:0.3.0 (the Makefile IMG's name, the version)", img.Ref, reg.Host, repo)
 	}
 
-	idx := registryGet(t, reg.Host, repo, "0.3.0")
+	idx := reg.Manifest(t, repo, "0.3.0")
 	if idx["mediaType"] != "application/vnd.oci.image.index.v1+json" {
 		t.Fatalf("the tag holds %v, not an OCI index", idx["mediaType"])
 	}
@@ -90,8 +52,8 @@ func TestPublishBuildsManagerImage(t *testing.T) {
 	for _, m := range idx["manifests"].([]any) {
 		d := m.(map[string]any)
 		archs = append(archs, d["platform"].(map[string]any)["architecture"].(string))
-		man := registryGet(t, reg.Host, repo, d["digest"].(string))
-		cfg := blobJSON(t, reg.Host, repo, man["config"].(map[string]any)["digest"].(string))["config"].(map[string]any)
+		man := reg.Manifest(t, repo, d["digest"].(string))
+		cfg := reg.BlobJSON(t, repo, man["config"].(map[string]any)["digest"].(string))["config"].(map[string]any)
 		labels, _ := cfg["Labels"].(map[string]any)
 		if cfg["User"] != "65532" || cfg["Entrypoint"].([]any)[0] != "/manager" || labels["org.opencontainers.image.version"] != "0.3.0" {
 			t.Errorf("%s: user %v entrypoint %v labels %v", d["platform"], cfg["User"], cfg["Entrypoint"], labels)
@@ -101,12 +63,12 @@ func TestPublishBuildsManagerImage(t *testing.T) {
 		t.Errorf("index platforms %v, want amd64,arm64", archs)
 	}
 	// No referrers API in this registry: the SBOM is in the fallback tag.
-	refs := registryGet(t, reg.Host, repo, strings.Replace(img.Digest, ":", "-", 1))
+	refs := reg.Manifest(t, repo, strings.Replace(img.Digest, ":", "-", 1))
 	found := false
 	for _, m := range refs["manifests"].([]any) {
 		if m.(map[string]any)["artifactType"] == "application/spdx+json" {
 			found = true
-			sbom := registryGet(t, reg.Host, repo, m.(map[string]any)["digest"].(string))
+			sbom := reg.Manifest(t, repo, m.(map[string]any)["digest"].(string))
 			if sbom["subject"].(map[string]any)["digest"] != img.Digest {
 				t.Errorf("the SBOM's subject is %v, not the image %s", sbom["subject"], img.Digest)
 			}
