@@ -113,7 +113,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the 
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./pkg/tenancy/... output:rbac:artifacts:config=config/rbac
 	$(GO) run ./cmd/opctl kit generate --dir operators/memcached >/dev/null
 	$(GO) run ./cmd/opctl package $(SAMPLE) --out . >/dev/null
-	$(GO) run ./cmd/opctl package . --out . --rbac-scope cluster >/dev/null
+	$(GO) run ./cmd/opctl package . --out . >/dev/null
 	$(GO) run ./hack/checksdoc
 
 .PHONY: verify-generated verify-generate

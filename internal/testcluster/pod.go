@@ -110,7 +110,11 @@ func (c *Cluster) RunDeployment(t testing.TB, bin string, dep *appsv1.Deployment
 		if err := relayTo(t, sock, r.to); err != nil {
 			t.Fatal(err)
 		}
-		spec.Relays = append(spec.Relays, podRelay{Port: r.port, Socket: sock})
+		spec.Relays = append(spec.Relays, podRelay{Address: r.from, Socket: sock})
+	}
+	spec.Hosts = "127.0.0.1\tlocalhost\n127.0.0.1\t" + pod.Name + "\n"
+	for _, a := range ro.aliases {
+		spec.Hosts += a.ip + "\t" + a.name + "\n"
 	}
 	specPath := filepath.Join(dir, "pod.json")
 	b, _ := json.Marshal(spec)
@@ -230,19 +234,33 @@ func (c *Cluster) serviceAccountFiles(ctx context.Context, ns, sa, dir string) e
 type RunOption func(*runOptions)
 
 type runOptions struct {
-	relays []runRelay
+	relays  []runRelay
+	aliases []hostAlias
 }
 
-type runRelay struct {
-	port int
-	to   string
-}
+type runRelay struct{ from, to string }
+
+type hostAlias struct{ name, ip string }
 
 // RelayPort makes the pod's loopback port reach address outside the
 // pod (a registry or a server the test started on the host's loopback),
 // as a cluster's network would route it.
 func RelayPort(port int, address string) RunOption {
-	return func(o *runOptions) { o.relays = append(o.relays, runRelay{port: port, to: address}) }
+	return RelayAddress("127.0.0.1:"+strconv.Itoa(port), address)
+}
+
+// RelayAddress makes ip:port inside the pod (a loopback address, 127.x.y.z)
+// reach address outside it: with HostAlias, a peer pod's DNS name served
+// by a process the test runs on the host.
+func RelayAddress(inPod, address string) RunOption {
+	return func(o *runOptions) { o.relays = append(o.relays, runRelay{from: inPod, to: address}) }
+}
+
+// HostAlias resolves name to ip inside the pod (its /etc/hosts, which Go's
+// resolver reads first), as a cluster's DNS would resolve a pod or
+// Service name.
+func HostAlias(name, ip string) RunOption {
+	return func(o *runOptions) { o.aliases = append(o.aliases, hostAlias{name: name, ip: ip}) }
 }
 
 // relayAPIServer serves the Unix socket path, relaying every connection

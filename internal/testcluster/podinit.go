@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -49,11 +50,13 @@ type podSpec struct {
 	// Relays are further loopback ports inside the pod, each relayed
 	// through a Unix socket to an address outside (RelayPort).
 	Relays []podRelay `json:"relays,omitempty"`
+	// Hosts is the pod's /etc/hosts.
+	Hosts string `json:"hosts"`
 }
 
 type podRelay struct {
-	Port   int    `json:"port"`
-	Socket string `json:"socket"`
+	Address string `json:"address"`
+	Socket  string `json:"socket"`
 }
 
 type podMount struct {
@@ -83,6 +86,14 @@ func podInit(specPath string) (int, error) {
 	if err := unix.Mount("tmpfs", "/run", "tmpfs", 0, "mode=0755"); err != nil {
 		return 0, fmt.Errorf("mounting /run: %w", err)
 	}
+	if err := stageHostPaths(&spec); err != nil {
+		return 0, err
+	}
+	hosts := filepath.Join(stagedDir, "hosts")
+	if err := os.WriteFile(hosts, []byte(spec.Hosts), 0o644); err != nil {
+		return 0, err
+	}
+	spec.Mounts = append(spec.Mounts, podMount{Source: hosts, Target: "/etc/hosts"})
 	for _, m := range spec.Mounts {
 		if err := bindMount(m.Source, m.Target); err != nil {
 			return 0, err
@@ -95,7 +106,7 @@ func podInit(specPath string) (int, error) {
 		return 0, err
 	}
 	for _, r := range spec.Relays {
-		if err := relay(fmt.Sprintf("127.0.0.1:%d", r.Port), "tcp", "unix", r.Socket); err != nil {
+		if err := relay(r.Address, "tcp", "unix", r.Socket); err != nil {
 			return 0, err
 		}
 	}
@@ -123,6 +134,51 @@ func podInit(specPath string) (int, error) {
 		return exit.ExitCode(), nil
 	}
 	return 0, err
+}
+
+// stagedDir is where podInit binds what it needs of the host before the
+// pod's volumes are mounted: a volume on /tmp (an emptyDir, as restricted
+// pods have) would hide the host's temporary directories, where the
+// program, the sockets and the volumes' sources are.
+const stagedDir = "/run/.opctl-pod"
+
+// stageHostPaths binds the program, the socket directory and each mount's
+// source under stagedDir and points spec at the staged paths.
+func stageHostPaths(spec *podSpec) error {
+	n := 0
+	stage := func(p string) (string, error) {
+		n++
+		to := filepath.Join(stagedDir, strconv.Itoa(n), filepath.Base(p))
+		if err := bindMount(p, to); err != nil {
+			return "", err
+		}
+		return to, nil
+	}
+	var err error
+	if spec.Bin, err = stage(spec.Bin); err != nil {
+		return err
+	}
+	sockets, err := stage(spec.SocketDir)
+	if err != nil {
+		return err
+	}
+	moved := func(p string) string {
+		if rel, err := filepath.Rel(spec.SocketDir, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return filepath.Join(sockets, rel)
+		}
+		return p
+	}
+	spec.APISocket = moved(spec.APISocket)
+	for i := range spec.Relays {
+		spec.Relays[i].Socket = moved(spec.Relays[i].Socket)
+	}
+	spec.SocketDir = sockets
+	for i := range spec.Mounts {
+		if spec.Mounts[i].Source, err = stage(spec.Mounts[i].Source); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // bindMount binds source over target, creating target (a directory, or

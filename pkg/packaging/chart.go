@@ -142,6 +142,9 @@ func (p *Project) recordFits(files Files, mode string) (int, error) {
 // chart renders the chart with the CRD layout opts names.
 func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 	var scopeWarning string
+	if opts.RBACScope == "" {
+		opts.RBACScope = p.Config.RBACScope
+	}
 	switch {
 	case opts.RBACScope == "" && p.allNamespacesOnly():
 		// Roles in one namespace would not let it list the others.
@@ -155,7 +158,7 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 		return nil, nil, fmt.Errorf("--crds %q: use templated, separate-chart or crds-dir", opts.CRDs)
 	}
 	if opts.RBACScope != "namespace" && opts.RBACScope != "cluster" {
-		return nil, nil, fmt.Errorf("--rbac-scope %q: use namespace or cluster", opts.RBACScope)
+		return nil, nil, fmt.Errorf("--rbac-scope (or rbacScope in %s) %q: use namespace or cluster", ConfigFile, opts.RBACScope)
 	}
 	a, err := p.analyze()
 	if err != nil {

@@ -63,6 +63,9 @@ type Config struct {
 	SkipRange string   `json:"skipRange,omitempty"`
 	// InstallModes override what the RBAC analysis allows.
 	InstallModes InstallModes `json:"installModes,omitempty"`
+	// RBACScope is the chart's default rbac.scope (namespace or cluster),
+	// as --rbac-scope sets it; the flag wins.
+	RBACScope string `json:"rbacScope,omitempty"`
 	// Manager names the manager Deployment when the overlay has several.
 	Manager string `json:"manager,omitempty"`
 	// Main is the manager's main package (a directory or a .go file of the
