@@ -45,9 +45,16 @@ func loadInputs(dir string, opts Options) (*inputs, error) {
 	if name == "" && in.projectFile != nil {
 		name = in.projectFile.ProjectName
 	}
-	base, path, err := loadBaseCSV(dir, name)
+	base, path, badVersion, err := loadBaseCSV(dir, name)
 	if err != nil {
 		return nil, err
+	}
+	warning, err := checkBaseVersion(path, badVersion, opts.Version, firstNonEmpty(cfg.Version, in.make.Version))
+	if err != nil {
+		return nil, err
+	}
+	if warning != "" {
+		in.warnings = append(in.warnings, warning)
 	}
 	bc := baseConfig(base)
 	if err := bc.check(); err != nil {

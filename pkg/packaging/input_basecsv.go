@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/blang/semver/v4"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	"sigs.k8s.io/yaml"
 )
@@ -19,34 +20,81 @@ var baseCSVDir = filepath.Join("config", "manifests", "bases")
 var generatedAnnotations = []string{"alm-examples", "createdAt", "operators.operatorframework.io/builder", "operators.operatorframework.io/project_layout"}
 
 // loadBaseCSV reads the base CSV: <name>.clusterserviceversion.yaml, else
-// the only one. It returns nil when the project has none.
-func loadBaseCSV(dir, name string) (*operatorsv1alpha1.ClusterServiceVersion, string, error) {
+// the only one. It returns nil when the project has none. A spec.version
+// that is not SemVer (like master, which `make bundle VERSION=…`
+// overwrites) is left out of the CSV and returned as badVersion, for the
+// caller to judge against the versions given elsewhere.
+func loadBaseCSV(dir, name string) (csv *operatorsv1alpha1.ClusterServiceVersion, path, badVersion string, err error) {
 	files, _ := filepath.Glob(filepath.Join(dir, baseCSVDir, "*.clusterserviceversion.yaml"))
 	slices.Sort(files)
-	var path string
 	switch {
 	case len(files) == 0:
-		return nil, "", nil
+		return nil, "", "", nil
 	case len(files) == 1:
 		path = files[0]
 	default:
 		path = filepath.Join(dir, baseCSVDir, name+".clusterserviceversion.yaml")
 		if !slices.Contains(files, path) {
-			return nil, "", fmt.Errorf("%s holds several base CSVs and none is %s.clusterserviceversion.yaml: keep one, or set name in %s", filepath.Join(dir, baseCSVDir), name, ConfigFile)
+			return nil, "", "", fmt.Errorf("%s holds several base CSVs and none is %s.clusterserviceversion.yaml: keep one, or set name in %s", filepath.Join(dir, baseCSVDir), name, ConfigFile)
 		}
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, "", err
+		return nil, "", "", err
 	}
-	csv := &operatorsv1alpha1.ClusterServiceVersion{}
+	if b, badVersion, err = withoutBadVersion(b); err != nil {
+		return nil, "", "", fmt.Errorf("%s: %w", path, err)
+	}
+	csv = &operatorsv1alpha1.ClusterServiceVersion{}
 	if err := yaml.Unmarshal(b, csv); err != nil {
-		return nil, "", fmt.Errorf("%s: %w", path, err)
+		return nil, "", "", fmt.Errorf("%s: %w", path, err)
 	}
 	if csv.Kind != operatorsv1alpha1.ClusterServiceVersionKind {
-		return nil, "", fmt.Errorf("%s: kind %q, want ClusterServiceVersion", path, csv.Kind)
+		return nil, "", "", fmt.Errorf("%s: kind %q, want ClusterServiceVersion", path, csv.Kind)
 	}
-	return csv, path, nil
+	return csv, path, badVersion, nil
+}
+
+// withoutBadVersion drops a spec.version that is not SemVer from a CSV's
+// YAML, returning it; the CSV type's own decoding would fail on it.
+func withoutBadVersion(b []byte) ([]byte, string, error) {
+	var raw map[string]any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		return nil, "", err
+	}
+	spec, _ := raw["spec"].(map[string]any)
+	v, ok := spec["version"]
+	if !ok {
+		return b, "", nil
+	}
+	s, isString := v.(string)
+	if isString && s == "" {
+		return b, "", nil
+	}
+	if isString {
+		if _, err := semver.Parse(s); err == nil {
+			return b, "", nil
+		}
+	}
+	delete(spec, "version")
+	out, err := yaml.Marshal(raw)
+	if err != nil {
+		return nil, "", err
+	}
+	return out, fmt.Sprint(v), nil
+}
+
+// checkBaseVersion judges a base CSV's spec.version that is not SemVer:
+// a warning when the version comes from elsewhere (--version, opctl.yaml,
+// the Makefile's VERSION), else an error naming the field and value.
+func checkBaseVersion(path, bad, flag, elsewhere string) (string, error) {
+	if bad == "" {
+		return "", nil
+	}
+	if v := firstNonEmpty(flag, elsewhere); v != "" {
+		return fmt.Sprintf("%s: spec.version %q is not SemVer; the package's version is %s, from --version, %s or the Makefile's VERSION", path, bad, v, ConfigFile), nil
+	}
+	return "", fmt.Errorf("%s: spec.version %q is not SemVer (like 1.2.3): set it there, pass --version, or set version in %s", path, bad, ConfigFile)
 }
 
 // baseConfig is what a base CSV says, as opctl.yaml would say it.

@@ -231,3 +231,48 @@ func TestOperatorSDKScaffoldShapes(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// A base CSV's spec.version that is not SemVer (operator-sdk projects keep
+// `master` there for `make bundle VERSION=…` to overwrite) is a warning
+// when the version comes from elsewhere, and an error naming the field and
+// value when nothing else gives one.
+func TestBaseCSVVersionNotSemVer(t *testing.T) {
+	for _, tc := range []struct {
+		name, makeVersion, flag string
+		wantWarning, wantErr     string
+	}{
+		{name: "Makefile VERSION", makeVersion: "VERSION ?= 0.3.1", wantWarning: `spec.version "master" is not SemVer; the package's version is 0.3.1`},
+		{name: "--version", makeVersion: "VERSION ?=", flag: "1.2.3", wantWarning: `spec.version "master" is not SemVer; the package's version is 1.2.3`},
+		{name: "nothing else", makeVersion: "VERSION ?=", wantErr: `spec.version "master" is not SemVer (like 1.2.3)`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := copyProject(t, sdkDir)
+			for file, edit := range map[string][2]string{
+				"config/manifests/bases/memcache-operator.clusterserviceversion.yaml": {"  version: 0.0.0", "  version: master"},
+				"Makefile": {"VERSION ?= 0.3.1", tc.makeVersion},
+			} {
+				path := filepath.Join(dir, file)
+				b := readFile(t, path)
+				if !strings.Contains(string(b), edit[0]) {
+					t.Fatalf("%s has no %q", file, edit[0])
+				}
+				if err := os.WriteFile(path, []byte(strings.Replace(string(b), edit[0], edit[1], 1)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := Load(dir, Options{Version: tc.flag})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "clusterserviceversion.yaml") {
+					t.Fatalf("error %v, want one naming the file and containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Load: %v", err)
+			}
+			if !slices.ContainsFunc(p.inputs.warningList(), func(w string) bool { return strings.Contains(w, tc.wantWarning) }) {
+				t.Errorf("warnings %v lack %q", p.inputs.warningList(), tc.wantWarning)
+			}
+		})
+	}
+}
