@@ -13,8 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"opctl.dev/opctl/internal/testregistry"
 )
 
 var created = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -235,4 +239,51 @@ func TestSBOMArtifact(t *testing.T) {
 	if !bytes.Equal(b, res.SBOM) {
 		t.Error("the artifact's blob is not the SBOM")
 	}
+}
+
+// A base given by reference is resolved to a digest, reported, and its
+// layers kept under the program's.
+func TestBuildOnBase(t *testing.T) {
+	reg := testregistry.Start(t)
+	base := buildHello(t, func(o *Options) { o.Platforms = []v1.Platform{{OS: "linux", Architecture: "amd64"}} })
+	ref, err := name.ParseReference(reg.Host+"/base/hello:1", name.Insecure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.WriteIndex(ref, base.Index); err != nil {
+		t.Fatal(err)
+	}
+	want, _ := base.Index.Digest()
+	res := buildHello(t, func(o *Options) {
+		o.Platforms = []v1.Platform{{OS: "linux", Architecture: "amd64"}}
+		o.Base, o.Binary = ref.String(), "/other"
+	})
+	if res.Base != ref.String() || res.BaseDigest != reg.Host+"/base/hello@"+want.String() || res.CADigest != "" {
+		t.Errorf("base %q digest %q CA %q, want %s resolved to %s and no CA bundle of ours", res.Base, res.BaseDigest, res.CADigest, ref, want)
+	}
+	im, _ := res.Index.IndexManifest()
+	img, err := res.Index.Image(im.Manifests[0].Digest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fileOf(t, img, "manager") // the base's program
+	fileOf(t, img, "other")   // this build's
+	layers, _ := img.Layers()
+	if len(layers) != 3 {
+		t.Errorf("%d layers, want the base's two and the program's", len(layers))
+	}
+	missing := buildErr(t, func(o *Options) { o.Base = reg.Host + "/base/hello:nope" })
+	if !strings.Contains(missing, "--base") || !strings.Contains(missing, "resolving it to a digest") {
+		t.Errorf("a missing base: %s", missing)
+	}
+}
+
+func buildErr(t *testing.T, mod func(*Options)) string {
+	t.Helper()
+	o := Options{Dir: "testdata/hello", Main: "./cmd", Created: created, Platforms: []v1.Platform{{OS: "linux", Architecture: "amd64"}}}
+	mod(&o)
+	if _, err := Build(context.Background(), o); err != nil {
+		return err.Error()
+	}
+	return "no error"
 }

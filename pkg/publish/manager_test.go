@@ -114,4 +114,22 @@ func TestPublishBuildsManagerImage(t *testing.T) {
 	if !again.Unchanged() || again.Artifacts[0].Digest != img.Digest {
 		t.Errorf("a second publish of the same source changed something: %+v", again.Artifacts)
 	}
+
+	// Other content under the published version: refused before anything
+	// is written, unless forced.
+	other := opts()
+	other.Created = other.Created.Add(time.Hour)
+	before, _ := os.ReadFile(filepath.Join(out, "bundle", "sample-operator", "manifests", "sample-operator.clusterserviceversion.yaml"))
+	if _, err := Publish(ctx, out, other); err == nil || !strings.Contains(err.Error(), "kvstore-operator:0.3.0 is already published with different content") {
+		t.Fatalf("republishing other image content: %v, want a refusal naming the image", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(out, "bundle", "sample-operator", "manifests", "sample-operator.clusterserviceversion.yaml"))
+	if string(before) != string(after) {
+		t.Error("a refused publish rewrote the packaged CSV")
+	}
+	other.Force = true
+	forced, err := Publish(ctx, out, other)
+	if err != nil || forced.Artifacts[0].Action != ActionForced || forced.Artifacts[0].Digest == img.Digest {
+		t.Fatalf("--force: %v %+v", err, forced)
+	}
 }
