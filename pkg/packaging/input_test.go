@@ -239,7 +239,7 @@ func TestOperatorSDKScaffoldShapes(t *testing.T) {
 func TestBaseCSVVersionNotSemVer(t *testing.T) {
 	for _, tc := range []struct {
 		name, makeVersion, flag string
-		wantWarning, wantErr     string
+		wantWarning, wantErr    string
 	}{
 		{name: "Makefile VERSION", makeVersion: "VERSION ?= 0.3.1", wantWarning: `spec.version "master" is not SemVer; the package's version is 0.3.1`},
 		{name: "--version", makeVersion: "VERSION ?=", flag: "1.2.3", wantWarning: `spec.version "master" is not SemVer; the package's version is 1.2.3`},
