@@ -158,7 +158,7 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 		return nil, nil, fmt.Errorf("--crds %q: use templated, separate-chart or crds-dir", opts.CRDs)
 	}
 	if opts.RBACScope != "namespace" && opts.RBACScope != "cluster" {
-		return nil, nil, fmt.Errorf("--rbac-scope (or rbacScope in %s) %q: use namespace or cluster", ConfigFile, opts.RBACScope)
+		return nil, nil, fmt.Errorf("--rbac-scope %q: use namespace or cluster (the flag, or rbacScope in %s)", opts.RBACScope, ConfigFile)
 	}
 	a, err := p.analyze()
 	if err != nil {
