@@ -44,6 +44,8 @@ func TestGrantPolicy(t *testing.T) {
 	mapper.Add(rbacv1.SchemeGroupVersion.WithKind("RoleBinding"), meta.RESTScopeNamespace)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "PersistentVolume"}, meta.RESTScopeRoot)
 	mapper.Add(schema.GroupVersionKind{Group: "scheduling.k8s.io", Version: "v1", Kind: "PriorityClass"}, meta.RESTScopeRoot)
+	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"}, meta.RESTScopeRoot)
+	mapper.Add(schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"}, meta.RESTScopeRoot)
 	role := func(name, labels, rules string) string {
 		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: " + name + "\n" + labels + "rules:\n" + rules
 	}
@@ -83,6 +85,11 @@ func TestGrantPolicy(t *testing.T) {
 		{"namespaced rules cluster-wide", []string{"storage-reader"}, role("r", "", secrets) + binding("b", "r", sa), "grants get,list secrets cluster-wide"},
 		{"a named role bound as is", []string{"storage-reader"}, binding("b", "storage-reader", sa), ""},
 		{"cluster-admin", []string{"storage-reader"}, binding("b", "cluster-admin", sa), "binds ClusterRole cluster-admin, which the release does not define"},
+		{"system:auth-delegator, the baseline's reviews", nil, binding("b", "system:auth-delegator", sa), ""},
+		{"system:auth-delegator to a user", nil, binding("b", "system:auth-delegator", "- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: owner\n"), "to User owner"},
+		{"system:kube-controller-manager", nil, binding("b", "system:kube-controller-manager", sa), "binds ClusterRole system:kube-controller-manager, which the release does not define"},
+		{"an APIService", nil, "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1beta1.metrics.example.com\nspec:\n  group: metrics.example.com\n  version: v1beta1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n  service:\n    name: s\n    namespace: ns-a\n", "APIService v1beta1.metrics.example.com is cluster-scoped"},
+		{"a Namespace", nil, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: extra\n", "Namespace extra is cluster-scoped"},
 		{"to a user", []string{"storage-reader"}, role("r", "", storage) + binding("b", "r", "- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: owner\n"), "to User owner"},
 		{"to a group", []string{"storage-reader"}, binding("b", "storage-reader", "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: system:authenticated\n"), "to Group system:authenticated"},
 		{"to another namespace's account", []string{"storage-reader"}, role("r", "", storage) + binding("b", "r", "- kind: ServiceAccount\n  name: op\n  namespace: kube-system\n"), "ServiceAccount kube-system/op"},

@@ -40,3 +40,10 @@ var BaselineClusterRules = []rbacv1.PolicyRule{
 var BaselineNamespacedRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors", "podmonitors", "prometheusrules"}, Verbs: OwnKindVerbs},
 }
+
+// BuiltinRoles are the built-in ClusterRoles a release may bind without
+// defining them, by their rules: those of system:auth-delegator are the
+// baseline's review rules, which charts bind for delegated metrics
+// authentication. A binding of one is judged by these rules like a
+// ClusterRole of the release's own.
+var BuiltinRoles = map[string][]rbacv1.PolicyRule{"system:auth-delegator": BaselineClusterRules[:2]}

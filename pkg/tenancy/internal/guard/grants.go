@@ -213,6 +213,9 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 		}
 		rules, defined := roles[b.RoleRef.Name]
 		if !defined {
+			rules, defined = BuiltinRoles[b.RoleRef.Name]
+		}
+		if !defined {
 			if slices.Contains(g.Roles, b.RoleRef.Name) {
 				continue
 			}
