@@ -8,7 +8,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// The red team's: a default added to a field tenants' objects leave unset
+// a default added to a field tenants' objects leave unset
 // changes what every stored object reads as (the API server defaults on
 // read).
 func TestSkewDefaultAdded(t *testing.T) {
@@ -22,7 +22,7 @@ func TestSkewDefaultAdded(t *testing.T) {
 	}
 }
 
-// The red team's: live serves v1beta1 (not storage, not stored) and v1;
+// live serves v1beta1 (not storage, not stored) and v1;
 // a new definition that drops or stops serving v1beta1 takes its API from
 // another tenant's operator that reads it.
 func TestSkewServedVersionDropped(t *testing.T) {
@@ -43,7 +43,7 @@ func TestSkewServedVersionDropped(t *testing.T) {
 	}
 }
 
-// The red team's high: a storage version that is not served prunes every
+// A storage version that is not served prunes every
 // tenant's objects on their next write with a schema nothing compared.
 func TestSkewUnservedStorageVersion(t *testing.T) {
 	live := skewCRD(schemaFrom(t, baseSchema))
@@ -78,18 +78,7 @@ func withStoredBeta(edit func(*apiextensionsv1.JSONSchemaProps)) func(*apiextens
 	}
 }
 
-// editBeta edits the schema of v1beta1, added by withStoredBeta.
-func editBeta(edit func(*apiextensionsv1.JSONSchemaProps)) func(*apiextensionsv1.CustomResourceDefinition) {
-	return func(crd *apiextensionsv1.CustomResourceDefinition) {
-		for i := range crd.Spec.Versions {
-			if crd.Spec.Versions[i].Name == "v1beta1" {
-				edit(crd.Spec.Versions[i].Schema.OpenAPIV3Schema)
-			}
-		}
-	}
-}
-
-// The red team's: a version no longer served but still in the live CRD's
+// A version no longer served but still in the live CRD's
 // status.storedVersions holds objects the API server prunes and defaults
 // with that version's schema when it reads them; a new definition that
 // narrows it, or drops it, changes them.
@@ -150,7 +139,7 @@ func TestSkewUnservedStoredVersion(t *testing.T) {
 
 func second[A, B any](_ A, b B) B { return b }
 
-// The red team's: a field kept whole under
+// a field kept whole under
 // x-kubernetes-preserve-unknown-fields, now declared with a default
 // anywhere in it, changes what every stored object that leaves it unset
 // reads; so does a new field with a default under an object stored
