@@ -8,7 +8,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 )
 
-// a default added to a field tenants' objects leave unset
+// A default added to a field tenants' objects leave unset
 // changes what every stored object reads as (the API server defaults on
 // read).
 func TestSkewDefaultAdded(t *testing.T) {
@@ -22,7 +22,7 @@ func TestSkewDefaultAdded(t *testing.T) {
 	}
 }
 
-// live serves v1beta1 (not storage, not stored) and v1;
+// Live serves v1beta1 (not storage, not stored) and v1;
 // a new definition that drops or stops serving v1beta1 takes its API from
 // another tenant's operator that reads it.
 func TestSkewServedVersionDropped(t *testing.T) {
@@ -139,7 +139,7 @@ func TestSkewUnservedStoredVersion(t *testing.T) {
 
 func second[A, B any](_ A, b B) B { return b }
 
-// a field kept whole under
+// A field kept whole under
 // x-kubernetes-preserve-unknown-fields, now declared with a default
 // anywhere in it, changes what every stored object that leaves it unset
 // reads; so does a new field with a default under an object stored
