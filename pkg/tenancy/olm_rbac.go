@@ -211,7 +211,8 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 var errCatalogChanged = errors.New("the catalog changed since the controller read the bundle")
 
 // sameCRD refuses a CRD step that is not one of the checked CRDs, as
-// they are.
+// they are, or that carries the controller's own labels or annotations
+// (OLM writes them as the step has them).
 func sameCRD(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step, checked []*apiextensionsv1.CustomResourceDefinition) error {
 	var head metav1.TypeMeta
 	if err := json.Unmarshal([]byte(step.Resource.Manifest), &head); err != nil {
@@ -228,6 +229,8 @@ func sameCRD(ip *operatorsv1alpha1.InstallPlan, step *operatorsv1alpha1.Step, ch
 	case crd.Name != step.Resource.Name || i < 0:
 		return &guard.GrantError{Release: ip.Namespace + "/" + strings.Join(ip.Spec.ClusterServiceVersionNames, ","), What: "its InstallPlan",
 			Grants: []string{fmt.Sprintf("CRD %s (%s), which is not one of the bundle's CRDs the controller checked, and which OLM would apply with its own rights", step.Resource.Name, head.APIVersion)}}
+	case guard.ReservedMetadata(crd) != "":
+		return reservedMetadataRefused(strings.Join(ip.Spec.ClusterServiceVersionNames, ","), crd.Name, guard.ReservedMetadata(crd))
 	case guard.CRDHash(crd) != guard.CRDHash(checked[i]):
 		return operatorkit.WithReason(tenancyv1.ReasonCatalogChanged, fmt.Errorf("InstallPlan %s/%s: CRD %s differs from the bundle's the controller checked and applied: %w; not approving it (it reads the bundle again)",
 			ip.Namespace, ip.Name, crd.Name, errCatalogChanged))

@@ -20,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
 	"k8s.io/component-helpers/auth/rbac/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -239,15 +240,35 @@ func planOf(sub *operatorsv1alpha1.Subscription, plan *operatorsv1alpha1.Install
 // from tenants on newer versions.
 func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, csvs []string) ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	src := op.spec.OLM
-	var crds []*apiextensionsv1.CustomResourceDefinition
+	bundles := make([]*registryv1.Bundle, 0, len(csvs))
 	for _, name := range csvs {
 		b, err := c.catalogs.Bundle(ctx, op.detail.(*olmPlan).address, src.Package, src.Channel, name)
 		if err != nil {
 			return nil, err
 		}
+		bundles = append(bundles, b)
+	}
+	return c.guardBundles(ctx, s, bundles)
+}
+
+// guardBundles checks the bundles of a plan, every one whether or not it
+// is the target the tenant's plan resolved (OLM applies the CRDs of
+// each): their clusterPermissions (olmGrants), then their CRDs as Repair
+// checks a target's (bundleCRDChecks), all before anything is applied;
+// then, bundle by bundle, the skew guard and the controller's own apply
+// of their CRDs. It returns the CRDs.
+func (c *olmBackend) guardBundles(ctx context.Context, s *plan, bundles []*registryv1.Bundle) ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	for _, b := range bundles {
 		if err := c.olmGrants(ctx, s, b); err != nil {
 			return nil, err
 		}
+		if err := bundleCRDChecks(ctx, c.client, c.discovery, b.CSVName, b.Analysis.CRDs); err != nil {
+			return nil, err
+		}
+	}
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	for _, b := range bundles {
+		name := b.CSVName
 		crds = append(crds, b.Analysis.CRDs...)
 		for _, want := range b.Analysis.CRDs {
 			live := &apiextensionsv1.CustomResourceDefinition{}
@@ -280,6 +301,34 @@ func (c *olmBackend) guardPlan(ctx context.Context, s *plan, op operatorPlan, cs
 		}
 	}
 	return crds, nil
+}
+
+// bundleCRDChecks refuses the CRDs of a plan's bundle (csv) that Repair
+// refuses of a target's, and what only OLM would write: a CRD that
+// converts through a webhook (ConversionWebhook), one in a group a
+// tenant may not define kinds in (GroupsReserved), and one carrying the
+// controller's own labels or annotations, which OLM would write on the
+// shared CRD as the bundle has them.
+func bundleCRDChecks(ctx context.Context, reader client.Reader, dc discovery.DiscoveryInterface, csv string, crds []*apiextensionsv1.CustomResourceDefinition) error {
+	if err := guard.ConversionWebhook(crds); err != nil {
+		return operatorkit.WithReason(tenancyv1.ReasonConversionWebhook, fmt.Errorf("%s: %w", csv, err))
+	}
+	if err := guard.GroupsReserved(ctx, reader, dc, crds); err != nil {
+		return err
+	}
+	for _, crd := range crds {
+		if keys := guard.ReservedMetadata(crd); keys != "" {
+			return reservedMetadataRefused(csv, crd.Name, keys)
+		}
+	}
+	return nil
+}
+
+// reservedMetadataRefused is the refusal of a bundle CRD that carries the
+// controller's own labels or annotations (keys).
+func reservedMetadataRefused(csv, crd, keys string) error {
+	return operatorkit.Terminal(tenancyv1.ReasonCRDMetadataReserved, fmt.Errorf("%s: CRD %s carries %s: only the tenancy controller writes those, and OLM would write them on the shared CRD as the bundle has them; "+
+		"remove them from the bundle", csv, crd, keys))
 }
 
 // olmGrants refuses a bundle whose CSV's clusterPermissions, which OLM

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
@@ -36,6 +37,7 @@ func TestOLMCRDCheck(t *testing.T) {
 		{"newer", live, crdWith(nil, version("v1alpha1", true, "size", "mode", "extra")), ""},
 		{"older: OLM would replace the newer one", live, crdWith(nil, version("v1alpha1", true, "size")), "carries an older definition"},
 		{"drops a stored version", live, crdWith(nil, version("v1beta1", true, "size", "mode")), "stops serving version v1alpha1"},
+		{"drops the status subresource", withStatus(live), crdWith(nil, version("v1alpha1", true, "size", "mode", "extra")), "subresources.status removed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -121,6 +123,71 @@ func TestPlanOf(t *testing.T) {
 	}
 }
 
+// The red team's: ConversionWebhook and GroupsReserved ran on the
+// plan's target bundle only (Repair), but OLM applies the CRDs of every
+// CSV of an InstallPlan. Every bundle of the plan goes through them now,
+// and through the refusal of a CRD carrying the controller's own labels
+// or annotations, before any CRD is applied.
+func TestGuardBundlesChecksEveryBundle(t *testing.T) {
+	target := &registryv1.Bundle{CSVName: "kv.v1", Analysis: &quota.Analysis{CRDs: []*apiextensionsv1.CustomResourceDefinition{
+		crdWith([]string{"v1alpha1"}, version("v1alpha1", true, "size"))}}}
+	target.Analysis.CRDs[0].Spec.Group = "example.com"
+	other := func(edit func(*apiextensionsv1.CustomResourceDefinition)) *registryv1.Bundle {
+		crd := crdWith(nil, version("v1", true, "size"))
+		crd.Name, crd.Spec.Group, crd.Spec.Names.Plural = "gadgets.other.example.com", "other.example.com", "gadgets"
+		edit(crd)
+		return &registryv1.Bundle{CSVName: "other.v1", Analysis: &quota.Analysis{CRDs: []*apiextensionsv1.CustomResourceDefinition{crd}}}
+	}
+	tests := []struct {
+		name   string
+		bundle *registryv1.Bundle
+		reason string
+		what   string
+	}{
+		{"a CRD in a reserved group", other(func(crd *apiextensionsv1.CustomResourceDefinition) {
+			crd.Name, crd.Spec.Group = "gadgets.apps.k8s.io", "apps.k8s.io"
+		}), tenancyv1.ReasonCRDGroupReserved, "CRD gadgets.apps.k8s.io is in API group apps.k8s.io"},
+		{"a CRD converting through a webhook", other(func(crd *apiextensionsv1.CustomResourceDefinition) {
+			crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter}
+		}), tenancyv1.ReasonConversionWebhook, "other.v1: CRD gadgets.other.example.com converts through a webhook"},
+		{"a CRD carrying the controller's annotation", other(func(crd *apiextensionsv1.CustomResourceDefinition) {
+			crd.Annotations = map[string]string{"tenancy.opctl.dev/crd-hash": "planted"}
+		}), tenancyv1.ReasonCRDMetadataReserved, "CRD gadgets.other.example.com carries annotation tenancy.opctl.dev/crd-hash"},
+		{"a CRD carrying the controller's shard label", other(func(crd *apiextensionsv1.CustomResourceDefinition) {
+			crd.Labels = map[string]string{"sharding.opctl.dev/ring": "x"}
+		}), tenancyv1.ReasonCRDMetadataReserved, "carries label sharding.opctl.dev/ring"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			created := 0
+			cl := fake.NewClientBuilder().WithScheme(Scheme()).WithInterceptorFuncs(interceptor.Funcs{
+				Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+					created++
+					return c.Create(ctx, obj, opts...)
+				},
+			}).Build()
+			c := &olmBackend{client: cl, reader: cl, owned: ownedReader{cache: cl, live: cl}, served: true}
+			s := &plan{tenant: &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}}
+			// The target first: its CRDs are fine, and are not applied either.
+			_, err := c.guardBundles(context.Background(), s, []*registryv1.Bundle{target, tc.bundle})
+			var re *operatorkit.ReasonError
+			if !errors.As(err, &re) || re.Reason != tc.reason || !strings.Contains(err.Error(), tc.what) {
+				t.Fatalf("guardBundles: %v, want reason %s naming %q", err, tc.reason, tc.what)
+			}
+			if created != 0 {
+				t.Errorf("created %d CRDs before the refusal, want none", created)
+			}
+		})
+	}
+	// Both fine: applied.
+	cl := fake.NewClientBuilder().WithScheme(Scheme()).Build()
+	c := &olmBackend{client: cl, reader: cl, owned: ownedReader{cache: cl, live: cl}, served: true}
+	s := &plan{tenant: &tenancyv1.Tenant{Spec: tenancyv1.TenantSpec{Namespaces: []string{"team-a"}}}}
+	if crds, err := c.guardBundles(context.Background(), s, []*registryv1.Bundle{target, other(func(*apiextensionsv1.CustomResourceDefinition) {})}); err != nil || len(crds) != 2 {
+		t.Fatalf("guardBundles of two fine bundles: %d CRDs, %v", len(crds), err)
+	}
+}
+
 // TestOLMGrants: OLM grants a CSV's clusterPermissions cluster-wide, so
 // every rule, namespaced ones included, must be one the platform allows.
 func TestOLMGrants(t *testing.T) {
@@ -193,4 +260,13 @@ func TestSamePlan(t *testing.T) {
 			t.Errorf("%s: %v, want reason %s", tc.name, err, tenancyv1.ReasonPlanChanged)
 		}
 	}
+}
+
+// withStatus is crd with the status subresource on every version.
+func withStatus(crd *apiextensionsv1.CustomResourceDefinition) *apiextensionsv1.CustomResourceDefinition {
+	crd = crd.DeepCopy()
+	for i := range crd.Spec.Versions {
+		crd.Spec.Versions[i].Subresources = &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}}
+	}
+	return crd
 }

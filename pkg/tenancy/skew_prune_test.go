@@ -3,6 +3,7 @@ package tenancy_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -188,4 +189,70 @@ func TestSharedCRDRuleChecksStoredObjects(t *testing.T) {
 	for _, name := range []string{a, c} {
 		waitTenant(t, name, 30*time.Second, fmt.Sprintf("%s still Ready", name), ready)
 	}
+}
+
+// The red team's: the skew guard compared a shared CRD's schemas and
+// versions only, so tenant B's newer chart (a field added) that dropped
+// the status subresource and a short name was applied over tenant A's
+// CRD: A's operator could no longer write its objects' status, and A's
+// users' `kubectl get kv` stopped working. B is refused, naming both, and
+// the CRD keeps them.
+func TestSharedCRDKeepsSubresourcesAndNames(t *testing.T) {
+	testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	id := suffix()
+	group := "subres" + id + ".opctl.dev"
+	crdName := "kvstores." + group
+	t.Cleanup(func() {
+		_ = cl.Delete(context.Background(), &apiextensionsv1.CustomResourceDefinition{ObjectMeta: metav1.ObjectMeta{Name: crdName}})
+	})
+	v1 := sampleChart(t, projectCopy(t, group, nil), "0.1.0")
+	narrowed := func(s string) string {
+		s = testproject.AddSpecField(s, "addedInV2", "AddedInV2 is new in 0.2.0.")
+		s = strings.Replace(s, "    - kvs\n    - kv\n", "    - kvs\n", 1)
+		// spec.names.kind is immutable in the API server, so only the
+		// subresources and a short name change here.
+		return strings.Replace(s, "        statusReplicasPath: .status.replicas\n      status: {}\n", "        statusReplicasPath: .status.replicas\n", 1)
+	}
+	v2 := sampleChart(t, projectCopy(t, group, narrowed), "0.2.0")
+
+	a, b := "subres-a-"+id, "subres-b-"+id
+	createTenant(t, newTenant(a, []string{a}, v1, 1))
+	waitTenant(t, a, 2*time.Minute, "tenant A on 0.1.0 Ready", ready)
+	kvStore(t, group, a, "data", map[string]any{"replicas": int64(1)})
+
+	createTenant(t, newTenant(b, []string{b}, v2, 1))
+	tn := refusedOrReady(t, b)
+	if err := testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancyv1.ReasonCRDSkew); err != nil {
+		t.Errorf("tenant B on the chart that drops the status subresource: %v; operators %s", err, dump(tn.Status.Operators))
+	} else if msg := tn.Status.Operators[0].LastError; !strings.Contains(msg, "subresources.status") || !strings.Contains(msg, "version v1alpha1") || !strings.Contains(msg, "names.shortNames") || !strings.Contains(msg, "kv") {
+		t.Errorf("skew message %q, want the version, subresources.status and names.shortNames kv", msg)
+	} else {
+		t.Logf("tenant B refused: %s", msg)
+	}
+
+	crd := &apiextensionsv1.CustomResourceDefinition{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: crdName}, crd); err != nil {
+		t.Fatal(err)
+	}
+	if s := crd.Spec.Versions[0].Subresources; s == nil || s.Status == nil {
+		t.Errorf("the refused chart removed the status subresource of the shared CRD")
+	}
+	if !slices.Contains(crd.Spec.Names.ShortNames, "kv") {
+		t.Errorf("the refused chart removed the short name kv: %v", crd.Spec.Names.ShortNames)
+	}
+
+	// Tenant A's operator writes its KVStore's status.
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(group + "/v1alpha1")
+	u.SetKind("KVStore")
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: a, Name: "data"}, u); err != nil {
+		t.Fatal(err)
+	}
+	_ = unstructured.SetNestedField(u.Object, "x", "status", "primary")
+	if err := cl.Status().Update(ctx, u); err != nil {
+		t.Errorf("tenant A's operator cannot write its KVStore's status: %v", err)
+	}
+	waitTenant(t, a, 30*time.Second, "tenant A still Ready", ready)
 }

@@ -66,7 +66,7 @@ func failure(st tenancyv1.OperatorStatus) *operatorkit.Problem {
 	case tenancyv1.ReasonUpgradeFailed:
 		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s; running %s", st.Name, st.LastError, st.ChartVersion), Stalled: true}
 	case tenancyv1.ReasonCRDSkew, tenancyv1.ReasonConversionWebhook, tenancyv1.ReasonOperatorGroupConflict, tenancyv1.ReasonTooManyOperatorGroups, tenancyv1.ReasonReleaseTampered,
-		tenancyv1.ReasonClusterRightsRefused, tenancyv1.ReasonCRDNotShared, tenancyv1.ReasonCRDGroupReserved, tenancyv1.ReasonPlanChanged:
+		tenancyv1.ReasonClusterRightsRefused, tenancyv1.ReasonCRDNotShared, tenancyv1.ReasonCRDGroupReserved, tenancyv1.ReasonCRDMetadataReserved, tenancyv1.ReasonPlanChanged:
 		return &operatorkit.Problem{Reason: st.Reason, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError), Stalled: true}
 	}
 	return &operatorkit.Problem{Reason: tenancyv1.ReasonInstallFailed, Message: fmt.Sprintf("operator %s: %s", st.Name, st.LastError)}

@@ -12,7 +12,11 @@ const (
 	// ReasonCRDGroupReserved refuses an operator CRD in an API group a
 	// tenant may not define kinds in (guard.GroupsReserved).
 	ReasonCRDGroupReserved = "CRDGroupReserved"
-	ReasonCRDSkew          = "CRDSkew"
+	// ReasonCRDMetadataReserved refuses an operator bundle CRD carrying
+	// the controller's own labels or annotations (tenancy.opctl.dev/*,
+	// sharding.opctl.dev/*), which OLM would write on the shared CRD.
+	ReasonCRDMetadataReserved = "CRDMetadataReserved"
+	ReasonCRDSkew             = "CRDSkew"
 	// ReasonCatalogChanged: the plan OLM made differs from the bundle the
 	// controller checked.
 	ReasonCatalogChanged = "CatalogChanged"

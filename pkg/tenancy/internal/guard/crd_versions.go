@@ -109,7 +109,9 @@ func storageOf(crd *apiextensionsv1.CustomResourceDefinition) string {
 	return ""
 }
 
-// skewOf is the refusal of changes to live, nil if the schemas allow them.
+// skewOf is the refusal of changes to live, nil if the schemas allow
+// them and want takes from live none of the subresources, selectable
+// fields, names or conversion its users rely on (metaSkew).
 func skewOf(live, want *apiextensionsv1.CustomResourceDefinition, changes []versionChange) error {
 	storage := storageOf(live)
 	var reasons []string
@@ -160,6 +162,7 @@ func skewOf(live, want *apiextensionsv1.CustomResourceDefinition, changes []vers
 				"and %s is not served, so the controller cannot read the objects stored in it: %s", c.version, c.version, bounded(notes)))
 		}
 	}
+	reasons = append(reasons, metaSkew(live, want)...)
 	if len(reasons) == 0 {
 		return nil
 	}
@@ -192,10 +195,11 @@ func ReplaceSkew(live, want *apiextensionsv1.CustomResourceDefinition) error {
 // covers reports whether live serves everything want declares, as
 // generously: every field path of want (ServedFields), and in every
 // version a schema that keeps and accepts all that want's keeps and
-// accepts. Validation rules live lacks do not matter: keeping live
+// accepts, and every subresource, selectable field and name of want
+// (coversMeta). Validation rules live lacks do not matter: keeping live
 // changes nothing that is stored.
 func covers(live, want *apiextensionsv1.CustomResourceDefinition) bool {
-	if !Subset(ServedFields(want), ServedFields(live)) {
+	if !Subset(ServedFields(want), ServedFields(live)) || !coversMeta(live, want) {
 		return false
 	}
 	for i, w := range want.Spec.Versions {

@@ -22,16 +22,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/pkg/operatorkit"
-)
-
-// Labels and annotations the controller sets.
-const (
-	// annotationCRDHash is the sha256 of the applied CRD spec.
-	annotationCRDHash = "tenancy.opctl.dev/crd-hash"
 )
 
 // SkewError is a CRD change refused because it would break tenants that
@@ -65,11 +60,27 @@ const (
 // it and keeps and accepts all that it does in every version (an older
 // definition, or one only stricter: keeping live changes nothing stored).
 // Validation only the stored objects can judge is StoredObjectsFit's.
+//
+// Nothing on live but its spec and status decides: its labels and
+// annotations may be a tenant's (OLM writes a bundle's CRD as the bundle
+// has it). The decision is memoized by live's uid and resourceVersion and
+// want's hash (compareMemo), so a CRD that did not change is compared
+// once.
 func CompareCRD(live, want *apiextensionsv1.CustomResourceDefinition) (CRDDecision, error) {
 	if live == nil {
 		return CrdApply, nil
 	}
-	if live.Annotations[annotationCRDHash] == CRDHash(want) || covers(live, want) {
+	key := compareKey(live.UID, live.ResourceVersion, want)
+	if v, ok := compareMemo.get(key); ok {
+		return v.decision, v.err
+	}
+	d, err := compareCRD(live, want)
+	compareMemo.put(key, comparison{decision: d, err: err})
+	return d, err
+}
+
+func compareCRD(live, want *apiextensionsv1.CustomResourceDefinition) (CRDDecision, error) {
+	if covers(live, want) {
 		return CrdKeep, nil
 	}
 	changes, err := diffCRD(live, want)
@@ -80,6 +91,65 @@ func CompareCRD(live, want *apiextensionsv1.CustomResourceDefinition) (CRDDecisi
 		return 0, err
 	}
 	return CrdApply, nil
+}
+
+// comparison is a memoized decision of CompareCRD.
+type comparison struct {
+	decision CRDDecision
+	err      error
+}
+
+// crdMemo holds comparisons by key, at most maxCompareMemo: a full memo
+// is emptied, which costs a comparison per CRD.
+type crdMemo struct {
+	mu sync.Mutex
+	m  map[string]comparison
+}
+
+const maxCompareMemo = 4096
+
+func (c *crdMemo) get(key string) (comparison, bool) {
+	if key == "" {
+		return comparison{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[key]
+	return v, ok
+}
+
+func (c *crdMemo) put(key string, v comparison) {
+	if key == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil || len(c.m) >= maxCompareMemo {
+		c.m = map[string]comparison{}
+	}
+	c.m[key] = v
+}
+
+// compareMemo memoizes CompareCRD by the live CRD as the API server holds
+// it (uid and resourceVersion: any write changes the latter) and the
+// wanted spec.
+var compareMemo crdMemo
+
+// compareKey is the memo key of comparing the live CRD uid at
+// resourceVersion rv with want; "" (not memoized) for a CRD the API
+// server did not serve (no uid or resourceVersion).
+func compareKey(uid types.UID, rv string, want *apiextensionsv1.CustomResourceDefinition) string {
+	if uid == "" || rv == "" {
+		return ""
+	}
+	return string(uid) + "@" + rv + "|" + CRDHash(want)
+}
+
+// keptAt reports whether CompareCRD kept the live CRD uid at rv for want,
+// without reading the live spec.
+func keptAt(uid types.UID, rv string, want *apiextensionsv1.CustomResourceDefinition) bool {
+	v, ok := compareMemo.get(compareKey(uid, rv, want))
+	return ok && v.err == nil && v.decision == CrdKeep
 }
 
 // ServedFields lists "<version>:<field path>" of every served version.
@@ -160,11 +230,13 @@ func EnsureCRDs(ctx context.Context, c client.Client, served ServedFunc, fieldMa
 	}
 	var apply []change
 	for _, want := range crds {
-		// The hash of what was applied is in the annotation: the cached
-		// metadata tells an unchanged CRD without copying its schema.
+		// A CRD kept for want at its resourceVersion before needs nothing:
+		// the cached metadata tells it without copying its schema. Never
+		// an annotation of the CRD's: OLM writes a bundle's CRD as the
+		// bundle has it, so anything on it but its spec may be a tenant's.
 		m := &metav1.PartialObjectMetadata{}
 		m.SetGroupVersionKind(apiextensionsv1.SchemeGroupVersion.WithKind("CustomResourceDefinition"))
-		if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, m); err == nil && m.Annotations[annotationCRDHash] == CRDHash(want) {
+		if err := c.Get(ctx, client.ObjectKey{Name: want.Name}, m); err == nil && keptAt(m.UID, m.ResourceVersion, want) {
 			continue
 		}
 		live := &apiextensionsv1.CustomResourceDefinition{}
@@ -203,13 +275,13 @@ func EnsureCRDs(ctx context.Context, c client.Client, served ServedFunc, fieldMa
 	for _, a := range apply {
 		obj := &apiextensionsv1.CustomResourceDefinition{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
-			ObjectMeta: metav1.ObjectMeta{Name: a.want.Name, Labels: map[string]string{tenancyv1.LabelSharedCRD: "true"}, Annotations: map[string]string{annotationCRDHash: CRDHash(a.want)}},
+			ObjectMeta: metav1.ObjectMeta{Name: a.want.Name, Labels: map[string]string{tenancyv1.LabelSharedCRD: "true"}, Annotations: map[string]string{}},
 			Spec:       a.want.Spec,
 		}
 		for k, v := range a.want.Annotations {
-			// The controller's hash is its own: a CRD's author does not get
-			// to make it skip applying a later definition.
-			if k != "helm.sh/resource-policy" && k != annotationCRDHash {
+			// The controller's domains are its own: a CRD's author does
+			// not get to write what looks like the controller's.
+			if k != "helm.sh/resource-policy" && !ReservedKey(k) {
 				obj.Annotations[k] = v
 			}
 		}
