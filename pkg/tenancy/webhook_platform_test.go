@@ -24,10 +24,12 @@ import (
 	"time"
 
 	admissionv1 "k8s.io/api/admission/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -35,6 +37,7 @@ import (
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/tenancy"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // seenRequest is what a tenant's webhook server was sent.
@@ -269,5 +272,74 @@ func TestTenantWebhooksSeeNoPlatformWrites(t *testing.T) {
 	}
 	if err := cl.Get(ctx, client.ObjectKey{Name: hook.evil}, &apiextensionsv1.CustomResourceDefinition{}); !apierrors.IsNotFound(err) {
 		t.Errorf("CRD %s, added to the InstallPlan by the tenant's webhook: %v, want none", hook.evil, err)
+	}
+}
+
+// TestWebhookNarrowingReconciled: a release's webhook configuration
+// without the narrowing NarrowWebhooks gives (one an older controller
+// rendered, simulated here by removing its matchConditions as admin) is
+// narrowed again on the next reconcile of the Ready release, by a
+// controller started afresh, though the release is not upgraded: drift
+// correction checks the release's webhook configurations (red team 3).
+func TestWebhookNarrowingReconciled(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	stop := startController(t, tenancy.Options{})
+	name := "hookmig-" + suffix()
+	caPEM, _ := servingCert(t, "hook."+name+".svc")
+	values, _ := json.Marshal(map[string]any{"port": 4443, "caBundle": base64.StdEncoding.EncodeToString(caPEM)})
+	tn := newTenant(name, []string{name}, "", 0, "owner-"+name)
+	tn.Spec.Operators = []tenancyv1.OperatorSpec{{Name: "hook", Chart: &tenancyv1.ChartSource{Path: writeChart(t, map[string]string{"Chart.yaml": "apiVersion: v2\nname: hook\nversion: 0.1.0\n", "templates/hook.yaml": hookChart})},
+		Values: &apiextensionsv1.JSON{Raw: values}}}
+	createTenant(t, tn)
+	waitTenant(t, name, 3*time.Minute, "Tenant Ready", ready)
+
+	find := func() *admissionregistrationv1.MutatingWebhookConfiguration {
+		list, err := c.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{LabelSelector: tenancyv1.LabelTenant + "=" + name})
+		if err != nil || len(list.Items) != 1 {
+			t.Fatalf("the release's MutatingWebhookConfiguration: %v, %d found", err, len(list.Items))
+		}
+		return &list.Items[0]
+	}
+	conds := func(m *admissionregistrationv1.MutatingWebhookConfiguration) []string {
+		var out []string
+		for _, c := range m.Webhooks[0].MatchConditions {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+	m := find()
+	t.Logf("as installed: %s matchConditions %v", m.Name, conds(m))
+	// A configuration as a pre-fix controller rendered it.
+	patch := []byte(`[{"op":"remove","path":"/webhooks/0/matchConditions"}]`)
+	if _, err := c.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Patch(ctx, m.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The controller upgraded: a new process, and a reconcile of the Tenant.
+	stop()
+	startController(t, tenancy.Options{})
+	live := &tenancyv1.Tenant{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: name}, live); err != nil {
+		t.Fatal(err)
+	}
+	p := client.MergeFrom(live.DeepCopy())
+	if live.Annotations == nil {
+		live.Annotations = map[string]string{}
+	}
+	live.Annotations["test.opctl.dev/poke"] = fmt.Sprint(time.Now().Unix())
+	if err := cl.Patch(ctx, live, p); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(45 * time.Second)
+	for m = find(); !slices.Contains(conds(m), guard.TenantRequestsCondition) && time.Now().Before(deadline); m = find() {
+		time.Sleep(time.Second)
+	}
+	waitTenant(t, name, time.Minute, "Tenant Ready", ready)
+	t.Logf("after a controller restart and a reconcile: matchConditions %v", conds(m))
+	if !slices.Contains(conds(m), guard.TenantRequestsCondition) {
+		t.Errorf("the release's webhook stays without %s: a webhook configuration rendered before the narrowing keeps seeing platform writes", guard.TenantRequestsCondition)
+	}
+	if sel := m.Webhooks[0].NamespaceSelector; sel == nil || len(sel.MatchExpressions) == 0 {
+		t.Errorf("the release's webhook has no namespaceSelector: %v", sel)
 	}
 }

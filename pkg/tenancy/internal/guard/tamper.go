@@ -208,7 +208,10 @@ func (s ReleaseScope) Verify(ctx context.Context, revisions ...*release.Release)
 }
 
 // VerifyApply is verify of a revision whose manifest Helm applies again
-// (the target of a rollback): its grants are checked too.
+// (the target of a rollback): its grants are checked too. Its webhook
+// configurations need no check: they are narrowed as Helm builds the
+// manifest (helmrelease's narrowBuilt), whichever controller rendered
+// the revision.
 func (s ReleaseScope) VerifyApply(ctx context.Context, rel *release.Release) error {
 	return s.verifyRevision(ctx, rel, true)
 }

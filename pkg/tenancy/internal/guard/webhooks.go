@@ -9,7 +9,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/serviceaccount"
 )
 
@@ -25,8 +27,7 @@ import (
 // cluster-scoped ones, or the platform's writes, which the controller
 // checked before making them. Other kinds are left alone.
 func NarrowWebhooks(u *unstructured.Unstructured, namespaces []string) {
-	if u.GetAPIVersion() != "admissionregistration.k8s.io/v1" ||
-		(u.GetKind() != "ValidatingWebhookConfiguration" && u.GetKind() != "MutatingWebhookConfiguration") {
+	if !IsWebhookConfiguration(u.GroupVersionKind()) {
 		return
 	}
 	hooks, _ := u.Object["webhooks"].([]any)
@@ -54,6 +55,29 @@ func NarrowWebhooks(u *unstructured.Unstructured, namespaces []string) {
 			}
 		}
 	}
+}
+
+// IsWebhookConfiguration reports whether gvk is a kind NarrowWebhooks
+// narrows: a Validating- or MutatingWebhookConfiguration.
+func IsWebhookConfiguration(gvk schema.GroupVersionKind) bool {
+	return gvk.Group == "admissionregistration.k8s.io" && gvk.Version == "v1" &&
+		(gvk.Kind == "ValidatingWebhookConfiguration" || gvk.Kind == "MutatingWebhookConfiguration")
+}
+
+// WebhooksNarrowed reports whether the webhook configuration u (a live
+// one, as the API server returns it) is narrowed to namespaces as
+// NarrowWebhooks narrows now: NarrowWebhooks would leave it as it is.
+// A configuration rendered by an older controller, one a rollback brought
+// back from an older revision, or one changed since, is not; nor is one
+// narrowed to namespaces the tenant no longer has all of (its
+// matchCondition names the old ones). Other kinds are.
+func WebhooksNarrowed(u *unstructured.Unstructured, namespaces []string) bool {
+	if !IsWebhookConfiguration(u.GroupVersionKind()) {
+		return true
+	}
+	narrowed := u.DeepCopy()
+	NarrowWebhooks(narrowed, namespaces)
+	return equality.Semantic.DeepEqual(narrowed.Object, u.Object)
 }
 
 // TenantRequestsCondition names the matchCondition NarrowWebhooks adds.

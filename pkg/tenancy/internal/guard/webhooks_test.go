@@ -7,8 +7,10 @@ import (
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 )
 
@@ -74,5 +76,48 @@ func TestConversionWebhookRefused(t *testing.T) {
 	}
 	if err := ConversionWebhook([]*apiextensionsv1.CustomResourceDefinition{plain, converted}); err == nil || !strings.Contains(err.Error(), "gadgets.example.com") {
 		t.Errorf("a CRD converted by a webhook: %v, want it named", err)
+	}
+}
+
+// TestWebhooksNarrowed: a configuration NarrowWebhooks narrowed, as the
+// API server returns it, is narrowed; one without the match condition (an
+// older controller's), or narrowed to namespaces the tenant no longer has
+// all of, is not until narrowed again; other kinds are.
+func TestWebhooksNarrowed(t *testing.T) {
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(chartWebhook), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	if WebhooksNarrowed(u, []string{"team-a"}) {
+		t.Errorf("the chart's configuration counts as narrowed")
+	}
+	NarrowWebhooks(u, []string{"team-a"})
+	// The API server's form: typed, defaulted fields aside.
+	typed := &admissionregistrationv1.MutatingWebhookConfiguration{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, typed); err != nil {
+		t.Fatal(err)
+	}
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(typed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := &unstructured.Unstructured{Object: obj}
+	if !WebhooksNarrowed(live, []string{"team-a"}) {
+		t.Errorf("a narrowed configuration counts as not narrowed: %v", live.Object)
+	}
+	if WebhooksNarrowed(live, []string{"team-a", "team-a-2"}) {
+		t.Errorf("a configuration narrowed to fewer namespaces' requests counts as narrowed to more")
+	}
+	old := live.DeepCopy()
+	unstructured.RemoveNestedField(old.Object["webhooks"].([]any)[0].(map[string]any), "matchConditions")
+	if WebhooksNarrowed(old, []string{"team-a"}) {
+		t.Errorf("a configuration without %s counts as narrowed", TenantRequestsCondition)
+	}
+	NarrowWebhooks(old, []string{"team-a"})
+	if !WebhooksNarrowed(old, []string{"team-a"}) {
+		t.Errorf("narrowed again, it counts as not narrowed")
+	}
+	if !WebhooksNarrowed(&unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}, []string{"team-a"}) {
+		t.Errorf("a ConfigMap counts as a webhook configuration not narrowed")
 	}
 }

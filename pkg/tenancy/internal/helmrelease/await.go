@@ -37,6 +37,12 @@ func (c *Reconciler) readyRelease(r *releaseRun) error {
 func (c *Reconciler) holdRelease(r *releaseRun) error {
 	st, deployed := r.st, r.facts.deployed
 	st.Revision = deployed.Version
+	// A held release is not drift corrected, but what runs of it, perhaps
+	// an older revision a rollback brought back, sees no more than the
+	// tenant's requests.
+	if err := c.keepWebhooksNarrowed(r, deployed, r.spec.Namespace); err != nil {
+		return err
+	}
 	if st.Health = c.health(r.ctx, r.spec); st.Health == tenancyv1.HealthReady {
 		st.ChartVersion, st.AppVersion = deployed.Chart.Metadata.Version, deployed.Chart.Metadata.AppVersion
 	}

@@ -106,6 +106,9 @@ type ParsedRelease struct {
 	// scaled are the workloads an HPA of the release scales, by
 	// Kind/name, with the HPA's minReplicas: their replicas are the HPA's.
 	scaled map[string]int64
+	// hooks are the release's webhook configurations, cluster-scoped,
+	// which keepWebhooksNarrowed keeps narrowed.
+	hooks []driftObject
 }
 
 // driftObject is one object of a release's manifest that drift correction
@@ -231,7 +234,8 @@ func (m *DriftMemo) set(key, rv string) {
 // the actor every Options.DriftInterval. The fields an ignore rule names
 // (spec.operators[].driftIgnore, and the replicas of a workload an HPA of
 // the release scales) are left as they are. Only objects in the tenant's
-// namespaces are touched.
+// namespaces are touched; the release's webhook configurations are kept
+// narrowed to the tenant (keepWebhooksNarrowed).
 func (c *Reconciler) correctDrift(r *releaseRun, rel *release.Release, ns string, rules []tenancyv1.DriftIgnoreRule) error {
 	ctx, t := r.ctx, r.t
 	parsed := c.Drift.objects(rel, ns, t, r.labels, c.namespaced)
@@ -255,6 +259,11 @@ func (c *Reconciler) correctDrift(r *releaseRun, rel *release.Release, ns string
 	}
 	if sweep {
 		c.Drift.sweptAt(key, now)
+	}
+	// The release's webhook configurations: cluster-scoped, but the
+	// release's own, and narrowed to the tenant whatever made them.
+	if err := c.keepWebhooksNarrowed(r, rel, ns); err != nil {
+		errs = append(errs, err)
 	}
 	if len(d.restored) > 0 {
 		sort.Strings(d.restored)
@@ -385,7 +394,17 @@ func driftObjects(manifest, ns string, t *tenancyv1.Tenant, labels map[string]st
 	var p ParsedRelease
 	for _, doc := range guard.SplitManifest(manifest) {
 		u := guard.ParseDoc(doc).Obj
-		if u == nil || u.GetName() == "" || !namespaced(u.GroupVersionKind()) {
+		if u == nil || u.GetName() == "" {
+			continue
+		}
+		if guard.IsWebhookConfiguration(u.GroupVersionKind()) {
+			guard.SetLabels(u, labels)
+			if raw, err := u.MarshalJSON(); err == nil {
+				p.hooks = append(p.hooks, driftObject{Gvk: u.GroupVersionKind(), Ref: client.ObjectKey{Name: u.GetName()}, packed: records.Pack(raw)})
+			}
+			continue
+		}
+		if !namespaced(u.GroupVersionKind()) {
 			continue
 		}
 		if u.GetNamespace() == "" {

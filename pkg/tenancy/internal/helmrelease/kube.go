@@ -34,13 +34,27 @@ type releaseKube struct {
 	namespace, release string
 	// gone reports a namespace deleted or being deleted (namespaceGone).
 	gone func(ctx context.Context, ns string) (bool, error)
+	// narrow, when set, are the tenant's namespaces, to which every
+	// manifest built has its webhook configurations narrowed
+	// (narrowBuilt).
+	narrow []string
 }
 
 // Build reads a manifest with the actor's clients, except for the
 // cluster-scoped objects: the actor holds no right outside the tenant's
 // namespaces, and those objects, which the render guard has checked
-// (grants.go), are the controller's to write.
+// (grants.go), are the controller's to write. Its webhook configurations
+// are narrowed to the tenant (narrowBuilt), whichever revision the
+// manifest is of.
 func (k *releaseKube) Build(reader io.Reader, validate bool) (kube.ResourceList, error) {
+	infos, err := k.build(reader, validate)
+	if err == nil {
+		narrowBuilt(infos, k.narrow)
+	}
+	return infos, err
+}
+
+func (k *releaseKube) build(reader io.Reader, validate bool) (kube.ResourceList, error) {
 	data, err := io.ReadAll(reader)
 	if err != nil {
 		return nil, err

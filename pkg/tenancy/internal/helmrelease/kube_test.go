@@ -1,11 +1,15 @@
 package helmrelease
 
 import (
+	"reflect"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/kube"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/cli-runtime/pkg/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
@@ -95,5 +99,57 @@ func TestOfRelease(t *testing.T) {
 	}
 	if !isHook(obj(nil, map[string]string{"helm.sh/hook": "pre-delete"})) || isHook(obj(helm, marks("kv", "ns"))) {
 		t.Error("isHook does not tell a hook from a release object")
+	}
+}
+
+// TestNarrowBuilt: a manifest Helm builds for a tenant's release (a
+// rollback's target, rendered by an older controller) has its webhook
+// configurations narrowed to the tenant, and drift correction knows them
+// as the release's webhook configurations to keep narrowed; other
+// objects are left as they are, and nothing is narrowed with no
+// namespaces (an uninstall).
+func TestNarrowBuilt(t *testing.T) {
+	const manifest = `---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: hook
+webhooks:
+- name: v.example.com
+  clientConfig: {service: {name: hook, namespace: ns}}
+  rules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]
+  sideEffects: None
+  admissionReviewVersions: [v1]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: settings
+`
+	build := func() kube.ResourceList {
+		var infos kube.ResourceList
+		for _, doc := range guard.SplitManifest(manifest) {
+			infos = append(infos, &resource.Info{Object: guard.ParseDoc(doc).Obj})
+		}
+		return infos
+	}
+	infos := build()
+	narrowBuilt(infos, nil)
+	if !reflect.DeepEqual(infos, build()) {
+		t.Errorf("narrowed with no namespaces")
+	}
+	narrowBuilt(infos, []string{"ns"})
+	hook := infos[0].Object.(*unstructured.Unstructured)
+	if !guard.WebhooksNarrowed(hook, []string{"ns"}) || guard.WebhooksNarrowed(build()[0].Object.(*unstructured.Unstructured), []string{"ns"}) {
+		t.Errorf("the built webhook configuration is not narrowed: %v", hook.Object)
+	}
+	if !reflect.DeepEqual(infos[1], build()[1]) {
+		t.Errorf("the ConfigMap was changed: %v", infos[1].Object)
+	}
+	tenant := &tenancyv1.Tenant{ObjectMeta: metav1.ObjectMeta{Name: "t"}, Spec: tenancyv1.TenantSpec{Namespaces: []string{"ns"}}}
+	namespaced := func(gvk schema.GroupVersionKind) bool { return gvk.Kind == "ConfigMap" }
+	p := driftObjects(manifest, "ns", tenant, map[string]string{tenancyv1.LabelTenant: "t"}, namespaced)
+	if len(p.hooks) != 1 || p.hooks[0].Ref != (client.ObjectKey{Name: "hook"}) || len(p.Objs) != 1 {
+		t.Errorf("drift objects %+v, hooks %+v: want the ConfigMap, and the webhook configuration as a hook", p.Objs, p.hooks)
 	}
 }

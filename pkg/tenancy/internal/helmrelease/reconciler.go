@@ -92,6 +92,11 @@ func (c *Reconciler) Reconcile(ctx context.Context, req Request) error {
 	if err != nil {
 		return err
 	}
+	// Whatever revision Helm installs, upgrades or rolls back to, its
+	// webhook configurations are narrowed to the tenant (webhooks.go).
+	if k, ok := cfg.KubeClient.(*releaseKube); ok {
+		k.narrow = req.Scope.Namespaces
+	}
 	// Records of an older controller can be in the release namespace only
 	// when it installed there (a revision in the status) or the namespace
 	// was adopted; a namespace this controller made needs no look, nor
