@@ -165,3 +165,53 @@ func waitIdle(t *testing.T) float64 {
 		}
 	}
 }
+
+// TestPodChurnBounded: an owner deleting its release's pods over and over
+// (no guardrail covers pods) moves the release Deployment's status at
+// every deletion. Only a change of what the controller acts on or reports
+// brings a reconcile, bounded per tenant (rollout_status.go): at 0, 5 and
+// 15 s of the 33 s counted (the next at 35 s), each followed by the one
+// its write of the Tenant's status brings, and one for the quota's usage:
+// at most maxChurnReconciles, not one per status write (red team 3:
+// 409 before).
+func TestPodChurnBounded(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{QuotaUsageInterval: time.Hour})
+	name := "podchurn-" + suffix()
+	owner := "owner-" + name
+	createTenant(t, newTenant(name, []string{name}, sampleChart(t, "", "0.1.0"), 1, owner))
+	waitTenant(t, name, 3*time.Minute, "Tenant Ready", ready)
+	rate := waitIdle(t)
+
+	cfg := c.As(owner)
+	cfg.QPS, cfg.Burst = 1000, 1000
+	kc := kubernetes.NewForConfigOrDie(cfg)
+	start, before := time.Now(), reconciles(t)
+	deleted := 0
+	for time.Since(start) < 30*time.Second {
+		pods, err := kc.CoreV1().Pods(name).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatalf("owner listing pods: %v", err)
+		}
+		for _, p := range pods.Items {
+			if p.DeletionTimestamp != nil {
+				continue
+			}
+			if err := kc.CoreV1().Pods(name).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err == nil {
+				deleted++
+			} else {
+				t.Logf("owner deleting pod %s: %v", p.Name, err)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second)
+	n := reconciles(t) - before - rate*time.Since(start).Seconds()
+	t.Logf("owner deleted %d pods of its release in 30s: the controller ran %.0f reconciles beyond the idle rate (%.2f/s)", deleted, n, rate)
+	if n > maxChurnReconciles {
+		t.Errorf("%d pod deletions by the owner brought %.0f reconciles of the Tenant, want at most %d", deleted, n, maxChurnReconciles)
+	}
+	// The churn over, the release rolls out again and the Tenant says so.
+	waitTenant(t, name, time.Minute, "Tenant Ready after the churn", ready)
+}

@@ -67,16 +67,6 @@ var serviceAccountChanged = releaseOnChange(func(sa *corev1.ServiceAccount) any 
 	return []any{sa.ImagePullSecrets, sa.AutomountServiceAccountToken}
 })
 
-// deploymentChanged: of a release's Deployment the controller reads the
-// replicas and rollout status slimDeployment keeps, and drift correction
-// reads a Deployment whose cached resourceVersion moved, which is how a
-// change of its pod template or metadata (not cached) shows. So every
-// write to a release Deployment is one it acts on; only owners' pods
-// moving its readiness, which the Tenant reports, change it without a
-// write of the controller or Helm (owners cannot write it: guardrail
-// tenant-managed-objects). Resyncs, which change nothing, are dropped.
-var deploymentChanged predicate.Predicate = predicate.ResourceVersionChangedPredicate{}
-
 // profileChanged: of a TenantProfile the controller acts on its spec and
 // metadata; it has no status.
 var profileChanged = onChange(func(p *tenancyv1.TenantProfile) any { return p.Spec })

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -150,5 +151,60 @@ func TestQuotaUsageBounded(t *testing.T) {
 	h.Update(context.Background(), event.UpdateEvent{ObjectOld: tenantQuota("a", "a", "1"), ObjectNew: foreign}, q)
 	if len(q.adds) != 0 {
 		t.Errorf("enqueued %v, want nothing", q.adds)
+	}
+}
+
+// releaseDeployment is a rolled-out Deployment of one replica.
+func releaseDeployment() *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "d", Namespace: "a", ResourceVersion: "1", Generation: 2},
+		Spec:   appsv1.DeploymentSpec{Replicas: ptr.To[int32](1)},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 2, Replicas: 1, UpdatedReplicas: 1, ReadyReplicas: 1, AvailableReplicas: 1}}
+}
+
+// TestRolloutStatusBounded: of a Deployment's updates, a change of its
+// generation passes at once, a change of its rollout's state bounded
+// (at once, then one at the end of the interval, which doubles while the
+// changes go on), other status changes and resyncs not at all.
+func TestRolloutStatusBounded(t *testing.T) {
+	s := newRolloutStatus(func(context.Context, client.Object) []reconcile.Request {
+		return []reconcile.Request{{NamespacedName: client.ObjectKey{Name: "a"}}}
+	}, 5*time.Second, time.Minute)
+	now := time.Unix(1000, 0)
+	s.limit.now = func() time.Time { return now }
+	h := s.handler()
+	q := &queued{}
+	update := func(change func(*appsv1.Deployment)) {
+		old, dep := releaseDeployment(), releaseDeployment()
+		if change != nil {
+			dep.ResourceVersion = "2"
+			change(dep)
+		}
+		h.Update(context.Background(), event.UpdateEvent{ObjectOld: old, ObjectNew: dep}, q)
+	}
+	podGone := func(d *appsv1.Deployment) { d.Status.ReadyReplicas, d.Status.AvailableReplicas = 0, 0 }
+	update(nil) // a resync
+	update(func(d *appsv1.Deployment) { d.Status.Conditions = nil; d.Status.CollisionCount = ptr.To[int32](0) })
+	if len(q.adds) != 0 {
+		t.Fatalf("a resync and a change of nothing the controller reads enqueued %v", q.adds)
+	}
+	update(podGone) // at once
+	now = now.Add(time.Second)
+	update(podGone) // at the interval's end
+	update(podGone) // covered by that one
+	now = now.Add(5 * time.Second)
+	update(podGone)            // the next interval's end, twice as long
+	now = now.Add(time.Minute) // quiet for the interval: start over
+	update(func(d *appsv1.Deployment) {
+		d.Status.Conditions = []appsv1.DeploymentCondition{{Type: appsv1.DeploymentReplicaFailure, Status: corev1.ConditionTrue, Reason: "FailedCreate"}}
+	}) // at once: no interval open
+	update(func(d *appsv1.Deployment) { d.Generation = 3 }) // at once, always
+	want := []time.Duration{0, 4 * time.Second, 4 * time.Second, 9 * time.Second, 0, 0}
+	if len(q.adds) != len(want) {
+		t.Fatalf("enqueued %v, want %v", q.adds, want)
+	}
+	for i := range want {
+		if q.adds[i] != want[i] {
+			t.Errorf("enqueued %v, want %v", q.adds, want)
+		}
 	}
 }

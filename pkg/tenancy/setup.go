@@ -160,8 +160,8 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 			LiveReader: mgr.GetAPIReader(), AggregateEvents: true, NeedLeaderElection: ptr.To(guard == nil)})
 	tenants.use(mgr.GetClient())
 	// Each watch passes only the changes the controller acts on
-	// (predicates.go); a quota's usage reaches the status bounded
-	// (quota_usage.go).
+	// (predicates.go); a quota's usage and the Deployments' rollout
+	// status reach the status bounded (quota_usage.go, rollout_status.go).
 	b := r.Builder(mgr).
 		Owns(&corev1.Namespace{}, builder.WithPredicates(namespaceChanged)).
 		Owns(&corev1.ResourceQuota{}, builder.WithPredicates(quotaChanged)).
@@ -169,7 +169,7 @@ func Setup(mgr ctrl.Manager, opts Options) error {
 		Owns(&rbacv1.RoleBinding{}, builder.WithPredicates(roleBindingChanged)).
 		Owns(&networkingv1.NetworkPolicy{}, builder.WithPredicates(networkPolicyChanged)).
 		Watches(&corev1.ResourceQuota{}, newQuotaUsage(c.client, opts.QuotaUsageInterval).handler()).
-		Watches(&appsv1.Deployment{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)), builder.WithPredicates(deploymentChanged)).
+		Watches(&appsv1.Deployment{}, newRolloutStatus(tenantOfNamespace(c.client), rolloutStatusInterval, rolloutStatusMaxInterval).handler()).
 		// The release objects drift correction keeps (drift.go).
 		Watches(&rbacv1.Role{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)), builder.WithPredicates(roleChanged)).
 		Watches(&rbacv1.RoleBinding{}, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)), builder.WithPredicates(roleBindingChanged)).
