@@ -23,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"helm.sh/helm/v3/pkg/release"
 	admissionv1 "k8s.io/api/admission/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
 	"opctl.dev/opctl/internal/testcatalog"
 	"opctl.dev/opctl/internal/testcluster"
@@ -341,5 +343,111 @@ func TestWebhookNarrowingReconciled(t *testing.T) {
 	}
 	if sel := m.Webhooks[0].NamespaceSelector; sel == nil || len(sel.MatchExpressions) == 0 {
 		t.Errorf("the release's webhook has no namespaceSelector: %v", sel)
+	}
+}
+
+// TestWebhookRollbackNarrowed: a tenant forces a failed upgrade to bring
+// back a revision whose stored manifest has its webhook configuration
+// without the narrowing (as an older controller rendered it, simulated by
+// editing the record): the rollback applies it narrowed all the same
+// (red team 3: a rollback re-applied a stored manifest as it was).
+func TestWebhookRollbackNarrowed(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	name := "hookrb-" + suffix()
+	caPEM, _ := servingCert(t, "hook."+name+".svc")
+	values, _ := json.Marshal(map[string]any{"port": 4443, "caBundle": base64.StdEncoding.EncodeToString(caPEM)})
+	chart := func(version, extra string) string {
+		return writeChart(t, map[string]string{"Chart.yaml": "apiVersion: v2\nname: hook\nversion: " + version + "\n", "templates/hook.yaml": hookChart + extra})
+	}
+	tn := newTenant(name, []string{name}, "", 0, "owner-"+name)
+	tn.Spec.Operators = []tenancyv1.OperatorSpec{{Name: "hook", Chart: &tenancyv1.ChartSource{Path: chart("0.1.0", "")}, Values: &apiextensionsv1.JSON{Raw: values}}}
+	createTenant(t, tn)
+	waitTenant(t, name, 3*time.Minute, "Tenant Ready", ready)
+
+	// Revision 1 as a controller before the narrowing stored it.
+	key := fmt.Sprintf("sh.helm.release.v1.%s.%s.%s.v%d", name, name, "hook", 1)
+	editRecord(t, tenancy.DefaultStorageNamespace, key, func(rel *release.Release) {
+		var out strings.Builder
+		for _, doc := range guard.SplitManifest(rel.Manifest) {
+			u := guard.ParseDoc(doc).Obj
+			if u == nil {
+				continue
+			}
+			if guard.IsWebhookConfiguration(u.GroupVersionKind()) {
+				for _, h := range u.Object["webhooks"].([]any) {
+					hook := h.(map[string]any)
+					delete(hook, "matchConditions")
+					delete(hook, "namespaceSelector")
+					delete(hook, "objectSelector")
+				}
+			}
+			b, err := yaml.Marshal(u.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out.WriteString("---\n" + string(b))
+		}
+		rel.Manifest = out.String()
+	})
+	// Every version of the configuration from now on is narrowed: the
+	// rollback applies it so, not only a later reconcile.
+	w, err := c.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().Watch(ctx, metav1.ListOptions{LabelSelector: tenancyv1.LabelTenant + "=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var unnarrowed []string
+	go func() {
+		for e := range w.ResultChan() {
+			m, ok := e.Object.(*admissionregistrationv1.MutatingWebhookConfiguration)
+			if !ok || e.Type == "DELETED" {
+				continue
+			}
+			for _, h := range m.Webhooks {
+				if !slices.ContainsFunc(h.MatchConditions, func(c admissionregistrationv1.MatchCondition) bool { return c.Name == guard.TenantRequestsCondition }) {
+					mu.Lock()
+					unnarrowed = append(unnarrowed, m.ResourceVersion)
+					mu.Unlock()
+				}
+			}
+		}
+	}()
+	defer w.Stop()
+	// An upgrade the API server refuses (a ConfigMap key it does not
+	// accept) is rolled back to revision 1.
+	live := &tenancyv1.Tenant{}
+	if err := cl.Get(ctx, client.ObjectKey{Name: name}, live); err != nil {
+		t.Fatal(err)
+	}
+	p := client.MergeFrom(live.DeepCopy())
+	live.Spec.Operators[0].Chart.Path = chart("0.2.0", "---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: refused}\ndata: {\"not a key\": x}\n")
+	if err := cl.Patch(ctx, live, p); err != nil {
+		t.Fatal(err)
+	}
+	waitTenant(t, name, 2*time.Minute, "0.2.0 rolled back", func(tn *tenancyv1.Tenant) error {
+		if op := tn.Status.Operators[0]; op.FailedVersion != "0.2.0" || op.Revision < 3 {
+			return fmt.Errorf("operator %s", dump(op))
+		}
+		return nil
+	})
+	if m := storedRelease(t, name, name, "hook", 3).Manifest; strings.Contains(m, guard.TenantRequestsCondition) {
+		t.Fatalf("revision 3, the rollback to revision 1, has the narrowing in its manifest: the test did not roll back to an older controller's")
+	}
+	list, err := c.Client.AdmissionregistrationV1().MutatingWebhookConfigurations().List(ctx, metav1.ListOptions{LabelSelector: tenancyv1.LabelTenant + "=" + name})
+	if err != nil || len(list.Items) != 1 {
+		t.Fatalf("the release's MutatingWebhookConfiguration: %v, %d found", err, len(list.Items))
+	}
+	time.Sleep(time.Second) // the watch's last events
+	mu.Lock()
+	if len(unnarrowed) > 0 {
+		t.Errorf("the rollback applied the webhook configuration without %s (resourceVersions %v)", guard.TenantRequestsCondition, unnarrowed)
+	}
+	mu.Unlock()
+	hook := list.Items[0].Webhooks[0]
+	if !slices.ContainsFunc(hook.MatchConditions, func(c admissionregistrationv1.MatchCondition) bool { return c.Name == guard.TenantRequestsCondition }) ||
+		hook.NamespaceSelector == nil || len(hook.NamespaceSelector.MatchExpressions) == 0 || hook.ObjectSelector == nil || len(hook.ObjectSelector.MatchExpressions) == 0 {
+		t.Errorf("after the rollback the release's webhook is not narrowed: %s", dump(hook))
 	}
 }
