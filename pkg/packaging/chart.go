@@ -54,7 +54,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, err := p.recordFits(files, opts.CRDs); err != nil {
+		if _, err := p.recordFits(new(recorder), files, opts.CRDs); err != nil {
 			return nil, nil, err
 		}
 		return files, warnings, nil
@@ -63,6 +63,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 	// then crds/ (the CRDs once in the record), then the CRDs packed into
 	// as many charts of their own as their records need.
 	var tried []string
+	records := new(recorder)
 	for _, mode := range []string{CRDsTemplated, CRDsDir, crdsPacked} {
 		opts.CRDs, opts.convertedTemplated = mode, true
 		if mode == crdsPacked {
@@ -83,7 +84,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 			}
 			return nil, nil, err
 		}
-		n, err := p.recordFits(files, opts.CRDs)
+		n, err := p.recordFits(records, files, opts.CRDs)
 		if err == nil {
 			if len(tried) > 0 {
 				how := "uses --crds " + mode + " instead" + layoutNote[mode]
@@ -110,7 +111,7 @@ var layoutNote = map[string]string{
 // recordFits measures the release records of the charts in files, when
 // the CRDs are large enough to matter. It returns the size of the first
 // that does not fit and an error; 0 and an error when measuring failed.
-func (p *Project) recordFits(files Files, mode string) (int, error) {
+func (p *Project) recordFits(records *recorder, files Files, mode string) (int, error) {
 	a, err := p.analyze()
 	if err != nil {
 		return 0, err
@@ -128,7 +129,7 @@ func (p *Project) recordFits(files Files, mode string) (int, error) {
 		if recordEstimate(files, dir) <= MaxReleaseRecordBytes*4/5 {
 			continue // well inside: no need to render
 		}
-		n, err := releaseRecordBytes(files, dir)
+		n, err := records.size(files, dir)
 		if err != nil {
 			return 0, err
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 
 	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
@@ -33,34 +35,36 @@ const recordCheckBytes = 256 << 10
 var recordRelease = strings.Repeat("r", 53)
 
 // releaseRecordBytes measures the release record that installing the chart
-// under dir in files would make, as Helm's Secret driver encodes it. The
-// record is built as Helm builds it (the loaded chart, its templates
-// rendered by Helm's engine, without sorting the manifest) and compressed
-// at gzip's default level, which compresses less than Helm's best.
-// A record over the cap by less than recordBand is compressed again at the
-// best level, and one within a percent of the cap is made by a dry-run
-// install, exactly as Helm stores it.
+// under dir in files would make, as Helm's Secret driver encodes it.
 func releaseRecordBytes(files Files, dir string) (int, error) {
+	return new(recorder).size(files, dir)
+}
+
+// recorder measures release records. The record is built as Helm builds
+// it (the loaded chart, its manifest rendered by Helm's engine, not sorted)
+// and compressed at gzip's default level, which compresses less than
+// Helm's best. A record over the cap by less than recordBand is compressed
+// again at the best level, and one within a percent of the cap is made by
+// a dry-run install, exactly as Helm stores it.
+type recorder struct {
+	// renders are the manifests rendered by the engine, by the digest of
+	// what they were rendered from: the layouts tried share all but
+	// their CRDs, and rendering runs the chart's certificate generation.
+	renders map[[sha256.Size]byte]string
+}
+
+// size measures the record of the chart under dir in files.
+func (r *recorder) size(files Files, dir string) (int, error) {
 	ch, err := loader.LoadFiles(chartFiles(files, dir))
 	if err != nil {
 		return 0, err
 	}
-	vals, err := chartutil.ToRenderValues(ch, map[string]any{}, chartutil.ReleaseOptions{Name: recordRelease, Namespace: "default", Revision: 1, IsInstall: true}, recordCapabilities())
+	manifest, err := r.manifest(ch, dir)
 	if err != nil {
-		return 0, fmt.Errorf("rendering %s: %w", dir, err)
-	}
-	rendered, err := engine.Render(ch, vals)
-	if err != nil {
-		return 0, fmt.Errorf("rendering %s: %w", dir, err)
-	}
-	var manifest strings.Builder
-	for _, name := range slices.Sorted(maps.Keys(rendered)) {
-		if text := rendered[name]; strings.TrimSpace(text) != "" && !strings.HasSuffix(name, "NOTES.txt") {
-			fmt.Fprintf(&manifest, "---\n# Source: %s\n%s\n", name, text)
-		}
+		return 0, err
 	}
 	model := &release.Release{Name: recordRelease, Namespace: "default", Chart: ch, Config: map[string]any{},
-		Info: &release.Info{Status: release.StatusDeployed, Description: "Install complete"}, Manifest: manifest.String(), Version: 1}
+		Info: &release.Info{Status: release.StatusDeployed, Description: "Install complete"}, Manifest: manifest, Version: 1}
 	n, err := encodedRecordBytes(model, gzip.DefaultCompression)
 	if err != nil || n <= MaxReleaseRecordBytes || n > MaxReleaseRecordBytes*recordBand/100 {
 		return n, err
@@ -68,6 +72,12 @@ func releaseRecordBytes(files Files, dir string) (int, error) {
 	if n, err = encodedRecordBytes(model, gzip.BestCompression); err != nil || n < MaxReleaseRecordBytes*99/100 || n > MaxReleaseRecordBytes*101/100 {
 		return n, err
 	}
+	return helmRecordBytes(ch, dir)
+}
+
+// helmRecordBytes is the size of the record of ch that Helm makes and
+// stores: a dry-run install, compressed at the best level.
+func helmRecordBytes(ch *chart.Chart, dir string) (int, error) {
 	inst := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
 	inst.ClientOnly, inst.DryRun, inst.ReleaseName, inst.Namespace = true, true, recordRelease, "default"
 	inst.KubeVersion = &recordCapabilities().KubeVersion
@@ -76,6 +86,54 @@ func releaseRecordBytes(files Files, dir string) (int, error) {
 		return 0, fmt.Errorf("rendering %s: %w", dir, err)
 	}
 	return encodedRecordBytes(rel, gzip.BestCompression)
+}
+
+// manifest is the manifest of ch, as Helm would render it but for order.
+// A CRD template's text stands for its rendering, which differs only in
+// the condition around it; the rest is rendered by Helm's engine, once
+// for each content.
+func (r *recorder) manifest(ch *chart.Chart, dir string) (string, error) {
+	var b strings.Builder
+	rest := *ch
+	rest.Templates = nil
+	h := sha256.New()
+	for _, f := range ch.Raw {
+		if !strings.HasPrefix(f.Name, "templates/crds/") {
+			fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Data))
+			h.Write(f.Data)
+		}
+	}
+	for _, t := range ch.Templates {
+		if strings.HasPrefix(t.Name, "templates/crds/") {
+			fmt.Fprintf(&b, "---\n# Source: %s/%s\n%s\n", ch.Name(), t.Name, t.Data)
+		} else {
+			rest.Templates = append(rest.Templates, t)
+		}
+	}
+	key := [sha256.Size]byte(h.Sum(nil))
+	text, ok := r.renders[key]
+	if !ok {
+		vals, err := chartutil.ToRenderValues(&rest, map[string]any{}, chartutil.ReleaseOptions{Name: recordRelease, Namespace: "default", Revision: 1, IsInstall: true}, recordCapabilities())
+		if err != nil {
+			return "", fmt.Errorf("rendering %s: %w", dir, err)
+		}
+		rendered, err := engine.Render(&rest, vals)
+		if err != nil {
+			return "", fmt.Errorf("rendering %s: %w", dir, err)
+		}
+		var m strings.Builder
+		for _, name := range slices.Sorted(maps.Keys(rendered)) {
+			if text := rendered[name]; strings.TrimSpace(text) != "" && !strings.HasSuffix(name, "NOTES.txt") {
+				fmt.Fprintf(&m, "---\n# Source: %s\n%s\n", name, text)
+			}
+		}
+		text = m.String()
+		if r.renders == nil {
+			r.renders = map[[sha256.Size]byte]string{}
+		}
+		r.renders[key] = text
+	}
+	return text + b.String(), nil
 }
 
 // recordBand is the percentage of the cap up to which a record over it at

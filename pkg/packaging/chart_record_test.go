@@ -1,11 +1,17 @@
 package packaging
 
 import (
+	"compress/gzip"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/release"
 
 	"opctl.dev/opctl/internal/testproject"
 )
@@ -102,5 +108,55 @@ func TestReleaseRecordTooLargeForEveryLayout(t *testing.T) {
 	_, err := Package(t.Context(), dir, PackageOptions{Out: t.TempDir()})
 	if err == nil || !containsAll(err.Error(), []string{"charts/sample-operator", "--crds templated a Helm release record would be", "--crds crds-dir", "alone would make a Helm release record", "in every layout", "maxDescLen"}) {
 		t.Fatalf("error %v", err)
+	}
+}
+
+// The record opctl measures without Helm's sort is Helm's own: at the best
+// level within half a percent of the dry-run install's record, and at the
+// default level never under it, in each layout of CRDs around the cap.
+func TestRecordModelIsHelmsRecord(t *testing.T) {
+	for _, size := range []int{300 << 10, 700 << 10} {
+		dir := withBigCRDs(t, 2, size)
+		for _, mode := range []string{CRDsTemplated, CRDsDir} {
+			t.Run(fmt.Sprintf("%d KiB %s", size>>10, mode), func(t *testing.T) {
+				p, err := Load(dir, Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				files, _, err := p.chart(ChartOptions{CRDs: mode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				root := chartsDir + "/sample-operator/"
+				ch, err := loader.LoadFiles(chartFiles(files, root))
+				if err != nil {
+					t.Fatal(err)
+				}
+				exact, err := helmRecordBytes(ch, root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				manifest, err := new(recorder).manifest(ch, root)
+				if err != nil {
+					t.Fatal(err)
+				}
+				model := &release.Release{Name: recordRelease, Namespace: "default", Chart: ch, Config: map[string]any{},
+					Info: &release.Info{Status: release.StatusDeployed, Description: "Install complete"}, Manifest: manifest, Version: 1}
+				best, err := encodedRecordBytes(model, gzip.BestCompression)
+				if err != nil {
+					t.Fatal(err)
+				}
+				fast, err := encodedRecordBytes(model, gzip.DefaultCompression)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := math.Abs(float64(best-exact)) / float64(exact); diff > 0.005 {
+					t.Errorf("model %d bytes, Helm's record %d: %.2f%% apart", best, exact, 100*diff)
+				}
+				if fast < exact {
+					t.Errorf("at the default level %d bytes, under Helm's record of %d", fast, exact)
+				}
+			})
+		}
 	}
 }
