@@ -228,7 +228,7 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 		files[dir+"templates/platform-as-code.yaml"] = []byte(pacTemplate(p.Name))
 	}
 	if p.Webhook != nil {
-		hooks, err := p.webhookTemplate(t, pacs)
+		hooks, err := p.webhookTemplate(t, pacs, a.crdTexts)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -428,14 +428,15 @@ func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map
 	return nil
 }
 
-// crdTemplate renders a CRD with t, whose tokens m may hold.
-func crdTemplate(t *templater, m map[string]any) (string, error) {
+// crdTemplate renders a CRD with t, whose tokens m may hold; tail, text
+// already rendered, follows the rest of the CRD.
+func crdTemplate(t *templater, m map[string]any, tail string) (string, error) {
 	t.conditionalAnnotation(m["metadata"].(map[string]any), ".Values.crds.keep", "helm.sh/resource-policy", "keep")
 	text, err := t.finish(m)
 	if err != nil {
 		return "", err
 	}
-	return "{{- if .Values.crds.install }}\n" + text + "{{- end }}\n", nil
+	return "{{- if .Values.crds.install }}\n" + text + tail + "{{- end }}\n", nil
 }
 
 // pacTemplate renders one ConfigMap per CRD from .Values.platformAsCode.

@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -11,9 +12,15 @@ import (
 // conversionCRDTemplate renders a CRD whose conversion webhook is the
 // release's Service, trusting the chart's CA (or cert-manager's); with
 // webhooks.enabled=false it converts nothing (strategy None). It goes in
-// templates/webhooks.yaml, where $svc and $ca are defined.
-func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.CustomResourceDefinition, pacs []PlatformAsCode, child func(string) string) (string, error) {
+// templates/webhooks.yaml, where $svc and $ca are defined. Its versions,
+// most of a CRD, are taken from text, the CRD as rendered (crdTexts), not
+// marshalled again.
+func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.CustomResourceDefinition, pacs []PlatformAsCode, text []byte, child func(string) string) (string, error) {
 	c := p.crdWithPAC(crd, pacs)
+	tail := crdVersionsText(text)
+	if tail != "" {
+		c.Spec.Versions = nil
+	}
 	conv := c.Spec.Conversion.Webhook
 	path := "/convert"
 	if conv.ClientConfig.Service.Path != nil {
@@ -64,5 +71,24 @@ func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.Custo
 		}
 		return strings.Join(lines, "\n")
 	})] = ""
-	return crdTemplate(t, m)
+	if tail != "" {
+		delete(spec, "versions")
+	}
+	return crdTemplate(t, m, escapeActions.Replace(tail))
+}
+
+// crdVersionsText is the versions of a rendered CRD's text: sorted keys
+// put spec last and versions last in it, so they run to the end. "" when
+// the text is not laid out so.
+func crdVersionsText(text []byte) string {
+	const key = "\nspec:\n"
+	i := bytes.Index(text, []byte(key))
+	if i < 0 {
+		return ""
+	}
+	j := bytes.Index(text[i:], []byte("\n  versions:\n"))
+	if j < 0 {
+		return ""
+	}
+	return string(text[i+j+1:])
 }

@@ -12,7 +12,7 @@ import (
 // Certificate and CA injection) or self-signed by Helm (genCA and
 // genSignedCert, kept across upgrades with lookup). Nothing renders with
 // webhooks.enabled=false.
-func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode) (string, error) {
+func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode, crdTexts map[string][]byte) (string, error) {
 	child := func(suffix string) string { return fmt.Sprintf(`(include "%s.child" (list . %q))`, t.chart, suffix) }
 	var b strings.Builder
 	operator := p.Webhook.Certificates == CertsOperator
@@ -49,7 +49,7 @@ func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode) (string, 
 	}
 	b.WriteString("{{- end }}\n")
 	for _, crd := range p.conversionCRDs() {
-		text, err := p.conversionCRDTemplate(t, crd, pacs, child)
+		text, err := p.conversionCRDTemplate(t, crd, pacs, crdTexts[crd.Name], child)
 		if err != nil {
 			return "", err
 		}
