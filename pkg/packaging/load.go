@@ -356,12 +356,8 @@ func buildOverlay(dir string) ([]*unstructured.Unstructured, error) {
 	out := make([]*unstructured.Unstructured, len(res))
 	errs := make([]error, len(res))
 	parallel(len(res), func(i int) {
-		j, err := res[i].MarshalJSON()
-		if err == nil {
-			out[i] = &unstructured.Unstructured{}
-			err = out[i].UnmarshalJSON(j)
-		}
-		if err != nil {
+		var err error
+		if out[i], err = overlayObject(&res[i].RNode); err != nil {
 			errs[i] = fmt.Errorf("%s: %s: %w", dir, res[i].CurId(), err)
 		}
 	})
