@@ -98,7 +98,9 @@ func (r *recorder) manifest(ch *chart.Chart, dir string) (string, error) {
 	rest.Templates = nil
 	h := sha256.New()
 	for _, f := range ch.Raw {
-		if !strings.HasPrefix(f.Name, "templates/crds/") {
+		// What renders: the chart's templates never read its other
+		// files (crds/, the README).
+		if f.Name == "Chart.yaml" || f.Name == "values.yaml" || strings.HasPrefix(f.Name, "templates/") && !strings.HasPrefix(f.Name, "templates/crds/") {
 			fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Data))
 			h.Write(f.Data)
 		}
