@@ -262,6 +262,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 	o = p.selectRelease(t, o).DeepCopy()
 	switch {
 	case kind == "Service" && p.Webhook != nil && o.GetName() == p.Webhook.Service:
+		// The first webhook Service's port is webhooks.port; others keep theirs.
 		if i, err := p.webhookPortIndex(o); err == nil {
 			ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
 			ports[i].(map[string]any)["port"] = t.token("{{ .Values.webhooks.port }}")
@@ -296,7 +297,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		text = "{{- if and .Values.rbac.create .Values.rbac.helpers.enabled }}\n" + text + "{{- end }}\n"
 	case slices.Contains(rbacKinds, kind):
 		text = "{{- if .Values.rbac.create }}\n" + text + "{{- end }}\n"
-	case kind == "Service" && p.Webhook != nil && o.GetName() == p.Webhook.Service:
+	case kind == "Service" && p.Webhook != nil && p.Webhook.webhookService(o.GetName()) != nil:
 		text = "{{- if .Values.webhooks.enabled }}\n" + text + "{{- end }}\n"
 	case kind == "Service" && p.metricsService(o):
 		text = "{{- if .Values.metrics.enabled }}\n" + text + "{{- end }}\n"

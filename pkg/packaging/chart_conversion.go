@@ -36,6 +36,14 @@ func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.Custo
 		t.conditionalAnnotation(m["metadata"].(map[string]any), "and .Values.webhooks.enabled .Values.certManager.enabled",
 			"cert-manager.io/inject-ca-from", "{{ .Release.Namespace }}/{{ "+child("serving-cert")+" }}")
 	}
+	// The CRD's own Service: $svc at webhooks.port, or another webhook
+	// Service of the release at its port.
+	svcName, port := "{{ $svc }}", "{{ .Values.webhooks.port }}"
+	if name := p.conversionService(crd); name != p.Webhook.Service {
+		if s := p.Webhook.webhookService(name); s != nil {
+			svcName, port = "{{ "+child(strings.TrimPrefix(name, p.NamePrefix))+" }}", strconv.Itoa(int(s.Port))
+		}
+	}
 	spec := m["spec"].(map[string]any)
 	spec[t.line(func(indent int) string {
 		pad := strings.Repeat(" ", indent)
@@ -46,10 +54,10 @@ func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.Custo
 			"  webhook:",
 			"    clientConfig:",
 			"      service:",
-			"        name: {{ $svc }}",
+			"        name: " + svcName,
 			"        namespace: {{ .Release.Namespace }}",
 			"        path: " + strconv.Quote(path),
-			"        port: {{ .Values.webhooks.port }}",
+			"        port: " + port,
 		}
 		if !operator {
 			lines = append(lines, "      {{- if not .Values.certManager.enabled }}", "      caBundle: {{ $ca }}", "      {{- end }}")
@@ -65,4 +73,13 @@ func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.Custo
 		return strings.Join(lines, "\n")
 	})] = ""
 	return crdTemplate(t, m)
+}
+
+// conversionService is the overlay name of the Service that converts crd.
+func (p *Project) conversionService(crd *apiextensionsv1.CustomResourceDefinition) string {
+	name := crd.Spec.Conversion.Webhook.ClientConfig.Service.Name
+	if !p.hasService(name) && p.hasService(p.NamePrefix+name) {
+		name = p.NamePrefix + name // kustomize left the reference unprefixed
+	}
+	return name
 }
