@@ -88,7 +88,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 			if len(tried) > 0 {
 				how := "uses --crds " + mode + " instead" + layoutNote[mode]
 				if mode == crdsPacked {
-					how = fmt.Sprintf("puts the CRDs in %d charts of their own (%s), to install first, each as its own release", len(crdChartDirs(files, p.Name)), strings.Join(crdChartDirs(files, p.Name), ", "))
+					how = p.packedHow(files, opts.crdCharts)
 				}
 				warnings = append(warnings, fmt.Sprintf("%s, over the %d bytes a Secret holds, so helm install would fail: the chart %s", strings.Join(tried, "; "), MaxReleaseRecordBytes, how))
 			}
@@ -100,6 +100,29 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 		tried = append(tried, fmt.Sprintf("with --crds %s a Helm release record would be %d bytes", mode, n))
 	}
 	return nil, nil, fmt.Errorf("%s/%s: %s, over the %d bytes a Secret holds, so helm install would fail in every layout: trim the CRDs' descriptions (controller-gen crd:maxDescLen=0)", chartsDir, p.Name, strings.Join(tried, "; "), MaxReleaseRecordBytes)
+}
+
+// packedHow says how to install the packed CRD charts: those of CRDs a
+// webhook converts after the main chart, naming its release.
+func (p *Project) packedHow(files Files, crdCharts map[string]int) string {
+	dirs := crdChartDirs(files, p.Name)
+	conv := p.conversionCharts(crdCharts)
+	var first, after []string
+	for i, d := range dirs {
+		if conv[i] {
+			after = append(after, d)
+		} else {
+			first = append(first, d)
+		}
+	}
+	how := fmt.Sprintf("puts the CRDs in %d charts of their own", len(dirs))
+	if len(first) > 0 {
+		how += fmt.Sprintf(" (%s), to install first, each as its own release", strings.Join(first, ", "))
+	}
+	if len(after) > 0 {
+		how += fmt.Sprintf("; %s hold the CRDs a webhook converts: install them after %s, each as its own release with conversion.release set to the %s release's name", strings.Join(after, ", "), p.Name, p.Name)
+	}
+	return how
 }
 
 // layoutNote says what a CRD layout chosen for size means to the user.
@@ -227,11 +250,22 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 		files[dir+"templates/platform-as-code.yaml"] = []byte(pacTemplate(p.Name))
 	}
 	if p.Webhook != nil {
-		hooks, err := p.webhookTemplate(t, pacs)
+		hooks, err := p.webhookTemplate(t, pacs, opts.crdCharts)
 		if err != nil {
 			return nil, nil, err
 		}
 		files[dir+"templates/webhooks.yaml"] = []byte(hooks)
+		for _, crd := range p.conversionCRDs() {
+			i, ok := opts.crdCharts[crd.Name]
+			if !ok {
+				continue
+			}
+			text, err := p.packedConversionCRD(t, crd, pacs)
+			if err != nil {
+				return nil, nil, err
+			}
+			files[crdChartDir(p.Name, i)+"/templates/crds/"+crd.Name+".yaml"] = []byte(text)
+		}
 	}
 	if scopeWarning != "" {
 		warnings = append(warnings, scopeWarning)
@@ -386,8 +420,9 @@ func (p *Project) selectsManager(sel map[string]string) bool {
 }
 
 // crdFiles places the CRDs as opts asks, with the platform-as-code
-// annotations. CRDs converted by a webhook are always templated, in
-// templates/webhooks.yaml with the CA; a layout the user names refuses them.
+// annotations. CRDs converted by a webhook are templated with the CA, in
+// templates/webhooks.yaml or, packed for size, in CRD charts of their own
+// (chart writes both); a layout the user names refuses them.
 func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map[string][]byte) error {
 	mode := opts.CRDs
 	converted := p.conversionCRDs()
@@ -419,8 +454,9 @@ func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map
 		for _, i := range opts.crdCharts {
 			used[i] = true
 		}
+		conv := p.conversionCharts(opts.crdCharts)
 		for _, i := range slices.Sorted(maps.Keys(used)) {
-			if err := crdChart(files, p, crdChartDir(p.Name, i)); err != nil {
+			if err := crdChart(files, p, crdChartDir(p.Name, i), conv[i]); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -11,7 +12,8 @@ import (
 // conversionCRDTemplate renders a CRD whose conversion webhook is the
 // release's Service, trusting the chart's CA (or cert-manager's); with
 // webhooks.enabled=false it converts nothing (strategy None). It goes in
-// templates/webhooks.yaml, where $svc and $ca are defined.
+// templates/webhooks.yaml, or in a packed CRD chart (packedConversionCRD),
+// where $svc, $ns and $ca are defined.
 func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.CustomResourceDefinition, pacs []PlatformAsCode, child func(string) string) (string, error) {
 	c := p.crdWithPAC(crd, pacs)
 	conv := c.Spec.Conversion.Webhook
@@ -34,7 +36,7 @@ func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.Custo
 	operator := p.Webhook.Certificates == CertsOperator
 	if !operator {
 		t.conditionalAnnotation(m["metadata"].(map[string]any), "and .Values.webhooks.enabled .Values.certManager.enabled",
-			"cert-manager.io/inject-ca-from", "{{ .Release.Namespace }}/{{ "+child("serving-cert")+" }}")
+			"cert-manager.io/inject-ca-from", "{{ $ns }}/{{ "+child("serving-cert")+" }}")
 	}
 	// The CRD's own Service: $svc at webhooks.port, or another webhook
 	// Service of the release at its port.
@@ -55,7 +57,7 @@ func (p *Project) conversionCRDTemplate(t *templater, crd *apiextensionsv1.Custo
 			"    clientConfig:",
 			"      service:",
 			"        name: " + svcName,
-			"        namespace: {{ .Release.Namespace }}",
+			"        namespace: {{ $ns }}",
 			"        path: " + strconv.Quote(path),
 			"        port: " + port,
 		}
@@ -82,4 +84,42 @@ func (p *Project) conversionService(crd *apiextensionsv1.CustomResourceDefinitio
 		name = p.NamePrefix + name // kustomize left the reference unprefixed
 	}
 	return name
+}
+
+// packedConversionCRD renders a CRD a webhook converts for a packed CRD
+// chart: its conversion calls the webhook Service of the release that
+// conversion.release names (in conversion.namespace), trusting that
+// release's CA, read from its Secret (installing against a cluster where
+// it holds none fails; helm template and lint, which reach no cluster,
+// render no caBundle), or cert-manager's. The main chart's helpers name
+// the release's objects as that chart does.
+func (p *Project) packedConversionCRD(t *templater, crd *apiextensionsv1.CustomResourceDefinition, pacs []PlatformAsCode) (string, error) {
+	child := func(suffix string) string {
+		return fmt.Sprintf(`(include "%s.child" (list $main %q))`, t.chart, suffix)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `{{- $ns := default .Release.Namespace .Values.conversion.namespace }}
+{{- $main := dict "Release" (dict "Name" .Values.conversion.release) "Chart" (dict "Name" %[1]q) "Values" (dict "nameOverride" .Values.conversion.nameOverride "fullnameOverride" .Values.conversion.fullnameOverride) }}
+{{- $svc := "" }}
+{{- $ca := .Values.conversion.caBundle }}
+{{- if .Values.webhooks.enabled }}
+{{- $_ := required "conversion.release: set it to the release name of the %[1]s chart, whose webhook Service converts these CRDs (or set webhooks.enabled=false)" .Values.conversion.release }}
+{{- $svc = %[2]s }}
+`, t.chart, child(strings.TrimPrefix(p.Webhook.Service, p.NamePrefix)))
+	if p.Webhook.Certificates != CertsOperator {
+		fmt.Fprintf(&b, `{{- if and (not .Values.certManager.enabled) (not $ca) }}
+{{- $secret := lookup "v1" "Secret" $ns %[1]s }}
+{{- $ca = index (default dict (get $secret "data")) "ca.crt" }}
+{{- if and (not $ca) (lookup "v1" "Namespace" "" "kube-system") }}
+{{- fail (printf "conversion: Secret %%s/%%s holds no ca.crt: install release %%s of the %[2]s chart first (its webhook certificate), or set conversion.caBundle, or certManager.enabled=true" $ns %[1]s .Values.conversion.release) }}
+{{- end }}
+{{- end }}
+`, child(strings.TrimPrefix(p.Webhook.Secret, p.NamePrefix)), t.chart)
+	}
+	b.WriteString("{{- end }}\n")
+	text, err := p.conversionCRDTemplate(t, crd, pacs, child)
+	if err != nil {
+		return "", err
+	}
+	return b.String() + text, nil
 }

@@ -25,6 +25,10 @@ const MaxReleaseRecordBytes = 1 << 20
 // that, with the rest of a chart, compresses far below the cap.
 const recordCheckBytes = 256 << 10
 
+// recordHeadroom is what a CRD chart adds to the record of its CRD alone
+// (metadata, README, values, the conversion wiring), and then some.
+const recordHeadroom = 16 << 10
+
 // recordRelease is the longest release name, which makes the largest
 // manifest.
 var recordRelease = strings.Repeat("r", 53)
@@ -49,7 +53,13 @@ func releaseRecordBytes(files Files, dir string) (int, error) {
 	inst := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
 	inst.ClientOnly, inst.DryRun, inst.ReleaseName, inst.Namespace = true, true, recordRelease, "default"
 	inst.KubeVersion = &chartutil.KubeVersion{Version: "v1.36.0", Major: "1", Minor: "36"}
-	rel, err := inst.Run(ch, map[string]any{})
+	vals := map[string]any{}
+	if _, ok := ch.Values["conversion"]; ok {
+		// A CRD chart of converted CRDs: the longest release to name and a
+		// CA as large as Helm's (a lookup finds nothing here).
+		vals["conversion"] = map[string]any{"release": recordRelease, "caBundle": strings.Repeat("Q", 1600)}
+	}
+	rel, err := inst.Run(ch, vals)
 	if err != nil {
 		return 0, fmt.Errorf("rendering %s: %w", dir, err)
 	}
@@ -131,10 +141,12 @@ func crdChartDirs(files Files, name string) []string {
 	}
 }
 
-// packCRDs puts each CRD that a webhook does not convert into one of as
-// few CRD charts as keep every record within four fifths of the cap, by
-// the generous estimate of each CRD's templated text alone, largest first
-// (first fit). A CRD too large for a chart of its own is an error.
+// packCRDs puts each CRD into one of as few CRD charts as keep every
+// record within four fifths of the cap, by the generous estimate of each
+// CRD's templated text alone, largest first (first fit). CRDs a webhook
+// converts go to charts of their own, after the others: those charts name
+// the release whose webhook Service converts them, so they install after
+// it. A CRD too large for a chart of its own is an error.
 func (p *Project) packCRDs(texts map[string][]byte) (map[string]int, error) {
 	type item struct {
 		name string
@@ -142,31 +154,61 @@ func (p *Project) packCRDs(texts map[string][]byte) (map[string]int, error) {
 	}
 	budget := MaxReleaseRecordBytes * 4 / 5
 	converted := p.conversionCRDs()
-	var items []item
+	var plain, conv []item
 	for _, c := range p.CRDs {
-		if slices.Contains(converted, c) {
-			continue
-		}
 		text, err := crdTemplateText(texts[c.Name])
 		if err != nil {
 			return nil, fmt.Errorf("CustomResourceDefinition %s: %w", c.Name, err)
 		}
 		cost := recordEstimate(Files{"c/templates/crds/x.yaml": []byte(text)}, "c/")
 		if cost > budget {
-			return nil, fmt.Errorf("CustomResourceDefinition %s alone would make a Helm release record of about %d bytes", c.Name, cost)
+			// The estimate is generous: measure, and give a CRD that fits
+			// a chart of its own.
+			n, err := releaseRecordBytes(Files{
+				"c/Chart.yaml":            []byte("apiVersion: v2\nname: " + p.Name + "-crds\nversion: 0.0.0\n"),
+				"c/values.yaml":           []byte("crds: {install: true, keep: true}\n"),
+				"c/templates/crds/x.yaml": []byte(text),
+			}, "c/")
+			if err != nil {
+				return nil, fmt.Errorf("CustomResourceDefinition %s: %w", c.Name, err)
+			}
+			if n > MaxReleaseRecordBytes-recordHeadroom {
+				return nil, fmt.Errorf("CustomResourceDefinition %s alone would make a Helm release record of %d bytes (%d with a CRD chart's own files)", c.Name, n, n+recordHeadroom)
+			}
+			cost = budget
 		}
-		items = append(items, item{c.Name, cost})
+		if slices.Contains(converted, c) {
+			conv = append(conv, item{c.Name, cost})
+		} else {
+			plain = append(plain, item{c.Name, cost})
+		}
 	}
-	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.cost, a.cost) })
-	var bins []int
 	out := map[string]int{}
-	for _, it := range items {
-		i := slices.IndexFunc(bins, func(used int) bool { return used+it.cost <= budget })
-		if i < 0 {
-			bins, i = append(bins, 0), len(bins)
+	first := 0
+	for _, items := range [][]item{plain, conv} {
+		slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.cost, a.cost) })
+		var bins []int
+		for _, it := range items {
+			i := slices.IndexFunc(bins, func(used int) bool { return used+it.cost <= budget })
+			if i < 0 {
+				bins, i = append(bins, 0), len(bins)
+			}
+			bins[i] += it.cost
+			out[it.name] = first + i
 		}
-		bins[i] += it.cost
-		out[it.name] = i
+		first += len(bins)
 	}
 	return out, nil
+}
+
+// conversionCharts are the indexes of the packed CRD charts that hold CRDs
+// a webhook converts.
+func (p *Project) conversionCharts(crdCharts map[string]int) map[int]bool {
+	out := map[int]bool{}
+	for _, c := range p.conversionCRDs() {
+		if i, ok := crdCharts[c.Name]; ok {
+			out[i] = true
+		}
+	}
+	return out
 }

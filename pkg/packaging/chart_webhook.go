@@ -12,11 +12,11 @@ import (
 // Certificate and CA injection) or self-signed by Helm (genCA and
 // genSignedCert, kept across upgrades with lookup). Nothing renders with
 // webhooks.enabled=false.
-func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode) (string, error) {
+func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode, packed map[string]int) (string, error) {
 	child := func(suffix string) string { return fmt.Sprintf(`(include "%s.child" (list . %q))`, t.chart, suffix) }
 	var b strings.Builder
 	operator := p.Webhook.Certificates == CertsOperator
-	fmt.Fprintf(&b, "{{- $svc := %s }}\n{{- $ca := \"\" }}\n", child(strings.TrimPrefix(p.Webhook.Service, p.NamePrefix)))
+	fmt.Fprintf(&b, "{{- $svc := %s }}\n{{- $ns := .Release.Namespace }}\n{{- $ca := \"\" }}\n", child(strings.TrimPrefix(p.Webhook.Service, p.NamePrefix)))
 	if operator {
 		// The operator issues its certificate and patches caBundle.
 		b.WriteString("{{- if .Values.webhooks.enabled }}\n")
@@ -55,6 +55,9 @@ func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode) (string, 
 	}
 	b.WriteString("{{- end }}\n")
 	for _, crd := range p.conversionCRDs() {
+		if _, ok := packed[crd.Name]; ok {
+			continue // in a CRD chart of its own
+		}
 		text, err := p.conversionCRDTemplate(t, crd, pacs, child)
 		if err != nil {
 			return "", err
