@@ -306,6 +306,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		t.templateServicePorts(o.Object, p.managerArgs())
 	case slices.Contains(workloadKinds, kind):
 		t.templateWorkload(o)
+		p.gateCertVolumes(t, o)
 	case kind == "Certificate" && isCertManager(o):
 		t.templateCertificate(o)
 	}
@@ -345,6 +346,40 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		text = "{{- if .Values." + v + ".enabled }}\n" + text + "{{- end }}\n"
 	}
 	return text, false, nil
+}
+
+// gateCertVolumes puts a workload's volumes of the webhook serving Secret
+// (a webhook server beside the manager), and their mounts, behind
+// webhooks.enabled, which renders the Secret.
+func (p *Project) gateCertVolumes(t *templater, o *unstructured.Unstructured) {
+	if p.Webhook == nil || p.Webhook.Secret == "" {
+		return
+	}
+	pod, _, _ := unstructured.NestedMap(o.Object, "spec", "template", "spec")
+	if pod == nil {
+		return
+	}
+	vols, _ := pod["volumes"].([]any)
+	for _, v := range vols {
+		vol, _ := v.(map[string]any)
+		if name, _, _ := unstructured.NestedString(vol, "secret", "secretName"); name != p.Webhook.Secret {
+			continue
+		}
+		volName, _ := vol["name"].(string)
+		t.rewriteRefs(vol) // the item becomes text, which rewriting skips
+		conditionalItems(t, pod, "volumes", "name", volName)
+		for _, c := range slices.Concat(asList(pod["initContainers"]), asList(pod["containers"])) {
+			if m, ok := c.(map[string]any); ok {
+				conditionalItems(t, m, "volumeMounts", "name", volName)
+			}
+		}
+	}
+	_ = unstructured.SetNestedMap(o.Object, pod, "spec", "template", "spec")
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 func (p *Project) bindsManager(o *unstructured.Unstructured, mgr Grant) bool {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/lint"
@@ -22,6 +23,13 @@ func TestWebhookServicesChart(t *testing.T) {
 	for _, m := range lint.All(dir, nil, "t1", true).Messages {
 		if m.Severity > support.InfoSev {
 			t.Errorf("helm lint: %s", m)
+		}
+	}
+	// With webhooks off, no workload mounts the serving Secret, which is
+	// not rendered.
+	for name, text := range render(t, dir, "t1", map[string]any{"webhooks": map[string]any{"enabled": false}}) {
+		if strings.Contains(text, "webhook-server-cert") || strings.Contains(text, "serving-certs") {
+			t.Errorf("%s: the serving certificate is mounted with webhooks off", name)
 		}
 	}
 	names := []string{"kv-twohooks-operator-webhook-service", "kv-twohooks-operator-policy-webhook-service"}
