@@ -89,7 +89,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 			if len(tried) > 0 {
 				how := "uses --crds " + mode + " instead" + layoutNote[mode]
 				if mode == crdsPacked {
-					how = fmt.Sprintf("puts the CRDs in %d charts of their own (%s), to install first, each as its own release", len(crdChartDirs(files, p.Name)), strings.Join(crdChartDirs(files, p.Name), ", "))
+					how = p.packedHow(files, opts.crdCharts)
 				}
 				warnings = append(warnings, fmt.Sprintf("%s, over the %d bytes a Secret holds, so helm install would fail: the chart %s", strings.Join(tried, "; "), MaxReleaseRecordBytes, how))
 			}
@@ -101,6 +101,29 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 		tried = append(tried, fmt.Sprintf("with --crds %s a Helm release record would be %d bytes", mode, n))
 	}
 	return nil, nil, fmt.Errorf("%s/%s: %s, over the %d bytes a Secret holds, so helm install would fail in every layout: trim the CRDs' descriptions (controller-gen crd:maxDescLen=0)", chartsDir, p.Name, strings.Join(tried, "; "), MaxReleaseRecordBytes)
+}
+
+// packedHow says how to install the packed CRD charts: those of CRDs a
+// webhook converts after the main chart, naming its release.
+func (p *Project) packedHow(files Files, crdCharts map[string]int) string {
+	dirs := crdChartDirs(files, p.Name)
+	conv := p.conversionCharts(crdCharts)
+	var first, after []string
+	for i, d := range dirs {
+		if conv[i] {
+			after = append(after, d)
+		} else {
+			first = append(first, d)
+		}
+	}
+	how := fmt.Sprintf("puts the CRDs in %d charts of their own", len(dirs))
+	if len(first) > 0 {
+		how += fmt.Sprintf(" (%s), to install first, each as its own release", strings.Join(first, ", "))
+	}
+	if len(after) > 0 {
+		how += fmt.Sprintf("; %s hold the CRDs a webhook converts: install them after %s, each as its own release with conversion.release set to the %s release's name", strings.Join(after, ", "), p.Name, p.Name)
+	}
+	return how
 }
 
 // layoutNote says what a CRD layout chosen for size means to the user.
@@ -228,11 +251,22 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 		files[dir+"templates/platform-as-code.yaml"] = []byte(pacTemplate(p.Name))
 	}
 	if p.Webhook != nil {
-		hooks, err := p.webhookTemplate(t, pacs, a.crdTexts)
+		hooks, err := p.webhookTemplate(t, pacs, opts.crdCharts, a.crdTexts)
 		if err != nil {
 			return nil, nil, err
 		}
 		files[dir+"templates/webhooks.yaml"] = []byte(hooks)
+		for _, crd := range p.conversionCRDs() {
+			i, ok := opts.crdCharts[crd.Name]
+			if !ok {
+				continue
+			}
+			text, err := p.packedConversionCRD(t, crd, pacs, a.crdTexts[crd.Name])
+			if err != nil {
+				return nil, nil, err
+			}
+			files[crdChartDir(p.Name, i)+"/templates/crds/"+crd.Name+".yaml"] = []byte(text)
+		}
 	}
 	if scopeWarning != "" {
 		warnings = append(warnings, scopeWarning)
@@ -263,6 +297,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 	o = p.selectRelease(t, o).DeepCopy()
 	switch {
 	case kind == "Service" && p.Webhook != nil && o.GetName() == p.Webhook.Service:
+		// The first webhook Service's port is webhooks.port; others keep theirs.
 		if i, err := p.webhookPortIndex(o); err == nil {
 			ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
 			ports[i].(map[string]any)["port"] = t.token("{{ .Values.webhooks.port }}")
@@ -272,6 +307,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		t.templateServicePorts(o.Object, p.managerArgs())
 	case slices.Contains(workloadKinds, kind):
 		t.templateWorkload(o)
+		p.gateCertVolumes(t, o)
 	case kind == "Certificate" && isCertManager(o):
 		t.templateCertificate(o)
 	}
@@ -297,7 +333,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		text = "{{- if and .Values.rbac.create .Values.rbac.helpers.enabled }}\n" + text + "{{- end }}\n"
 	case slices.Contains(rbacKinds, kind):
 		text = "{{- if .Values.rbac.create }}\n" + text + "{{- end }}\n"
-	case kind == "Service" && p.Webhook != nil && o.GetName() == p.Webhook.Service:
+	case kind == "Service" && p.Webhook != nil && p.Webhook.webhookService(o.GetName()) != nil:
 		text = "{{- if .Values.webhooks.enabled }}\n" + text + "{{- end }}\n"
 	case kind == "Service" && p.metricsService(o):
 		text = "{{- if .Values.metrics.enabled }}\n" + text + "{{- end }}\n"
@@ -311,6 +347,40 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		text = "{{- if .Values." + v + ".enabled }}\n" + text + "{{- end }}\n"
 	}
 	return text, false, nil
+}
+
+// gateCertVolumes puts a workload's volumes of the webhook serving Secret
+// (a webhook server beside the manager), and their mounts, behind
+// webhooks.enabled, which renders the Secret.
+func (p *Project) gateCertVolumes(t *templater, o *unstructured.Unstructured) {
+	if p.Webhook == nil || p.Webhook.Secret == "" {
+		return
+	}
+	pod, _, _ := unstructured.NestedMap(o.Object, "spec", "template", "spec")
+	if pod == nil {
+		return
+	}
+	vols, _ := pod["volumes"].([]any)
+	for _, v := range vols {
+		vol, _ := v.(map[string]any)
+		if name, _, _ := unstructured.NestedString(vol, "secret", "secretName"); name != p.Webhook.Secret {
+			continue
+		}
+		volName, _ := vol["name"].(string)
+		t.rewriteRefs(vol) // the item becomes text, which rewriting skips
+		conditionalItems(t, pod, "volumes", "name", volName)
+		for _, c := range slices.Concat(asList(pod["initContainers"]), asList(pod["containers"])) {
+			if m, ok := c.(map[string]any); ok {
+				conditionalItems(t, m, "volumeMounts", "name", volName)
+			}
+		}
+	}
+	_ = unstructured.SetNestedMap(o.Object, pod, "spec", "template", "spec")
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 func (p *Project) bindsManager(o *unstructured.Unstructured, mgr Grant) bool {
@@ -386,8 +456,9 @@ func (p *Project) selectsManager(sel map[string]string) bool {
 }
 
 // crdFiles places the CRDs as opts asks, with the platform-as-code
-// annotations. CRDs converted by a webhook are always templated, in
-// templates/webhooks.yaml with the CA; a layout the user names refuses them.
+// annotations. CRDs converted by a webhook are templated with the CA, in
+// templates/webhooks.yaml or, packed for size, in CRD charts of their own
+// (chart writes both); a layout the user names refuses them.
 func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map[string][]byte) error {
 	mode := opts.CRDs
 	converted := p.conversionCRDs()
@@ -419,8 +490,9 @@ func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map
 		for _, i := range opts.crdCharts {
 			used[i] = true
 		}
+		conv := p.conversionCharts(opts.crdCharts)
 		for _, i := range slices.Sorted(maps.Keys(used)) {
-			if err := crdChart(files, p, crdChartDir(p.Name, i)); err != nil {
+			if err := crdChart(files, p, crdChartDir(p.Name, i), conv[i]); err != nil {
 				return err
 			}
 		}

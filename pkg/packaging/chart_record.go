@@ -30,6 +30,10 @@ const MaxReleaseRecordBytes = 1 << 20
 // that, with the rest of a chart, compresses far below the cap.
 const recordCheckBytes = 256 << 10
 
+// recordHeadroom is what a CRD chart adds to the record of its CRD alone
+// (metadata, README, values, the conversion wiring), and then some.
+const recordHeadroom = 16 << 10
+
 // recordRelease is the longest release name, which makes the largest
 // manifest.
 var recordRelease = strings.Repeat("r", 53)
@@ -63,7 +67,7 @@ func (r *recorder) size(files Files, dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	model := &release.Release{Name: recordRelease, Namespace: "default", Chart: ch, Config: map[string]any{},
+	model := &release.Release{Name: recordRelease, Namespace: "default", Chart: ch, Config: recordValues(ch),
 		Info: &release.Info{Status: release.StatusDeployed, Description: "Install complete"}, Manifest: manifest, Version: 1}
 	n, err := encodedRecordBytes(model, gzip.DefaultCompression)
 	if err != nil || n <= MaxReleaseRecordBytes || n > MaxReleaseRecordBytes*recordBand/100 {
@@ -81,7 +85,7 @@ func helmRecordBytes(ch *chart.Chart, dir string) (int, error) {
 	inst := action.NewInstall(&action.Configuration{Log: func(string, ...any) {}})
 	inst.ClientOnly, inst.DryRun, inst.ReleaseName, inst.Namespace = true, true, recordRelease, "default"
 	inst.KubeVersion = &recordCapabilities().KubeVersion
-	rel, err := inst.Run(ch, map[string]any{})
+	rel, err := inst.Run(ch, recordValues(ch))
 	if err != nil {
 		return 0, fmt.Errorf("rendering %s: %w", dir, err)
 	}
@@ -100,13 +104,13 @@ func (r *recorder) manifest(ch *chart.Chart, dir string) (string, error) {
 	for _, f := range ch.Raw {
 		// What renders: the chart's templates never read its other
 		// files (crds/, the README).
-		if f.Name == "Chart.yaml" || f.Name == "values.yaml" || strings.HasPrefix(f.Name, "templates/") && !strings.HasPrefix(f.Name, "templates/crds/") {
+		if f.Name == "Chart.yaml" || f.Name == "values.yaml" || strings.HasPrefix(f.Name, "templates/") && !plainCRDTemplate(f.Name, f.Data) {
 			fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Data))
 			h.Write(f.Data)
 		}
 	}
 	for _, t := range ch.Templates {
-		if strings.HasPrefix(t.Name, "templates/crds/") {
+		if plainCRDTemplate(t.Name, t.Data) {
 			fmt.Fprintf(&b, "---\n# Source: %s/%s\n%s\n", ch.Name(), t.Name, t.Data)
 		} else {
 			rest.Templates = append(rest.Templates, t)
@@ -115,7 +119,7 @@ func (r *recorder) manifest(ch *chart.Chart, dir string) (string, error) {
 	key := [sha256.Size]byte(h.Sum(nil))
 	text, ok := r.renders[key]
 	if !ok {
-		vals, err := chartutil.ToRenderValues(&rest, map[string]any{}, chartutil.ReleaseOptions{Name: recordRelease, Namespace: "default", Revision: 1, IsInstall: true}, recordCapabilities())
+		vals, err := chartutil.ToRenderValues(&rest, recordValues(ch), chartutil.ReleaseOptions{Name: recordRelease, Namespace: "default", Revision: 1, IsInstall: true}, recordCapabilities())
 		if err != nil {
 			return "", fmt.Errorf("rendering %s: %w", dir, err)
 		}
@@ -142,6 +146,23 @@ func (r *recorder) manifest(ch *chart.Chart, dir string) (string, error) {
 // gzip's default level is compressed again at the best level, which saves
 // 1.5 to 6.5 percent on charts' YAML (kuberay's, argocd-operator's).
 const recordBand = 115
+
+// plainCRDTemplate reports whether a template is a CRD that crdTemplateText
+// made, whose text stands for its rendering.
+func plainCRDTemplate(name string, data []byte) bool {
+	return strings.HasPrefix(name, "templates/crds/") && bytes.HasPrefix(data, []byte(crdInstallCondition))
+}
+
+// recordValues are the values a record is measured with: none, but for a
+// CRD chart of converted CRDs the longest release to name and a CA as
+// large as Helm's (a lookup finds nothing here).
+func recordValues(ch *chart.Chart) map[string]any {
+	vals := map[string]any{}
+	if _, ok := ch.Values["conversion"]; ok {
+		vals["conversion"] = map[string]any{"release": recordRelease, "caBundle": strings.Repeat("Q", 1600)}
+	}
+	return vals
+}
 
 // recordCapabilities is the cluster the record is rendered for.
 func recordCapabilities() *chartutil.Capabilities {
@@ -242,10 +263,12 @@ func crdChartDirs(files Files, name string) []string {
 	}
 }
 
-// packCRDs puts each CRD that a webhook does not convert into one of as
-// few CRD charts as keep every record within four fifths of the cap, by
-// the generous estimate of each CRD's templated text alone, largest first
-// (first fit). A CRD too large for a chart of its own is an error.
+// packCRDs puts each CRD into one of as few CRD charts as keep every
+// record within four fifths of the cap, by the generous estimate of each
+// CRD's templated text alone, largest first (first fit). CRDs a webhook
+// converts go to charts of their own, after the others: those charts name
+// the release whose webhook Service converts them, so they install after
+// it. A CRD too large for a chart of its own is an error.
 func (p *Project) packCRDs(texts map[string][]byte) (map[string]int, error) {
 	type item struct {
 		name string
@@ -253,31 +276,61 @@ func (p *Project) packCRDs(texts map[string][]byte) (map[string]int, error) {
 	}
 	budget := MaxReleaseRecordBytes * 4 / 5
 	converted := p.conversionCRDs()
-	var items []item
+	var plain, conv []item
 	for _, c := range p.CRDs {
-		if slices.Contains(converted, c) {
-			continue
-		}
 		text, err := crdTemplateText(texts[c.Name])
 		if err != nil {
 			return nil, fmt.Errorf("CustomResourceDefinition %s: %w", c.Name, err)
 		}
 		cost := recordEstimate(Files{"c/templates/crds/x.yaml": []byte(text)}, "c/")
 		if cost > budget {
-			return nil, fmt.Errorf("CustomResourceDefinition %s alone would make a Helm release record of about %d bytes", c.Name, cost)
+			// The estimate is generous: measure, and give a CRD that fits
+			// a chart of its own.
+			n, err := releaseRecordBytes(Files{
+				"c/Chart.yaml":            []byte("apiVersion: v2\nname: " + p.Name + "-crds\nversion: 0.0.0\n"),
+				"c/values.yaml":           []byte("crds: {install: true, keep: true}\n"),
+				"c/templates/crds/x.yaml": []byte(text),
+			}, "c/")
+			if err != nil {
+				return nil, fmt.Errorf("CustomResourceDefinition %s: %w", c.Name, err)
+			}
+			if n > MaxReleaseRecordBytes-recordHeadroom {
+				return nil, fmt.Errorf("CustomResourceDefinition %s alone would make a Helm release record of %d bytes (%d with a CRD chart's own files)", c.Name, n, n+recordHeadroom)
+			}
+			cost = budget
 		}
-		items = append(items, item{c.Name, cost})
+		if slices.Contains(converted, c) {
+			conv = append(conv, item{c.Name, cost})
+		} else {
+			plain = append(plain, item{c.Name, cost})
+		}
 	}
-	slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.cost, a.cost) })
-	var bins []int
 	out := map[string]int{}
-	for _, it := range items {
-		i := slices.IndexFunc(bins, func(used int) bool { return used+it.cost <= budget })
-		if i < 0 {
-			bins, i = append(bins, 0), len(bins)
+	first := 0
+	for _, items := range [][]item{plain, conv} {
+		slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.cost, a.cost) })
+		var bins []int
+		for _, it := range items {
+			i := slices.IndexFunc(bins, func(used int) bool { return used+it.cost <= budget })
+			if i < 0 {
+				bins, i = append(bins, 0), len(bins)
+			}
+			bins[i] += it.cost
+			out[it.name] = first + i
 		}
-		bins[i] += it.cost
-		out[it.name] = i
+		first += len(bins)
 	}
 	return out, nil
+}
+
+// conversionCharts are the indexes of the packed CRD charts that hold CRDs
+// a webhook converts.
+func (p *Project) conversionCharts(crdCharts map[string]int) map[int]bool {
+	out := map[int]bool{}
+	for _, c := range p.conversionCRDs() {
+		if i, ok := crdCharts[c.Name]; ok {
+			out[i] = true
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,14 +68,7 @@ func TestReleaseRecordChoosesALayout(t *testing.T) {
 				if !strings.HasPrefix(root, "charts/") {
 					continue
 				}
-				files := Files{}
-				_ = filepath.WalkDir(filepath.Join(out, root), func(p string, d os.DirEntry, err error) error {
-					if err == nil && !d.IsDir() {
-						rel, _ := filepath.Rel(out, p)
-						files[filepath.ToSlash(rel)] = readFile(t, p)
-					}
-					return err
-				})
+				files := readChart(t, out, root)
 				n, err := releaseRecordBytes(files, root+"/")
 				if err != nil {
 					t.Fatal(err)
@@ -102,11 +96,27 @@ func TestReleaseRecordTooLargeForTheLayoutAsked(t *testing.T) {
 }
 
 // CRDs too large for any layout are refused, naming the sizes: helm
-// install would fail.
+// install would fail. CRDs of documentation-like text fit a chart each
+// (TestReleaseRecordChoosesALayout); one of text that compresses poorly
+// fits no record even alone.
 func TestReleaseRecordTooLargeForEveryLayout(t *testing.T) {
-	dir := withBigCRDs(t, 4, 1400<<10)
+	dir := withBigCRDs(t, 2, 1000<<10)
+	r := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	b.WriteString(strings.Replace(testproject.BigCRD("bigsz", "big.example.com", 0), "kind: Bigbigsz", "kind: Bigsz", 1))
+	for i := 0; b.Len() < 1400<<10; i++ {
+		fmt.Fprintf(&b, "              field%d:\n                type: string\n                description: \"", i)
+		for range 200 {
+			b.WriteByte(byte('a' + r.IntN(26)))
+		}
+		b.WriteString("\"\n")
+	}
+	mustWrite(t, filepath.Join(dir, "config", "crd", "bases", "bigsz.yaml"), b.String())
+	testproject.Edit(t, filepath.Join(dir, "config", "crd", "kustomization.yaml"), func(s string) string {
+		return strings.Replace(s, "resources:\n", "resources:\n- bases/bigsz.yaml\n", 1)
+	})
 	_, err := Package(t.Context(), dir, PackageOptions{Out: t.TempDir()})
-	if err == nil || !containsAll(err.Error(), []string{"charts/sample-operator", "--crds templated a Helm release record would be", "--crds crds-dir", "alone would make a Helm release record", "in every layout", "maxDescLen"}) {
+	if err == nil || !containsAll(err.Error(), []string{"charts/sample-operator", "--crds templated a Helm release record would be", "--crds crds-dir", "CustomResourceDefinition bigsz.big.example.com alone would make a Helm release record of", "in every layout", "maxDescLen"}) {
 		t.Fatalf("error %v", err)
 	}
 }
