@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/baseline"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -33,7 +34,7 @@ func TestGrantPolicy(t *testing.T) {
 		// What the controller puts in a tenant namespace (actor.go).
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: ActorRole, Namespace: "ns-a"}, Rules: []rbacv1.PolicyRule{guardrailBypass}},
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: KindsRole, Namespace: "ns-a"},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"kv.opctl.dev"}, Resources: []string{"kvstores"}, Verbs: guard.OwnKindVerbs}}},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"kv.opctl.dev"}, Resources: []string{"kvstores"}, Verbs: baseline.OwnKindVerbs}}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "platform-monitoring"}, AggregationRule: &rbacv1.AggregationRule{
 			ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"example.com/monitoring": "true"}}}}},
 	).Build()
