@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"helm.sh/helm/v3/pkg/chart"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -83,7 +84,11 @@ func checkTenantReady(c *Check, r *Report, in *chartInput) {
 			continue
 		}
 		if !slices.Contains(tenantKinds, kind) && (packaging.ClusterScopedKind(group, kind) || clusterKinds[group+"/"+kind]) {
-			r.add(c, againstBaseline+"cluster-scoped "+kind+" "+o.obj.GetName()+" is refused", o.template, id)
+			msg := againstBaseline + "cluster-scoped " + kind + " " + o.obj.GetName() + " is refused"
+			if v := templateGate(in.chart, o.template); v != "" {
+				msg += "; " + v + "=false leaves it out"
+			}
+			r.add(c, msg, o.template, id)
 		}
 	}
 	for _, w := range rd.workloads {
@@ -93,6 +98,17 @@ func checkTenantReady(c *Check, r *Report, in *chartInput) {
 		}
 		r.add(c, fmt.Sprintf("%sits pods meet Pod Security %s, not restricted, which every tenant namespace enforces: %s", againstBaseline, res.Level, res.Refusals[podsecurity.Restricted]), w.template, w.id)
 	}
+}
+
+// templateGate is the value that turns off the template of ch at path
+// (contract.Gate); "" when none does.
+func templateGate(ch *chart.Chart, path string) string {
+	for _, t := range ch.Templates {
+		if t.Name == path {
+			return contract.Gate(t.Data)
+		}
+	}
+	return ""
 }
 
 // beyondBaseline lists, as "verbs on group/resource[/names]", what rules

@@ -24,6 +24,7 @@ func TestTenantReady(t *testing.T) {
 		{golden + "watchenv/charts/watchenv", nil},
 		{golden + "allns/charts/allns", []string{"the manager reads no watch-namespace setting (opctl.dev/watch-namespace: none)"}},
 		{golden + "hostnetwork/charts/hostnetwork", []string{"its pods meet Pod Security privileged, not restricted, which every tenant namespace enforces: host namespaces (hostNetwork=true)"}},
+		{golden + "aggregated/charts/agg-operator", []string{"cluster-scoped APIService v1alpha1.metrics.agg.example.com is refused; apiService.enabled=false leaves it out"}},
 		{golden + "workloads/charts/fleet-operator", []string{
 			"cluster-scoped Fleet ", "cluster-scoped PriorityClass ",
 			"grants cluster-wide get,list,watch,update,patch on fleet.example.com/fleets",

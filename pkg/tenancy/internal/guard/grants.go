@@ -60,6 +60,9 @@ type GrantPolicy struct {
 	// tenant-network-policies guardrail, which the controller bypasses).
 	Tenant              string
 	LockNetworkPolicies bool
+	// Gates map a template, by its Helm source, to the value that turns
+	// it off (TemplateGates), for a refusal to name.
+	Gates map[string]string
 }
 
 // OwnerRole is the ClusterRole a tenant's owners hold in its namespaces:
@@ -111,7 +114,7 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 		}
 		gvk := d.Obj.GroupVersionKind()
 		if clusterScoped, known := ScopeOf(g.Mapper, gvk); known && clusterScoped && !clusterKindsAllowed[gvk.GroupKind()] {
-			out = append(out, fmt.Sprintf("%s %s is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations", gvk.Kind, d.Obj.GetName()))
+			out = append(out, fmt.Sprintf("%s %s is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations%s", gvk.Kind, d.Obj.GetName(), g.turnOff(d)))
 			continue
 		}
 		if gvk.Group == "admissionregistration.k8s.io" && strings.HasSuffix(gvk.Kind, "WebhookConfiguration") {
