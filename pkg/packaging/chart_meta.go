@@ -197,10 +197,14 @@ It watches: {{ default "all namespaces" (include "CHART.watchNamespaces" .) }}.
 func crdChart(files Files, p *Project, chartDir string, conversion bool) error {
 	dir := chartDir + "/"
 	name := path.Base(chartDir)
-	b, err := yaml.Marshal(map[string]any{
+	meta := map[string]any{
 		"apiVersion": "v2", "name": name, "version": p.Version, "appVersion": p.Version,
 		"type": "application", "description": "CustomResourceDefinitions of " + p.Name + ", installed once per cluster.",
-	})
+	}
+	if conversion {
+		meta["annotations"] = map[string]string{contract.RequiredValues: "conversion.release"}
+	}
+	b, err := yaml.Marshal(meta)
 	if err != nil {
 		return err
 	}
