@@ -63,44 +63,122 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 	// then crds/ (the CRDs once in the record), then the CRDs packed into
 	// as many charts of their own as their records need.
 	var tried []string
-	records := new(recorder)
+	l := &layouts{p: p, opts: opts, records: new(recorder), tries: map[string]*layoutTry{}}
 	for _, mode := range []string{CRDsTemplated, CRDsDir, crdsPacked} {
-		opts.CRDs, opts.convertedTemplated = mode, true
-		if mode == crdsPacked {
-			a, err := p.analyze()
-			if err != nil {
+		if mode == CRDsTemplated {
+			// The templated record holds the CRDs twice, the crds/ one
+			// once and the rest alike: when the crds/ one does not fit,
+			// neither does this, which is not measured.
+			if over, err := l.dirOver(); err != nil {
 				return nil, nil, err
+			} else if over > 0 {
+				tried = append(tried, fmt.Sprintf("with --crds %s a Helm release record would be over %d bytes", mode, over))
+				continue
 			}
-			if opts.crdCharts, err = p.packCRDs(a.crdTexts); err != nil {
-				tried = append(tried, err.Error())
-				break
-			}
-			opts.CRDs = CRDsSeparateChart
 		}
-		files, warnings, err := p.chart(opts)
-		if err != nil {
+		t := l.try(mode)
+		if t.packErr != nil {
+			tried = append(tried, t.packErr.Error())
+			break
+		}
+		if t.err != nil {
 			if len(tried) > 0 { // a layout the CRDs cannot take (conversion webhooks)
 				break
 			}
-			return nil, nil, err
+			return nil, nil, t.err
 		}
-		n, err := p.recordFits(records, files, opts.CRDs)
-		if err == nil {
+		if t.fitErr == nil {
+			warnings := t.warnings
 			if len(tried) > 0 {
 				how := "uses --crds " + mode + " instead" + layoutNote[mode]
 				if mode == crdsPacked {
-					how = p.packedHow(files, opts.crdCharts)
+					how = p.packedHow(t.files, t.crdCharts)
 				}
 				warnings = append(warnings, fmt.Sprintf("%s, over the %d bytes a Secret holds, so helm install would fail: the chart %s", strings.Join(tried, "; "), MaxReleaseRecordBytes, how))
 			}
-			return files, warnings, nil
+			return t.files, warnings, nil
 		}
-		if n == 0 {
-			return nil, nil, err
+		if t.n == 0 {
+			return nil, nil, t.fitErr
 		}
-		tried = append(tried, fmt.Sprintf("with --crds %s a Helm release record would be %d bytes", mode, n))
+		tried = append(tried, fmt.Sprintf("with --crds %s a Helm release record would be %d bytes", mode, t.n))
 	}
 	return nil, nil, fmt.Errorf("%s/%s: %s, over the %d bytes a Secret holds, so helm install would fail in every layout: trim the CRDs' descriptions (controller-gen crd:maxDescLen=0)", chartsDir, p.Name, strings.Join(tried, "; "), MaxReleaseRecordBytes)
+}
+
+// layouts renders and measures the chart in each CRD layout once.
+type layouts struct {
+	p       *Project
+	opts    ChartOptions
+	records *recorder
+	tries   map[string]*layoutTry
+}
+
+// layoutTry is the chart in one layout and whether its records fit.
+type layoutTry struct {
+	files     Files
+	warnings  []string
+	crdCharts map[string]int
+	n         int    // the size of the first record over the cap
+	fitErr    error  // the records do not fit (n > 0), or measuring failed
+	err       error  // the chart could not be rendered in this layout
+	packErr   error  // the CRDs could not be packed
+	crds      string // the --crds mode rendered
+	measured  bool
+}
+
+// try renders and measures the chart in mode.
+func (l *layouts) try(mode string) *layoutTry {
+	t := l.build(mode)
+	if !t.measured && t.err == nil && t.packErr == nil {
+		t.measured = true
+		t.n, t.fitErr = l.p.recordFits(l.records, t.files, t.crds)
+	}
+	return t
+}
+
+// build renders the chart in mode.
+func (l *layouts) build(mode string) *layoutTry {
+	if t, ok := l.tries[mode]; ok {
+		return t
+	}
+	t := &layoutTry{}
+	l.tries[mode] = t
+	opts := l.opts
+	opts.CRDs, opts.convertedTemplated = mode, true
+	if mode == crdsPacked {
+		a, err := l.p.analyze()
+		if err != nil {
+			t.err = err
+			return t
+		}
+		if opts.crdCharts, t.packErr = l.p.packCRDs(a.crdTexts); t.packErr != nil {
+			return t
+		}
+		opts.CRDs, t.crdCharts = CRDsSeparateChart, opts.crdCharts
+	}
+	t.crds = opts.CRDs
+	t.files, t.warnings, t.err = l.p.chart(opts)
+	return t
+}
+
+// dirOver is the size of the crds/ layout's record when it does not fit
+// and the templated layout's would need measuring, else 0.
+func (l *layouts) dirOver() (int, error) {
+	a, err := l.p.analyze()
+	if err != nil {
+		return 0, err
+	}
+	if crdTextBytes(a.crdTexts) < recordCheckBytes {
+		return 0, nil
+	}
+	if t := l.build(CRDsTemplated); t.err != nil || recordEstimate(t.files, chartsDir+"/"+l.p.Name+"/") <= MaxReleaseRecordBytes*4/5 {
+		return 0, nil // measured, or refused, as the templated layout
+	}
+	if t := l.try(CRDsDir); t.err == nil && t.fitErr != nil && t.n > 0 {
+		return t.n, nil
+	}
+	return 0, nil
 }
 
 // packedHow says how to install the packed CRD charts: those of CRDs a
