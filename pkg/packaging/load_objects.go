@@ -8,10 +8,13 @@ import (
 )
 
 // overlayObject is one object of the kustomize build, as the API machinery
-// holds it. It is decoded from krusty's node tree directly, with the values
-// a JSON round trip through the node's YAML would give (integral numbers
-// int64, others float64); anything such a round trip would treat otherwise
-// (a non-string key, a non-finite number, a time, binary data, no kind)
+// holds it. It is decoded from krusty's node tree directly, integral
+// numbers as int64 and others as float64 as a JSON decoding gives them.
+// The round trip it replaces (the node encoded to YAML, decoded, encoded to
+// JSON and decoded again) also changed values: a folded scalar's line
+// before a more-indented line gained a blank line, which the YAML
+// specification does not give. Anything JSON would treat otherwise (a
+// non-string key, a non-finite number, a time, binary data, no kind)
 // takes that round trip.
 func overlayObject(rn *kyaml.RNode) (*unstructured.Unstructured, error) {
 	if m, err := rn.Map(); err == nil {

@@ -9,7 +9,8 @@ import (
 )
 
 // An overlay object decoded from krusty's nodes is the object the JSON
-// round trip through its YAML makes, or the same error.
+// round trip through its YAML makes, or the same error; a folded scalar
+// with a more-indented line holds what the YAML specification says.
 func TestOverlayObjectIsTheJSONRoundTrip(t *testing.T) {
 	tests := []struct{ name, doc string }{
 		{"plain", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata: {k: v}\n"},
@@ -22,6 +23,19 @@ func TestOverlayObjectIsTheJSONRoundTrip(t *testing.T) {
 		{"infinity", "apiVersion: v1\nkind: X\nspec: {inf: .inf, nan: .nan}\n"},
 		{"no kind", "apiVersion: v1\nmetadata: {name: a}\n"},
 		{"a list kind", "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n  metadata: {name: a}\n"},
+	}
+	// The YAML specification's example 8.10: a line break before a
+	// more-indented line is kept, not doubled (the round trip doubled it).
+	rn, err := kyaml.Parse("apiVersion: v1\nkind: X\nspec:\n  e: >-\n    a &&\n      (b)\n    c\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := overlayObject(rn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _, _ := unstructured.NestedString(u.Object, "spec", "e"); got != "a &&\n  (b)\nc" {
+		t.Errorf("folded scalar %q, want %q", got, "a &&\n  (b)\nc")
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
