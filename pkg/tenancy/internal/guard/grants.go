@@ -493,6 +493,24 @@ func (g GrantPolicy) webhookTargets(u *unstructured.Unstructured) []string {
 		if ns, ok, _ := unstructured.NestedString(m, "clientConfig", "service", "namespace"); ok && !slices.Contains(g.Namespaces, ns) {
 			out = append(out, fmt.Sprintf("%s %s: webhook %s calls a Service in namespace %s, outside the tenant", u.GetKind(), u.GetName(), name, ns))
 		}
+		if own := ownMatchConditions(m); len(own) > 0 {
+			out = append(out, fmt.Sprintf("%s %s: webhook %s has matchConditions of its own (%s): the API server would run the tenant's CEL for every request its rules match, all of a webhook's conditions within one cost budget, which they can spend (seconds of the API server's CPU a request, or under failurePolicy Fail a refusal of the platform's writes); a tenant's webhook may filter with its rules and selectors only",
+				u.GetKind(), u.GetName(), name, strings.Join(own, ", ")))
+		}
+	}
+	return out
+}
+
+// ownMatchConditions names the matchConditions of a webhook but the one
+// NarrowWebhooks adds (which it replaces whatever a chart says).
+func ownMatchConditions(hook map[string]any) []string {
+	conds, _ := hook["matchConditions"].([]any)
+	var out []string
+	for _, c := range conds {
+		m, _ := c.(map[string]any)
+		if name, _ := m["name"].(string); name != TenantRequestsCondition {
+			out = append(out, name)
+		}
 	}
 	return out
 }
