@@ -34,6 +34,9 @@ type chartInput struct {
 	dir     string
 	chart   *chart.Chart
 	renders []chartRender
+	// standIns are values for what the chart requires the user to set
+	// (standIns); every render and lint has them.
+	standIns map[string]any
 }
 
 func (*chartInput) kind() string { return KindChart }
@@ -41,9 +44,10 @@ func (*chartInput) kind() string { return KindChart }
 // chartRender is one render of the chart.
 type chartRender struct {
 	// vals are the values given, nil for the defaults; err says why the
-	// render failed.
-	vals map[string]any
-	err  error
+	// render failed. namespace marks the render with rbac.scope=namespace.
+	vals      map[string]any
+	namespace bool
+	err       error
 	objs []rendered
 	// workloads are the objects that run pods; pdbs the
 	// PodDisruptionBudgets.
@@ -52,7 +56,33 @@ type chartRender struct {
 }
 
 // namespaceScope reports the render with rbac.scope=namespace.
-func (rd *chartRender) namespaceScope() bool { return rd.vals != nil }
+func (rd *chartRender) namespaceScope() bool { return rd.namespace }
+
+// standInImage is the image validate renders for an image the chart
+// requires (images.<name>, of a ko:// reference): pinned, so the image
+// checks judge the chart, not the stand-in.
+const standInImage = "registry.invalid/stand-in@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+// standIns are values for what a chart of opctl package requires the user
+// to set: the project's placeholders (placeholders.VAR) and ko images
+// (images.<name>) that have no default. The checks render with them, as a
+// user must install with them.
+func standIns(c *chart.Chart) map[string]any {
+	out := map[string]any{}
+	for group, val := range map[string]string{"placeholders": "stand-in", "images": standInImage} {
+		m, _ := c.Values[group].(map[string]any)
+		set := map[string]any{}
+		for k, v := range m {
+			if v == "" || v == nil {
+				set[k] = val
+			}
+		}
+		if len(set) > 0 {
+			out[group] = set
+		}
+	}
+	return out
+}
 
 // workload is a rendered object that runs pods.
 type workload struct {
@@ -72,13 +102,17 @@ func ValidateChart(dir string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a loadable Helm chart: %w", dir, err)
 	}
-	in := &chartInput{dir: dir, chart: c}
+	in := &chartInput{dir: dir, chart: c, standIns: standIns(c)}
 	sets := []map[string]any{nil}
 	if rbac, ok := c.Values["rbac"].(map[string]any); ok && rbac["scope"] != nil {
 		sets = append(sets, map[string]any{"rbac": map[string]any{"scope": "namespace"}})
 	}
 	for _, vals := range sets {
-		in.renders = append(in.renders, newRender(c, vals))
+		all := maps.Clone(in.standIns)
+		maps.Copy(all, vals)
+		rd := newRender(c, all)
+		rd.vals, rd.namespace = vals, vals != nil
+		in.renders = append(in.renders, rd)
 	}
 	r := &Report{Path: dir, Kind: KindChart, Findings: []Finding{}}
 	runChecks(r, in)
