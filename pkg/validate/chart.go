@@ -48,7 +48,7 @@ type chartRender struct {
 	vals      map[string]any
 	namespace bool
 	err       error
-	objs []rendered
+	objs      []rendered
 	// workloads are the objects that run pods; pdbs the
 	// PodDisruptionBudgets.
 	workloads []workload
