@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"opctl.dev/opctl/pkg/packaging"
 )
 
 type tools struct{ opctl, helm3, helm4 string }
@@ -228,16 +228,15 @@ func (s summary) String(installed bool) string {
 
 // buildTimeRefs are what a release build of a project resolves, left in
 // objects: ko:// image references and ${VAR} placeholders (envsubst,
-// clusterctl) anywhere outside the CRDs, whose descriptions may show them
-// as text.
+// clusterctl) outside the CRDs, whose descriptions may show them as text,
+// found as opctl package finds them.
 func buildTimeRefs(objs []*unstructured.Unstructured) []string {
 	var out []string
 	for _, o := range objs {
 		if o.GetKind() == "CustomResourceDefinition" {
 			continue
 		}
-		b, _ := json.Marshal(o.Object)
-		for _, m := range buildTimeRef.FindAllString(string(b), -1) {
+		for _, m := range packaging.PlaceholdersIn(o.Object) {
 			if !contains(out, m) {
 				out = append(out, m)
 			}
@@ -245,5 +244,3 @@ func buildTimeRefs(objs []*unstructured.Unstructured) []string {
 	}
 	return out
 }
-
-var buildTimeRef = regexp.MustCompile(`ko://[^"]+|\$\{[A-Za-z_][A-Za-z0-9_]*[^}"]*\}`)

@@ -66,12 +66,13 @@ func TestPlaceholderValues(t *testing.T) {
 
 func TestBuildTimeRefs(t *testing.T) {
 	cm := obj("ConfigMap", "settings", nil)
-	cm.Object["data"] = map[string]any{"image": "${REGISTRY}/x:${TAG:=v1}", "helper": "ko://example.com/x/cmd/helper"}
+	cm.Object["data"] = map[string]any{"image": "${REGISTRY}/x:${TAG:=v1}", "helper": "ko://example.com/x/cmd/helper", "script.sh": "#!/bin/sh\ncd ${HOME}\n"}
+	cm.Object["command"] = []any{"sh", "-c", "exec /manager --home=${HOME}"}
 	crd := obj("CustomResourceDefinition", "widgets.example.com", nil)
 	crd.Object["spec"] = map[string]any{"description": "as in ${SIZE}"}
 	got := buildTimeRefs([]*unstructured.Unstructured{crd, cm})
 	slices.Sort(got)
 	if want := []string{"${REGISTRY}", "${TAG:=v1}", "ko://example.com/x/cmd/helper"}; !slices.Equal(got, want) {
-		t.Errorf("buildTimeRefs = %q, want %q (the CRD's text left)", got, want)
+		t.Errorf("buildTimeRefs = %q, want %q (the CRD's text, the scripts left)", got, want)
 	}
 }

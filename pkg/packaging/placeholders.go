@@ -80,7 +80,7 @@ func (p *Project) scanPlaceholders() ([]Placeholder, []KoImage) {
 	byVar := map[string]*Placeholder{}
 	var kos []string
 	for _, o := range p.placeholderSources() {
-		walkStrings(o.Object, func(s string) {
+		placeholderStrings(o.Object, func(s string) string {
 			for _, m := range placeholderPattern.FindAllStringSubmatch(s, -1) {
 				ph := byVar[m[1]]
 				if ph == nil {
@@ -99,6 +99,7 @@ func (p *Project) scanPlaceholders() ([]Placeholder, []KoImage) {
 					kos = append(kos, k)
 				}
 			}
+			return s
 		})
 	}
 	var phs []Placeholder
@@ -123,20 +124,55 @@ func (p *Project) scanPlaceholders() ([]Placeholder, []KoImage) {
 	return phs, out
 }
 
-// walkStrings calls f with every string value in v.
-func walkStrings(v any, f func(string)) {
+// placeholderStrings replaces every string of v that may hold a
+// placeholder with f of it, writing to v only where f changes one (the
+// chart and the bundle scan the same objects side by side). Scripts and documents are not: a string of
+// several lines (a Grafana dashboard's ${datasource}, a config file) or
+// one after "-c" in a list (sh -c '…${HOME}…') is the program's own.
+func placeholderStrings(v any, f func(string) string) {
 	switch t := v.(type) {
-	case string:
-		f(t)
 	case map[string]any:
-		for _, e := range t {
-			walkStrings(e, f)
+		for k, e := range t {
+			if s, ok := e.(string); ok {
+				if strings.Contains(s, "\n") {
+					continue
+				}
+				if r := f(s); r != s {
+					t[k] = r
+				}
+				continue
+			}
+			placeholderStrings(e, f)
 		}
 	case []any:
-		for _, e := range t {
-			walkStrings(e, f)
+		for i, e := range t {
+			if s, ok := e.(string); ok {
+				if !strings.Contains(s, "\n") && (i == 0 || t[i-1] != "-c") {
+					if r := f(s); r != s {
+						t[i] = r
+					}
+				}
+				continue
+			}
+			placeholderStrings(e, f)
 		}
 	}
+}
+
+// PlaceholdersIn lists the placeholders and ko images in obj, as
+// opctl package finds them, in order of appearance; a caller skips the
+// CRDs.
+func PlaceholdersIn(obj map[string]any) []string {
+	var out []string
+	placeholderStrings(obj, func(s string) string {
+		for _, m := range slices.Concat(placeholderPattern.FindAllString(s, -1), koPattern.FindAllString(s, -1)) {
+			if !slices.Contains(out, m) {
+				out = append(out, m)
+			}
+		}
+		return s
+	})
+	return out
 }
 
 // hasPlaceholder reports a string the chart fills from values.
@@ -190,35 +226,21 @@ func (p *Project) fillBundle(files Files, dir string) ([]string, error) {
 			continue
 		}
 		changed := false
-		var fill func(v any) any
-		fill = func(v any) any {
-			switch t := v.(type) {
-			case string:
-				for _, k := range koPattern.FindAllString(t, -1) {
-					if !slices.Contains(kos, k) {
-						kos = append(kos, k)
-					}
-				}
-				s, l := substitute(t, known, p.setEnv)
-				for _, v := range l {
-					if !slices.Contains(left, v) {
-						left = append(left, v)
-					}
-				}
-				changed = changed || s != t
-				return s
-			case map[string]any:
-				for k, e := range t {
-					t[k] = fill(e)
-				}
-			case []any:
-				for i, e := range t {
-					t[i] = fill(e)
+		placeholderStrings(obj, func(s string) string {
+			for _, k := range koPattern.FindAllString(s, -1) {
+				if !slices.Contains(kos, k) {
+					kos = append(kos, k)
 				}
 			}
-			return v
-		}
-		fill(obj)
+			out, l := substitute(s, known, p.setEnv)
+			for _, v := range l {
+				if !slices.Contains(left, v) {
+					left = append(left, v)
+				}
+			}
+			changed = changed || out != s
+			return out
+		})
 		if changed {
 			if err := put(files, path, obj); err != nil {
 				return nil, err

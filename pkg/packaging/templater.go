@@ -285,27 +285,15 @@ func (t *templater) conditionalItem(item map[string]any, cond string) map[string
 	return map[string]any{tok: ""}
 }
 
-// fillPlaceholders renders every string of v that holds a placeholder
+// fillPlaceholders renders every string of obj that holds a placeholder
 // through the chart's placeholders helper, quoted.
-func (t *templater) fillPlaceholders(v any) {
-	switch c := v.(type) {
-	case map[string]any:
-		for k, e := range c {
-			if s, ok := e.(string); ok && hasPlaceholder(s) {
-				c[k] = t.token(t.filled(strconv.Quote(s)))
-				continue
-			}
-			t.fillPlaceholders(e)
+func (t *templater) fillPlaceholders(obj map[string]any) {
+	placeholderStrings(obj, func(s string) string {
+		if !hasPlaceholder(s) {
+			return s
 		}
-	case []any:
-		for i, e := range c {
-			if s, ok := e.(string); ok && hasPlaceholder(s) {
-				c[i] = t.token(t.filled(strconv.Quote(s)))
-				continue
-			}
-			t.fillPlaceholders(e)
-		}
-	}
+		return t.token(t.filled(strconv.Quote(s)))
+	})
 }
 
 // filled is the action rendering the string expression expr with its
