@@ -217,3 +217,29 @@ func TestNoPlaceholdersNoHelper(t *testing.T) {
 		t.Errorf("a project without placeholders got the helper or %v", res.Placeholders)
 	}
 }
+
+// A manager image built by ko is the required images.<name> value; the
+// image.* values are then unused, and say so.
+func TestKoManagerImage(t *testing.T) {
+	const ko = "ko://example.com/phdemo/cmd/manager"
+	out, res := packageTo(t, placeholdersDir, PackageOptions{Load: Options{Image: ko}})
+	dir := filepath.Join(out, "charts", "phdemo")
+	vals := requiredPlaceholders()
+	vals["images"].(map[string]any)["manager"] = "registry.example/team/manager@sha256:0123"
+	var d appsv1.Deployment
+	renderedObject(t, render(t, dir, "ns", vals), "Deployment", "controller-manager", &d)
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != "registry.example/team/manager@sha256:0123" {
+		t.Errorf("manager image %q, want images.manager", got)
+	}
+	delete(vals["images"].(map[string]any), "manager")
+	if _, err := renderErr(dir, "ns", vals); err == nil || !strings.Contains(err.Error(), "images.manager is required: the project's manifests name "+ko) {
+		t.Errorf("without images.manager: %v, want an error naming it and the ko path", err)
+	}
+	values := string(readFile(t, filepath.Join(dir, "values.yaml")))
+	if !strings.Contains(values, "Unused: the project's release builds the operator image with ko ("+ko+")") {
+		t.Errorf("values.yaml does not say image.repository is unused:\n%s", values)
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, ko) && strings.Contains(w, "--image") }) {
+		t.Errorf("warnings %q: want one naming %s", res.Warnings, ko)
+	}
+}
