@@ -98,7 +98,7 @@ func TestGoldenProjects(t *testing.T) {
 		{"hostnetwork", PackageOptions{}, 3, "does not set: icon (a warning);"},
 		// envsubst placeholders and a ko:// image: chart values, bundle
 		// warnings.
-		{"placeholders", PackageOptions{}, 5, "does not set: icon (a warning);"},
+		{"placeholders", PackageOptions{}, 4, "does not set: icon (a warning);"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

@@ -1,5 +1,0 @@
-module example.com/phdemo
-
-go 1.24
-
-require sigs.k8s.io/controller-runtime v0.24.1
