@@ -273,14 +273,14 @@ func placeholderHelper(chart string, phs []Placeholder, kos []KoImage) string {
 			case ":=", ":-":
 				val = fmt.Sprintf("(default %s %s)", strconv.Quote(g[3]), val)
 			case "":
-				msg := fmt.Sprintf("placeholders.%s is required: the project's manifests use %s, which its release step fills; set it with --set placeholders.%s=...", ph.Var, use, ph.Var)
+				msg := fmt.Sprintf("placeholders.%s is required: the project's manifests use %s, which its release step fills; set it with --set-string placeholders.%s=...", ph.Var, use, ph.Var)
 				val = fmt.Sprintf("(required %s %s)", strconv.Quote(msg), val)
 			}
 			fmt.Fprintf(&b, "{{- if contains %s $s }}{{ $s = replace %s (%s | toString) $s }}{{ end -}}\n", strconv.Quote(use), strconv.Quote(use), val)
 		}
 	}
 	for _, k := range kos {
-		msg := fmt.Sprintf("images.%s is required: the project's manifests name %s, an image its release builds with ko; set it with --set images.%s=<image>", k.Name, k.Ref, k.Name)
+		msg := fmt.Sprintf("images.%s is required: the project's manifests name %s, an image its release builds with ko; set it with --set-string images.%s=<image>", k.Name, k.Ref, k.Name)
 		val := fmt.Sprintf("(required %s (index $i %q))", strconv.Quote(msg), k.Name)
 		fmt.Fprintf(&b, "{{- if contains %s $s }}{{ $s = replace %s (%s | toString) $s }}{{ end -}}\n", strconv.Quote(k.Ref), strconv.Quote(k.Ref), val)
 	}
@@ -349,6 +349,6 @@ func placeholderReadme(b *bytes.Buffer, p *Project) {
 		set = append(set, "images."+k.Name+"=<image>")
 	}
 	if len(set) > 0 {
-		fmt.Fprintf(b, "\nInstall with the required ones set: `--set %s`.\n", strings.Join(set, ","))
+		fmt.Fprintf(b, "\nInstall with the required ones set (strings, as the schema wants): `--set-string %s`.\n", strings.Join(set, ","))
 	}
 }

@@ -85,12 +85,12 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $v := (index . 0).Values.placeholders | default (dict) -}}
 {{- $i := (index . 0).Values.images | default (dict) -}}
 {{- $s := index . 1 | toString -}}
-{{- if contains "${CLUSTER_NAME}" $s }}{{ $s = replace "${CLUSTER_NAME}" ((required "placeholders.CLUSTER_NAME is required: the project's manifests use ${CLUSTER_NAME}, which its release step fills; set it with --set placeholders.CLUSTER_NAME=..." (index $v "CLUSTER_NAME")) | toString) $s }}{{ end -}}
+{{- if contains "${CLUSTER_NAME}" $s }}{{ $s = replace "${CLUSTER_NAME}" ((required "placeholders.CLUSTER_NAME is required: the project's manifests use ${CLUSTER_NAME}, which its release step fills; set it with --set-string placeholders.CLUSTER_NAME=..." (index $v "CLUSTER_NAME")) | toString) $s }}{{ end -}}
 {{- if contains "${LEADER_NAMESPACE:=kube-system}" $s }}{{ $s = replace "${LEADER_NAMESPACE:=kube-system}" ((default "kube-system" (index $v "LEADER_NAMESPACE")) | toString) $s }}{{ end -}}
 {{- if contains "${LOG_FORMAT:-json}" $s }}{{ $s = replace "${LOG_FORMAT:-json}" ((default "json" (index $v "LOG_FORMAT")) | toString) $s }}{{ end -}}
 {{- if contains "${LOG_LEVEL=info}" $s }}{{ $s = replace "${LOG_LEVEL=info}" ((ternary (index $v "LOG_LEVEL") "info" (hasKey $v "LOG_LEVEL")) | toString) $s }}{{ end -}}
-{{- if contains "${REGISTRY}" $s }}{{ $s = replace "${REGISTRY}" ((required "placeholders.REGISTRY is required: the project's manifests use ${REGISTRY}, which its release step fills; set it with --set placeholders.REGISTRY=..." (index $v "REGISTRY")) | toString) $s }}{{ end -}}
+{{- if contains "${REGISTRY}" $s }}{{ $s = replace "${REGISTRY}" ((required "placeholders.REGISTRY is required: the project's manifests use ${REGISTRY}, which its release step fills; set it with --set-string placeholders.REGISTRY=..." (index $v "REGISTRY")) | toString) $s }}{{ end -}}
 {{- if contains "${TAG:=v1}" $s }}{{ $s = replace "${TAG:=v1}" ((default "v1" (index $v "TAG")) | toString) $s }}{{ end -}}
-{{- if contains "ko://example.com/phdemo/cmd/helper" $s }}{{ $s = replace "ko://example.com/phdemo/cmd/helper" ((required "images.helper is required: the project's manifests name ko://example.com/phdemo/cmd/helper, an image its release builds with ko; set it with --set images.helper=<image>" (index $i "helper")) | toString) $s }}{{ end -}}
+{{- if contains "ko://example.com/phdemo/cmd/helper" $s }}{{ $s = replace "ko://example.com/phdemo/cmd/helper" ((required "images.helper is required: the project's manifests name ko://example.com/phdemo/cmd/helper, an image its release builds with ko; set it with --set-string images.helper=<image>" (index $i "helper")) | toString) $s }}{{ end -}}
 {{- $s -}}
 {{- end }}
