@@ -2,15 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"opctl.dev/opctl/pkg/packaging"
 )
 
 type tools struct{ opctl, helm3, helm4 string }
@@ -87,11 +87,6 @@ func check(ctx context.Context, t tools, corpus, dir string, p project, doInstal
 		return r
 	}
 	r.objects = len(ref)
-	if imgs := buildTimeImages(ref); len(imgs) > 0 {
-		// The project's release build fills these in (ko, envsubst): the
-		// checks run, but the row is not counted for or against opctl.
-		r.incomplete = "placeholders the project's release build fills in (ko, envsubst, clusterctl): " + strings.Join(imgs, ", ")
-	}
 
 	out := filepath.Join(dir, "out")
 	res, err := opctlPackage(t.opctl, projDir, p.Overlay, out)
@@ -100,13 +95,20 @@ func check(ctx context.Context, t tools, corpus, dir string, p project, doInstal
 	}
 	r.warnings = len(res.Warnings)
 	charts, bundles := res.charts(out), res.bundles(out)
-	r.set("lint3", lint(t.helm3, charts))
-	r.set("lint4", lint(t.helm4, charts))
+	// The values the chart requires for the project's placeholders
+	// (${VAR}, ko://), as a user installs it.
+	set := res.requiredValues()
+	r.set("lint3", lint(t.helm3, charts, set...))
+	r.set("lint4", lint(t.helm4, charts, set...))
 
-	rendered, err := template(t.helm3, release, "corpus", charts)
+	rendered, err := template(t.helm3, release, "corpus", charts, set...)
 	if r.set("names", err) {
 		if bad := checkNames(rendered); len(bad) > 0 {
 			r.set("names", fmt.Errorf("%d names over their limits: %s", len(bad), strings.Join(bad[:min(3, len(bad))], "; ")))
+		}
+		// Packaged means placeholders became values.
+		if left := buildTimeRefs(rendered); len(left) > 0 {
+			r.set("package", fmt.Errorf("the chart renders placeholders the project's release step fills (ko, envsubst, clusterctl): %s", strings.Join(left, ", ")))
 		}
 	}
 	errs, err := validate(t.opctl, append(bundles, charts...), p.has("sdk-basecsv"))
@@ -119,9 +121,9 @@ func check(ctx context.Context, t tools, corpus, dir string, p project, doInstal
 	if _, err := opctlPackage(t.opctl, projDir, p.Overlay, out2); r.set("rerun", err) {
 		r.set("rerun", sameTrees(out, out2))
 	}
-	r.set("dropped", checkDropped(t, ref, charts, bundles, res, res.Warnings))
+	r.set("dropped", checkDropped(t, ref, charts, bundles, res, set))
 	if doInstall {
-		r.set("install", install(ctx, t.helm3, charts))
+		r.set("install", install(ctx, t.helm3, charts, set...))
 	}
 	_ = os.RemoveAll(dir)
 	return r
@@ -159,17 +161,18 @@ func reference(corpus string, p project, src, overlay string) ([]*unstructured.U
 // object names keep the overlay's, and with every optional part the chart
 // has switched on (cert-manager, the helper roles), and lists what
 // neither the chart nor the bundle carries.
-func checkDropped(t tools, ref []*unstructured.Unstructured, charts, bundles []string, res *packageResult, warnings []string) error {
+func checkDropped(t tools, ref []*unstructured.Unstructured, charts, bundles []string, res *packageResult, required []string) error {
 	var rendered []*unstructured.Unstructured
 	for _, c := range charts {
 		// The shortest names, so that none is cut to fit and hashed.
-		set := []string{"fullnameOverride=r"}
+		base := append([]string{"fullnameOverride=r"}, required...)
+		set := base
 		for _, v := range []string{"certManager.enabled=true", "rbac.helpers.enabled=true"} {
 			if hasValue(c, strings.SplitN(v, "=", 2)[0]) {
-				set = append(set, v)
+				set = append(set[:len(set):len(set)], v)
 			}
 		}
-		for _, vals := range [][]string{set[:1], set} {
+		for _, vals := range [][]string{base, set} {
 			objs, err := template(t.helm3, "r", "n", []string{c}, vals...)
 			if err != nil {
 				return err
@@ -184,7 +187,7 @@ func checkDropped(t tools, ref []*unstructured.Unstructured, charts, bundles []s
 			return err
 		}
 	}
-	chart, bndl := dropped(ref, rendered, b, res.NamePrefix, managerRBAC(ref, res.Manager), warnings)
+	chart, bndl := dropped(ref, rendered, b, res.NamePrefix, managerRBAC(ref, res.Manager), res.Warnings)
 	var errs []error
 	if len(chart) > 0 {
 		errs = append(errs, fmt.Errorf("not in the chart: %s", strings.Join(chart, ", ")))
@@ -223,17 +226,17 @@ func (s summary) String(installed bool) string {
 	return fmt.Sprintf("corpus: %d projects: %d passed %s, %d failed, %d input incomplete (%.0f%% of the %d checked passed)", s.total, s.passed, what, s.failed, s.incomplete, pct, checked)
 }
 
-// buildTimeImages are what a release build of the project resolves in the
-// kustomize output: ko:// image references and ${VAR} placeholders
-// (envsubst, clusterctl) anywhere outside the CRDs.
-func buildTimeImages(objs []*unstructured.Unstructured) []string {
+// buildTimeRefs are what a release build of a project resolves, left in
+// objects: ko:// image references and ${VAR} placeholders (envsubst,
+// clusterctl) outside the CRDs, whose descriptions may show them as text,
+// found as opctl package finds them.
+func buildTimeRefs(objs []*unstructured.Unstructured) []string {
 	var out []string
 	for _, o := range objs {
 		if o.GetKind() == "CustomResourceDefinition" {
 			continue
 		}
-		b, _ := json.Marshal(o.Object)
-		for _, m := range buildTimeRef.FindAllString(string(b), -1) {
+		for _, m := range packaging.PlaceholdersIn(o.Object) {
 			if !contains(out, m) {
 				out = append(out, m)
 			}
@@ -241,5 +244,3 @@ func buildTimeImages(objs []*unstructured.Unstructured) []string {
 	}
 	return out
 }
-
-var buildTimeRef = regexp.MustCompile(`ko://[^"]+|\$\{[A-Za-z_][A-Za-z0-9_]*[^}"]*\}`)

@@ -18,7 +18,8 @@ import (
 // test control plane: the first release owns the CRDs and any APIService,
 // the second installs with crds.install=false and leaves the APIService to
 // the first, as it does the shared namespaces. Webhooks are off: kwok runs no pods to serve them.
-func install(ctx context.Context, helm string, charts []string) error {
+// Both set the required values.
+func install(ctx context.Context, helm string, charts []string, required ...string) error {
 	c, err := testcluster.Start(ctx, testcluster.Options{})
 	if err != nil {
 		return fmt.Errorf("starting a test control plane: %w", err)
@@ -36,10 +37,8 @@ func install(ctx context.Context, helm string, charts []string) error {
 	var errs []error
 	helmIn := func(release, ns, chart string, set ...string) {
 		args := []string{"install", release, chart, "--kubeconfig", c.Kubeconfig, "--namespace", ns, "--create-namespace", "--timeout", "2m"}
-		for _, s := range set {
-			if hasValue(chart, strings.SplitN(s, "=", 2)[0]) {
-				args = append(args, "--set", s)
-			}
+		for _, s := range valuesOf(chart, append(set, required...)) {
+			args = append(args, "--set", s)
 		}
 		if _, err := run(helm, args...); err != nil {
 			errs = append(errs, fmt.Errorf("%s in %s: %w", release, ns, err))

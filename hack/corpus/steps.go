@@ -93,6 +93,43 @@ type packageResult struct {
 	NamePrefix string   `json:"namePrefix"`
 	Roots      []string `json:"roots"`
 	Warnings   []string `json:"warnings"`
+	// Placeholders and KoImages are what the chart requires as values.
+	Placeholders []struct {
+		Var      string `json:"var"`
+		Required bool   `json:"required"`
+	} `json:"placeholders"`
+	KoImages []struct {
+		Name string `json:"name"`
+	} `json:"koImages"`
+}
+
+// requiredValues sets what the chart requires for the project's
+// placeholders: placeholders.VAR without a default, and every ko image.
+// The stand-ins are DNS labels and an image reference, as the names,
+// namespaces and images they fill want.
+func (r *packageResult) requiredValues() []string {
+	var set []string
+	for _, ph := range r.Placeholders {
+		if ph.Required {
+			set = append(set, "placeholders."+ph.Var+"=corpus")
+		}
+	}
+	for _, k := range r.KoImages {
+		set = append(set, "images."+k.Name+"=registry.invalid/corpus/"+k.Name+":v0")
+	}
+	return set
+}
+
+// valuesOf keeps the --set values the chart has: a chart's schema refuses
+// unknown values, and a CRD chart has no placeholders.
+func valuesOf(chart string, set []string) []string {
+	var out []string
+	for _, s := range set {
+		if hasValue(chart, strings.SplitN(s, "=", 2)[0]) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func opctlPackage(opctl, dir, overlay, out string) (*packageResult, error) {
@@ -127,11 +164,15 @@ func (r *packageResult) rootsUnder(out, prefix string) []string {
 	return dirs
 }
 
-// lint runs helm lint --strict on every chart.
-func lint(helm string, charts []string) error {
+// lint runs helm lint --strict on every chart, with those of the given
+// values it has.
+func lint(helm string, charts []string, set ...string) error {
 	var errs []error
 	for _, c := range charts {
 		args := []string{"lint", "--strict", c}
+		for _, s := range valuesOf(c, set) {
+			args = append(args, "--set", s)
+		}
 		if hasValue(c, "conversion.release") { // a CRD chart of converted CRDs names the release
 			args = append(args, "--set", "conversion.release=first")
 		}
@@ -143,7 +184,7 @@ func lint(helm string, charts []string) error {
 }
 
 // template renders every chart with a release name of 53 characters, the
-// longest Helm allows, and the given values.
+// longest Helm allows, and those of the given values it has.
 func template(helm, release, namespace string, charts []string, set ...string) ([]*unstructured.Unstructured, error) {
 	var objs []*unstructured.Unstructured
 	for _, c := range charts {
@@ -151,7 +192,7 @@ func template(helm, release, namespace string, charts []string, set ...string) (
 		// that run operators serve it: the chart renders ServiceMonitors
 		// only where it is.
 		args := []string{"template", release, c, "--namespace", namespace, "--include-crds", "--api-versions", "monitoring.coreos.com/v1"}
-		for _, s := range set {
+		for _, s := range valuesOf(c, set) {
 			args = append(args, "--set", s)
 		}
 		if hasValue(c, "conversion.release") { // a CRD chart of converted CRDs names the release

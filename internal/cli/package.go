@@ -14,6 +14,8 @@ func newPackageCommand(g *GlobalOptions) *cobra.Command {
 		opts packaging.PackageOptions
 		// only holds each target's --<target>-only flag.
 		only = map[string]*bool{}
+		// setEnv holds --set-env VAR=value flags.
+		setEnv []string
 	)
 	cmd := &cobra.Command{
 		Use:   "package [PROJECT_DIR]",
@@ -29,6 +31,11 @@ writes. The same input always gives byte-identical output.`,
 				return err
 			}
 			batchGC()
+			env, err := packaging.ParseSetEnv(setEnv)
+			if err != nil {
+				return err
+			}
+			opts.Load.SetEnv = env
 			dir := dirArg(args)
 			for name, set := range only { // exclusive: at most one is set
 				if *set {
@@ -70,6 +77,7 @@ writes. The same input always gives byte-identical output.`,
 	f.StringVar(&opts.Load.Manager, "manager", "", "name of the manager Deployment when the overlay has several")
 	f.BoolVar(&opts.PinDigests, "pin-digests", false, "replace image tags with digests resolved from the registries (uses ~/.docker/config.json credentials)")
 	f.StringSliceVar(&opts.Targets, "targets", nil, "outputs to write: "+strings.Join(packaging.TargetNames(), ", ")+" (default: all)")
+	f.StringArrayVar(&setEnv, "set-env", nil, "VAR=value: fill the manifests' ${VAR} placeholders (envsubst, clusterctl) with value in the bundle, and make it the chart's default of placeholders.VAR (repeatable)")
 	f.BoolVar(&opts.Strict, "strict", false, "treat every warning as an error and write nothing (for CI)")
 	addTargetFlags(cmd, &opts, only)
 	return cmd

@@ -38,3 +38,26 @@ func TestPackageTargetFlags(t *testing.T) {
 		t.Errorf("bundle annotations %q, %v: want the channels fast,stable", b, err)
 	}
 }
+
+// --set-env VAR=value fills the bundle's placeholders; bad input is a clear
+// error before anything is read.
+func TestPackageSetEnv(t *testing.T) {
+	const fixture = "../../pkg/packaging/testdata/placeholders"
+	for _, bad := range []string{"NOEQUALS", "1X=a"} {
+		if code, _, errOut := run(t, "package", fixture, "--out", t.TempDir(), "--set-env", bad); code == 0 || !strings.Contains(errOut, "--set-env \""+bad+"\"") {
+			t.Errorf("--set-env %s: exit %d, %q: want an error naming it", bad, code, errOut)
+		}
+	}
+	out := t.TempDir()
+	code, _, errOut := run(t, "package", fixture, "--out", out, "--set-env", "CLUSTER_NAME=c1", "--set-env", "REGISTRY=registry.example/team")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if strings.Contains(errOut, "--set-env VAR=value") {
+		t.Errorf("warnings %q: want none of placeholders left", errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "bundle", "phdemo", "manifests", "phdemo-settings_v1_configmap.yaml"))
+	if err != nil || !strings.Contains(string(b), "helperImage: registry.example/team/helper:v1") {
+		t.Errorf("bundle ConfigMap %s, %v: want the placeholders filled", b, err)
+	}
+}

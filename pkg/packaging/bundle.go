@@ -82,6 +82,11 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 		}
 		warnings = append(warnings, fmt.Sprintf("webhooks: the operator manages its own serving certificates; under OLM, which issues and injects them for the webhookdefinitions, it should step aside (%s)", switches))
 	}
+	left, err = p.fillBundle(files, dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	warnings = append(warnings, left...)
 	channels := strings.Join(opts.Channels, ",")
 	ann, err := bundle.GenerateAnnotations(bundle.RegistryV1Type, bundle.ManifestsDir, bundle.MetadataDir, p.Name, channels, opts.DefaultChannel)
 	if err != nil {

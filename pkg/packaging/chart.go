@@ -270,6 +270,8 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 	images := p.RelatedImages()
 	t := newTemplater(p.Name, p.NamePrefix, p.Namespace)
 	t.podName = p.Manager.Spec.Template.Labels[nameLabel]
+	phs, kos := p.scanPlaceholders()
+	t.fills = len(phs)+len(kos) > 0
 	t.imageKeys = map[string]string{}
 	for _, img := range images {
 		t.imageKeys[img.Image] = img.Name
@@ -349,7 +351,7 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 	if scopeWarning != "" {
 		warnings = append(warnings, scopeWarning)
 	}
-	vals := p.values(opts, images, pacs)
+	vals := append(p.values(opts, images, pacs), placeholderValues(phs, kos)...)
 	if err := chartMeta(files, dir, p, vals, mgr, opts); err != nil {
 		return nil, nil, err
 	}

@@ -78,7 +78,13 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 		if cm["name"] != manager {
 			continue
 		}
-		cm["image"] = t.token(fmt.Sprintf(`"{{ include "%s.image" . }}"`, t.chart))
+		switch {
+		case koPattern.MatchString(mc.Image): // images.<name>, by fillPlaceholders
+		case hasPlaceholder(mc.Image):
+			cm["image"] = t.token(t.filled(fmt.Sprintf(`(include "%s.image" .)`, t.chart)))
+		default:
+			cm["image"] = t.token(fmt.Sprintf(`"{{ include "%s.image" . }}"`, t.chart))
+		}
 		cm["imagePullPolicy"] = t.token("{{ .Values.image.pullPolicy }}")
 		cm["resources"] = t.block(".Values.resources")
 		cm["securityContext"] = t.block(".Values.securityContext")

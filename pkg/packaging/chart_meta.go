@@ -64,6 +64,9 @@ func chartMeta(files Files, dir string, p *Project, vals []value, mgr Grant, opt
 	if p.hardening != nil {
 		help += strings.ReplaceAll(restrictedHelper, "CHART", p.Name)
 	}
+	if phs, kos := p.scanPlaceholders(); len(phs)+len(kos) > 0 {
+		help += placeholderHelper(p.Name, phs, kos)
+	}
 	files[dir+"templates/_helpers.tpl"] = []byte(help)
 	note := notes
 	if p.allNamespacesOnly() {
@@ -266,6 +269,7 @@ func chartReadme(p *Project, vals []value, mgr Grant, opts ChartOptions) ([]byte
 	for _, r := range valuesRows(vals, "") {
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", r[0], r[1], strings.ReplaceAll(r[2], "|", "\\|"), r[3])
 	}
+	placeholderReadme(&b, p)
 	b.WriteString("\n## Custom resource definitions\n\n| CRD | Kind | Scope | Versions |\n|---|---|---|---|\n")
 	for _, c := range p.CRDs {
 		var vs []string

@@ -1,6 +1,7 @@
 package packaging
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -48,21 +49,31 @@ func writeChart(t testing.TB, opts ChartOptions) string {
 // render renders the chart with values for a release in namespace.
 func render(t *testing.T, dir, namespace string, values map[string]any, apis ...string) map[string]string {
 	t.Helper()
-	c, err := loader.Load(dir)
+	out, err := renderErr(dir, namespace, values, apis...)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return out
+}
+
+// renderErr is render returning the error, for charts that must refuse
+// some values.
+func renderErr(dir, namespace string, values map[string]any, apis ...string) (map[string]string, error) {
+	c, err := loader.Load(dir)
+	if err != nil {
+		return nil, err
 	}
 	caps := chartutil.DefaultCapabilities.Copy()
 	caps.APIVersions = append(caps.APIVersions, apis...)
 	vals, err := chartutil.ToRenderValues(c, values, chartutil.ReleaseOptions{Name: "kv", Namespace: namespace, IsInstall: true}, caps)
 	if err != nil {
-		t.Fatalf("values: %v", err)
+		return nil, fmt.Errorf("values: %w", err)
 	}
 	out, err := engine.Render(c, vals)
 	if err != nil {
-		t.Fatalf("render: %v", err)
+		return nil, fmt.Errorf("render: %w", err)
 	}
-	return out
+	return out, nil
 }
 
 func TestChartLintsStrict(t *testing.T) {

@@ -15,6 +15,11 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 	if tag == p.Version {
 		tag = ""
 	}
+	repoDoc := "Image repository."
+	if koPattern.MatchString(c.Image) {
+		repo, tag, digest = "", "", ""
+		repoDoc = "Unused: the project's release builds the operator image with ko (" + c.Image + "); set it under images, or pass --image to opctl package."
+	}
 	pull := string(c.ImagePullPolicy)
 	if pull == "" {
 		pull = "IfNotPresent"
@@ -55,7 +60,7 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		{Key: "fullnameOverride", Doc: "Overrides the full name prefix of objects.", Val: "", Pattern: dnsLabelOrEmpty},
 		{Key: "replicas", Doc: "Operator replicas; more than one elects a leader.", Val: replicas},
 		{Key: "image", Doc: "The operator image.", Kids: []value{
-			{Key: "repository", Doc: "Image repository.", Val: repo},
+			{Key: "repository", Doc: repoDoc, Val: repo},
 			{Key: "tag", Doc: "Image tag; empty means the chart's appVersion.", Val: tag},
 			{Key: "digest", Doc: "Image digest (sha256:...); when set it is used instead of the tag.", Val: digest},
 			{Key: "pullPolicy", Doc: "Image pull policy.", Val: pull, Enum: []string{"Always", "IfNotPresent", "Never"}},

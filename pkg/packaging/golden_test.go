@@ -96,6 +96,9 @@ func TestGoldenProjects(t *testing.T) {
 		{"belowrestricted", PackageOptions{}, 9, "does not set: icon (a warning);"},
 		// A manager pod that needs hostNetwork: kept, privileged.
 		{"hostnetwork", PackageOptions{}, 3, "does not set: icon (a warning);"},
+		// envsubst placeholders and a ko:// image: chart values, bundle
+		// warnings.
+		{"placeholders", PackageOptions{}, 4, "does not set: icon (a warning);"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {

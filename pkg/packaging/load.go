@@ -42,6 +42,9 @@ type Options struct {
 	Name, Version, Image string
 	// Manager names the manager Deployment when there are several.
 	Manager string
+	// SetEnv fills the manifests' ${VAR} placeholders in the bundle and
+	// is the chart's default of placeholders.VAR (--set-env VAR=value).
+	SetEnv map[string]string
 }
 
 // Project is an operator project, built and sorted.
@@ -82,6 +85,8 @@ type Project struct {
 	PodSecurity PodSecurity
 	// hardening is what opctl added for restricted; nil when nothing.
 	hardening *hardening
+	// setEnv fills placeholders: Options.SetEnv.
+	setEnv map[string]string
 
 	// inputs are the sources besides the overlay: PROJECT, the Makefile,
 	// the base CSV and the markers.
@@ -137,7 +142,7 @@ func Load(dir string, opts Options) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &Project{Dir: dir, Overlay: opts.Overlay, Config: in.config, inputs: in}
+	p := &Project{Dir: dir, Overlay: opts.Overlay, Config: in.config, inputs: in, setEnv: opts.SetEnv}
 	if p.Name, err = projectName(dir, opts.Name, in.config.Name, in.projectFile); err != nil {
 		return nil, err
 	}

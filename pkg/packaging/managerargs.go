@@ -110,7 +110,7 @@ func (t *templater) templateArgs(a ManagerArgs, images []RelatedImage, c corev1.
 	}
 	return append(list, map[string]any{t.line(func(indent int) string {
 		pad := strings.Repeat(" ", indent)
-		return fmt.Sprintf("%s{{- range .Values.args }}\n%s- {{ . | quote }}\n%s{{- end }}", pad, pad, pad)
+		return fmt.Sprintf("%s{{- range .Values.args }}\n%s- %s\n%s{{- end }}", pad, pad, t.filled("."), pad)
 	}): ""})
 }
 

@@ -52,6 +52,11 @@ type Result struct {
 	// watches; PodSecurity the level of the pods shipped.
 	WatchNamespace WatchNamespace `json:"watchNamespace"`
 	PodSecurity    PodSecurity    `json:"podSecurity"`
+	// Placeholders are the ${VAR} the manifests use, outside the CRDs: the
+	// chart's placeholders.VAR values; KoImages the ko:// images, its
+	// images.<name> values.
+	Placeholders []Placeholder `json:"placeholders,omitempty"`
+	KoImages     []KoImage     `json:"koImages,omitempty"`
 }
 
 // Package loads the project in dir and writes the output of every target
@@ -121,6 +126,7 @@ func Package(ctx context.Context, dir string, opts PackageOptions) (*Result, err
 	}
 	res := &Result{Name: p.Name, Version: p.Version, Out: out, Manager: p.Manager.Name, NamePrefix: p.NamePrefix, Files: files.sortedPaths(), RelatedImages: p.RelatedImages(),
 		WatchNamespace: p.Watch, PodSecurity: p.PodSecurity}
+	res.Placeholders, res.KoImages = p.scanPlaceholders()
 	for _, f := range res.Files {
 		parts := strings.SplitN(f, "/", 3)
 		if root := parts[0] + "/" + parts[1]; !slices.Contains(res.Roots, root) {

@@ -71,7 +71,7 @@ func validImage(image string) bool {
 func (p *Project) imageWarnings() []string {
 	var out []string
 	for _, img := range p.imageCandidates() {
-		if img.Image != "" && !validImage(img.Image) {
+		if img.Image != "" && !validImage(img.Image) && !hasPlaceholder(img.Image) { // placeholders: the chart's values, the bundle's warning
 			out = append(out, fmt.Sprintf("image %q (%s) is not an image reference, so relatedImages leaves it out: it is a placeholder, or the project sets it at build time", img.Image, img.Name))
 		}
 	}

@@ -26,6 +26,9 @@ type templater struct {
 	podName string
 	// imageKeys maps an image to its .Values.relatedImages key.
 	imageKeys map[string]string
+	// fills is true when the project has placeholders (${VAR}, ko://):
+	// strings holding them render through the chart's placeholders helper.
+	fills bool
 }
 
 func newTemplater(chart, prefix, namespace string) *templater {
@@ -98,6 +101,9 @@ var escapeActions = strings.NewReplacer("{{", "{{`{{`}}", "}}", "{{`}}`}}")
 
 // finish marshals obj and replaces its tokens.
 func (t *templater) finish(obj map[string]any) (string, error) {
+	if t.fills && obj["kind"] != "CustomResourceDefinition" {
+		t.fillPlaceholders(obj)
+	}
 	b, err := yaml.Marshal(obj)
 	if err != nil {
 		return "", err
@@ -277,4 +283,24 @@ func (t *templater) conditionalItem(item map[string]any, cond string) map[string
 		return pad + "{{- if " + cond + " }}\n" + strings.Join(lines, "\n") + "\n" + pad + "{{- end }}"
 	})
 	return map[string]any{tok: ""}
+}
+
+// fillPlaceholders renders every string of obj that holds a placeholder
+// through the chart's placeholders helper, quoted.
+func (t *templater) fillPlaceholders(obj map[string]any) {
+	placeholderStrings(obj, func(s string) string {
+		if !hasPlaceholder(s) {
+			return s
+		}
+		return t.token(t.filled(strconv.Quote(s)))
+	})
+}
+
+// filled is the action rendering the string expression expr with its
+// placeholders filled, quoted; expr itself when the project has none.
+func (t *templater) filled(expr string) string {
+	if !t.fills {
+		return "{{ " + expr + " | quote }}"
+	}
+	return fmt.Sprintf(`{{ include "%s.placeholders" (list $ %s) | quote }}`, t.chart, expr)
 }

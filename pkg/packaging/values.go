@@ -23,6 +23,8 @@ type value struct {
 	Items    string
 	Min, Max int
 	Kids     []value // a group's entries
+	// Required marks a leaf the user must set: the README shows no default.
+	Required bool
 }
 
 // emitValues renders values.yaml with a "# -- " comment over every entry.
@@ -160,7 +162,11 @@ func valuesRows(vs []value, prefix string) [][4]string {
 		if len(v.Enum) > 0 {
 			doc += " One of: " + strings.Join(v.Enum, ", ") + "."
 		}
-		rows = append(rows, [4]string{path, jsonType(v.Val), "`" + string(def) + "`", strings.ReplaceAll(doc, "\n", " ")})
+		shown := "`" + string(def) + "`"
+		if v.Required {
+			shown = "required"
+		}
+		rows = append(rows, [4]string{path, jsonType(v.Val), shown, strings.ReplaceAll(doc, "\n", " ")})
 	}
 	return rows
 }

@@ -36,6 +36,9 @@ type chartInput struct {
 	dir     string
 	chart   *chart.Chart
 	renders []chartRender
+	// standIns are values for what the chart requires the user to set
+	// (standIns); every render and lint has them.
+	standIns map[string]any
 }
 
 func (*chartInput) kind() string { return KindChart }
@@ -43,10 +46,11 @@ func (*chartInput) kind() string { return KindChart }
 // chartRender is one render of the chart.
 type chartRender struct {
 	// vals are the values given, nil for the defaults; err says why the
-	// render failed.
-	vals map[string]any
-	err  error
-	objs []rendered
+	// render failed. namespace marks the render with rbac.scope=namespace.
+	vals      map[string]any
+	namespace bool
+	err       error
+	objs      []rendered
 	// workloads are the objects that run pods; pdbs the
 	// PodDisruptionBudgets.
 	workloads []workload
@@ -54,7 +58,52 @@ type chartRender struct {
 }
 
 // namespaceScope reports the render with rbac.scope=namespace.
-func (rd *chartRender) namespaceScope() bool { return rd.vals != nil }
+func (rd *chartRender) namespaceScope() bool { return rd.namespace }
+
+// standInImage is the image validate renders for an image the chart
+// requires (images.<name>, of a ko:// reference): pinned, so the image
+// checks judge the chart, not the stand-in.
+const standInImage = "registry.invalid/stand-in@sha256:0000000000000000000000000000000000000000000000000000000000000000"
+
+// standIns are values for what a chart of opctl package requires the user
+// to set: the project's placeholders (placeholders.VAR) and ko images
+// (images.<name>) that have no default, and the values its Chart.yaml
+// names (contract.RequiredValues, such as a converted CRD chart's
+// conversion.release). The checks render with them, as a user must
+// install with them.
+func standIns(c *chart.Chart) map[string]any {
+	out := map[string]any{}
+	for group, val := range map[string]string{"placeholders": "stand-in", "images": standInImage} {
+		m, _ := c.Values[group].(map[string]any)
+		set := map[string]any{}
+		for k, v := range m {
+			if v == "" || v == nil {
+				set[k] = val
+			}
+		}
+		if len(set) > 0 {
+			out[group] = set
+		}
+	}
+	if c.Metadata != nil {
+		for _, path := range contract.SplitValues(c.Metadata.Annotations[contract.RequiredValues]) {
+			keys := strings.Split(path, ".")
+			m := out
+			for _, k := range keys[:len(keys)-1] {
+				next, ok := m[k].(map[string]any)
+				if !ok {
+					next = map[string]any{}
+					m[k] = next
+				}
+				m = next
+			}
+			if _, set := m[keys[len(keys)-1]]; !set {
+				m[keys[len(keys)-1]] = "stand-in"
+			}
+		}
+	}
+	return out
+}
 
 // workload is a rendered object that runs pods.
 type workload struct {
@@ -74,13 +123,17 @@ func ValidateChart(dir string, opts Options) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s is not a loadable Helm chart: %w", dir, err)
 	}
-	in := &chartInput{dir: dir, chart: c}
+	in := &chartInput{dir: dir, chart: c, standIns: standIns(c)}
 	sets := []map[string]any{nil}
 	if rbac, ok := c.Values["rbac"].(map[string]any); ok && rbac["scope"] != nil {
 		sets = append(sets, map[string]any{"rbac": map[string]any{"scope": "namespace"}})
 	}
 	for _, vals := range sets {
-		in.renders = append(in.renders, newRender(c, vals))
+		all := maps.Clone(in.standIns)
+		maps.Copy(all, vals)
+		rd := newRender(c, all)
+		rd.vals, rd.namespace = vals, vals != nil
+		in.renders = append(in.renders, rd)
 	}
 	r := &Report{Path: dir, Kind: KindChart, Findings: []Finding{}}
 	runChecks(r, in)
@@ -151,50 +204,6 @@ func eachContainer(check func(c *Check, r *Report, w workload, ctr corev1.Contai
 	})
 }
 
-// requiredValue is what a value a chart requires is set to for its render.
-const requiredValue = "opctl-validate"
-
-// withRequired is vals with each value c requires set, where vals do not.
-func withRequired(c *chart.Chart, vals map[string]any) map[string]any {
-	if c.Metadata == nil {
-		return vals
-	}
-	paths := contract.SplitValues(c.Metadata.Annotations[contract.RequiredValues])
-	if len(paths) == 0 {
-		return vals
-	}
-	out := copyTable(vals)
-	for _, p := range paths {
-		keys := strings.Split(p, ".")
-		m := out
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := m[k].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				m[k] = next
-			}
-			m = next
-		}
-		if _, set := m[keys[len(keys)-1]]; !set {
-			m[keys[len(keys)-1]] = requiredValue
-		}
-	}
-	return out
-}
-
-// copyTable copies the maps of a values table, so that setting a value in
-// the copy leaves the caller's table as it was.
-func copyTable(vals map[string]any) map[string]any {
-	out := make(map[string]any, len(vals))
-	for k, v := range vals {
-		if m, ok := v.(map[string]any); ok {
-			v = copyTable(m)
-		}
-		out[k] = v
-	}
-	return out
-}
-
 func describeValues(v map[string]any) string {
 	if v == nil {
 		return "default values"
@@ -204,11 +213,8 @@ func describeValues(v map[string]any) string {
 }
 
 // renderChart renders c for a release "opctl-validate" in namespace
-// "validate" with extra values, and each value its Chart.yaml says it
-// requires (contract.RequiredValues) set to requiredValue where vals do
-// not set it.
+// "validate" with extra values.
 func renderChart(c *chart.Chart, vals map[string]any) ([]rendered, error) {
-	vals = withRequired(c, vals)
 	values, err := chartutil.ToRenderValues(c, vals, chartutil.ReleaseOptions{Name: "opctl-validate", Namespace: "validate", IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, err

@@ -3,9 +3,12 @@ package validate
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+
+	"helm.sh/helm/v3/pkg/chart/loader"
 )
 
 const sampleChart = "../../charts/sample-operator"
@@ -91,5 +94,32 @@ func TestRequiredValues(t *testing.T) {
 		if failed == annotated {
 			t.Errorf("annotated %v: findings %+v", annotated, r.Findings)
 		}
+	}
+}
+
+// A chart that requires its project's placeholders and ko images is
+// rendered and linted with stand-ins for them, so every check runs.
+func TestChartPlaceholderStandIns(t *testing.T) {
+	const dir = "../packaging/testdata/golden/placeholders/charts/phdemo"
+	r, err := ValidateChart(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range r.Findings {
+		if f.Check == ChartLint.ID {
+			t.Errorf("%s: %s", f.Check, f.Message)
+		}
+	}
+	c, err := loader.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := standIns(c)
+	want := map[string]any{
+		"placeholders": map[string]any{"CLUSTER_NAME": "stand-in", "REGISTRY": "stand-in"},
+		"images":       map[string]any{"helper": standInImage},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("stand-ins %v, want %v", got, want)
 	}
 }

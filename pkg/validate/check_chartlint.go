@@ -11,7 +11,7 @@ var ChartLint = register(Check{ID: "OPC-C000", Severity: SeverityError, Relayed:
 	Hint:      "Follow the lint message."}, checkChartLint)
 
 func checkChartLint(c *Check, r *Report, in *chartInput) {
-	for _, m := range lint.All(in.dir, nil, "default", true).Messages {
+	for _, m := range lint.All(in.dir, in.standIns, "default", true).Messages {
 		if m.Severity <= support.InfoSev {
 			continue
 		}
