@@ -281,7 +281,7 @@ func EnsureCRDs(ctx context.Context, c client.Client, served ServedFunc, fieldMa
 		for k, v := range a.want.Annotations {
 			// The controller's domains are its own: a CRD's author does
 			// not get to write what looks like the controller's.
-			if k != "helm.sh/resource-policy" && !ReservedKey(k) {
+			if k != ResourcePolicy && !ReservedKey(k) {
 				obj.Annotations[k] = v
 			}
 		}

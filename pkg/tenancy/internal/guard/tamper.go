@@ -272,13 +272,19 @@ func (g RenderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	if len(granted) > 0 {
 		return nil, &GrantError{Release: g.Scope.Namespace + "/" + g.Scope.Release, What: "the rendered chart", Grants: granted}
 	}
-	return labelDocs(docs, g.Labels, g.Scope.Namespaces)
+	return labelDocs(docs, g.Labels, g.Scope.Namespaces, func(u *unstructured.Unstructured) bool {
+		clusterScoped, _ := ScopeOf(g.Scope.Mapper, u.GroupVersionKind())
+		return clusterScoped
+	})
 }
 
 // labelDocs sets labels on every object of a parsed manifest, keeping the
-// documents' order and their leading comments (Helm's "# Source:"), and
-// narrows its webhooks to the tenant's namespaces (narrowWebhooks).
-func labelDocs(docs []ManifestDoc, labels map[string]string, namespaces []string) (*bytes.Buffer, error) {
+// documents' order and their leading comments (Helm's "# Source:"),
+// narrows its webhooks to the tenant's namespaces (NarrowWebhooks), and
+// drops helm.sh/resource-policy from its cluster-scoped objects: a kept
+// ClusterRoleBinding or webhook configuration would outlive the release
+// and the Tenant, and act for whoever next has its namespace's name.
+func labelDocs(docs []ManifestDoc, labels map[string]string, namespaces []string, clusterScoped func(*unstructured.Unstructured) bool) (*bytes.Buffer, error) {
 	out := &bytes.Buffer{}
 	for _, d := range docs {
 		if d.Err != nil {
@@ -289,6 +295,9 @@ func labelDocs(docs []ManifestDoc, labels map[string]string, namespaces []string
 		}
 		SetLabels(d.Obj, labels)
 		NarrowWebhooks(d.Obj, namespaces)
+		if clusterScoped(d.Obj) {
+			DropResourcePolicy(d.Obj)
+		}
 		b, err := manifestYAML(d.Obj.Object)
 		if err != nil {
 			return nil, err
@@ -300,6 +309,22 @@ func labelDocs(docs []ManifestDoc, labels map[string]string, namespaces []string
 		out.Write(b)
 	}
 	return out, nil
+}
+
+// ResourcePolicy is Helm's annotation that keeps an object on uninstall.
+const ResourcePolicy = "helm.sh/resource-policy"
+
+// DropResourcePolicy removes ResourcePolicy from u's annotations.
+func DropResourcePolicy(u *unstructured.Unstructured) {
+	ann := u.GetAnnotations()
+	if _, ok := ann[ResourcePolicy]; !ok {
+		return
+	}
+	delete(ann, ResourcePolicy)
+	if len(ann) == 0 {
+		ann = nil
+	}
+	u.SetAnnotations(ann)
 }
 
 // SetLabels sets labels on u.
