@@ -54,17 +54,20 @@ func (c *olmBackend) watch(b *builder.Builder) *builder.Builder {
 	}
 	b = b.Owns(&operatorsv1.OperatorGroup{}, builder.WithPredicates(operatorGroupChanged)).
 		Owns(&operatorsv1alpha1.CatalogSource{}, builder.WithPredicates(catalogSourceChanged))
+	mapper := tenantOfNamespace(c.client)
 	for _, w := range []struct {
 		obj     client.Object
 		changed predicate.Predicate
 	}{
 		{&operatorsv1alpha1.Subscription{}, subscriptionChanged},
 		{&operatorsv1alpha1.InstallPlan{}, installPlanChanged},
-		{&operatorsv1alpha1.ClusterServiceVersion{}, csvChanged},
 	} {
-		b = b.Watches(w.obj, handler.EnqueueRequestsFromMapFunc(tenantOfNamespace(c.client)), builder.WithPredicates(w.changed))
+		b = b.Watches(w.obj, handler.EnqueueRequestsFromMapFunc(mapper), builder.WithPredicates(w.changed))
 	}
-	return b
+	// A CSV's phase follows OLM's Deployment, which the tenant's owners
+	// may edit or delete at will: its updates are coalesced per Tenant.
+	return b.Watches(&operatorsv1alpha1.ClusterServiceVersion{}, boundedUpdates(mapper, newCoalescer(rolloutStatusInterval, rolloutStatusMaxInterval)),
+		builder.WithPredicates(csvChanged))
 }
 
 // servesOLM reports whether the cluster serves OLM's APIs; the controller
