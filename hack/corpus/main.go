@@ -53,23 +53,25 @@ func main() {
 	os.Exit(runCorpus(*list, *corpus, *opctl, *only, *installFlag, *keep))
 }
 
-func runCorpus(list, corpus, opctl, only string, doInstall, keep bool) int {
-	projects, err := readList(list)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "corpus:", err)
-		return 2
+// prepare reads the list and makes a work folder, for a run or a bench.
+func prepare(list, prefix string) (projects []project, bin, work string, err error) {
+	if projects, err = readList(list); err != nil {
+		return nil, "", "", err
 	}
-	bin, err := testcluster.BinDir()
+	if bin, err = testcluster.BinDir(); err != nil {
+		return nil, "", "", err
+	}
+	work, err = os.MkdirTemp("", prefix)
+	return projects, bin, work, err
+}
+
+func runCorpus(list, corpus, opctl, only string, doInstall, keep bool) int {
+	projects, bin, work, err := prepare(list, "opctl-corpus-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corpus:", err)
 		return 2
 	}
 	tools := tools{opctl: abs(opctl), helm3: filepath.Join(bin, "helm"), helm4: filepath.Join(bin, "helm4")}
-	work, err := os.MkdirTemp("", "opctl-corpus-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "corpus:", err)
-		return 2
-	}
 	if keep {
 		fmt.Fprintln(os.Stderr, "corpus: work folder", work)
 	} else {
@@ -102,17 +104,7 @@ func runCorpus(list, corpus, opctl, only string, doInstall, keep bool) int {
 }
 
 func benchCorpus(list, corpus, opctl, only string) int {
-	projects, err := readList(list)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "corpus:", err)
-		return 2
-	}
-	bin, err := testcluster.BinDir()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "corpus:", err)
-		return 2
-	}
-	work, err := os.MkdirTemp("", "opctl-bench-")
+	projects, bin, work, err := prepare(list, "opctl-bench-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corpus:", err)
 		return 2
