@@ -155,11 +155,26 @@ func plainCRDTemplate(name string, data []byte) bool {
 
 // recordValues are the values a record is measured with: none, but for a
 // CRD chart of converted CRDs the longest release to name and a CA as
-// large as Helm's (a lookup finds nothing here).
+// large as Helm's (a lookup finds nothing here), and what the chart
+// requires of its project's placeholders.
 func recordValues(ch *chart.Chart) map[string]any {
 	vals := map[string]any{}
 	if _, ok := ch.Values["conversion"]; ok {
 		vals["conversion"] = map[string]any{"release": recordRelease, "caBundle": strings.Repeat("Q", 1600)}
+	}
+	// The placeholders and ko images a user must set, as long as an
+	// image reference by digest.
+	for _, group := range []string{"placeholders", "images"} {
+		m, _ := ch.Values[group].(map[string]any)
+		set := map[string]any{}
+		for k, v := range m {
+			if v == "" || v == nil {
+				set[k] = strings.Repeat("q", 100)
+			}
+		}
+		if len(set) > 0 {
+			vals[group] = set
+		}
 	}
 	return vals
 }

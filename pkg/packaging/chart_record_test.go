@@ -170,3 +170,14 @@ func TestRecordModelIsHelmsRecord(t *testing.T) {
 		}
 	}
 }
+
+// A chart that requires its project's placeholders is measured with them
+// set when its CRDs are large enough to measure (cluster-api-provider-aws
+// failed to package: the record's render required them).
+func TestRecordOfPlaceholderChart(t *testing.T) {
+	dir := copyProject(t, "testdata/placeholders")
+	testproject.WithBigCRDs(t, dir, "big.example.com", 2, 1000<<10)
+	if _, err := Package(t.Context(), dir, PackageOptions{Out: t.TempDir()}); err != nil {
+		t.Fatal(err)
+	}
+}

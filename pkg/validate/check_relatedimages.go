@@ -18,7 +18,7 @@ var RelatedImages = register(Check{ID: "OPC-B004", Severity: SeverityError, Rela
 // containers, and the operand images the manager is given.
 func checkRelatedImages(c *Check, r *Report, in *bundleInput) {
 	csv := in.b.CSV
-	containers, operands := unlistedImages(csv)
+	containers, operands, _ := unlistedImages(csv)
 	for _, ci := range containers {
 		r.add(c, ci+", which spec.relatedImages does not list", in.csvFile, "ClusterServiceVersion/"+csv.Name)
 	}
@@ -30,8 +30,9 @@ func checkRelatedImages(c *Check, r *Report, in *bundleInput) {
 // unlistedImages returns what the CSV's deployments run without listing
 // it in spec.relatedImages: container images (as "deployment/container
 // image") and operand images (RELATED_IMAGE_* and *_IMAGE values,
-// --*image*= flags).
-func unlistedImages(csv *operatorsv1alpha1.ClusterServiceVersion) (containers, env []string) {
+// --*image*= flags); images that are placeholders (${VAR}, ko://), which
+// no list can hold, apart (OPC-B006).
+func unlistedImages(csv *operatorsv1alpha1.ClusterServiceVersion) (containers, env, placeholders []string) {
 	listed := map[string]bool{}
 	for _, ri := range csv.Spec.RelatedImages {
 		listed[ri.Image] = true
@@ -39,11 +40,18 @@ func unlistedImages(csv *operatorsv1alpha1.ClusterServiceVersion) (containers, e
 	for _, d := range csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs {
 		spec := d.Spec.Template.Spec
 		for _, c := range slices.Concat(spec.InitContainers, spec.Containers) {
-			if !listed[c.Image] {
+			switch {
+			case placeholder(c.Image):
+				placeholders = append(placeholders, fmt.Sprintf("deployment %s container %s runs %s", d.Name, c.Name, c.Image))
+			case !listed[c.Image]:
 				containers = append(containers, fmt.Sprintf("deployment %s container %s runs %s", d.Name, c.Name, c.Image))
 			}
 			for _, img := range packaging.OperandImages(c) {
 				if listed[img.Image] {
+					continue
+				}
+				if placeholder(img.Image) {
+					placeholders = append(placeholders, fmt.Sprintf("deployment %s container %s is given the image %s", d.Name, c.Name, img.Image))
 					continue
 				}
 				if img.Env != "" {
@@ -54,5 +62,11 @@ func unlistedImages(csv *operatorsv1alpha1.ClusterServiceVersion) (containers, e
 			}
 		}
 	}
-	return containers, env
+	return containers, env, placeholders
+}
+
+// placeholder reports an image that is a placeholder of the project's
+// release step, as opctl package finds them.
+func placeholder(image string) bool {
+	return len(packaging.PlaceholdersIn(map[string]any{"image": image})) > 0
 }

@@ -63,7 +63,7 @@ func gradeBundle(b *manifests.Bundle, files map[string]string) *Grade {
 			limits = limits && len(c.Resources.Limits) > 0 && len(c.Resources.Requests) > 0
 		}
 	}
-	unlistedContainers, unlistedEnv := unlistedImages(b.CSV)
+	unlistedContainers, unlistedEnv, _ := unlistedImages(b.CSV)
 	relatedImages := len(unlistedContainers)+len(unlistedEnv) == 0
 	graph := spec.Replaces != "" || len(spec.Skips) > 0 || b.CSV.Annotations["olm.skipRange"] != ""
 	c := []Criterion{
