@@ -41,6 +41,11 @@ func TestEveryCheckFires(t *testing.T) {
 			editFile(t, csvFile(dir), "capabilities: Seamless Upgrades", "capabilities: Deep Insights")
 			return dir
 		}, ""},
+		{"placeholder image", func(t *testing.T) string {
+			dir := copyDir(t, sampleBundle)
+			editFile(t, csvFile(dir), "image: opctl/kvstore-operator:0.1.0", "image: ${REGISTRY}/kvstore-operator:0.1.0")
+			return dir
+		}, ""},
 		{"bad chart", func(*testing.T) string { return "testdata/badchart" }, ""},
 		{"sample chart", func(*testing.T) string { return sampleChart }, ""},
 		{"chart of a manager that watches every namespace", func(*testing.T) string { return "../packaging/testdata/golden/allns/charts/allns" }, ""},
