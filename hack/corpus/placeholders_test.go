@@ -19,11 +19,7 @@ import (
 // then lints and renders none outside the CRDs; without them it fails
 // naming the value.
 func TestPlaceholderValues(t *testing.T) {
-	bin, err := testcluster.BinDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	helm := filepath.Join(bin, "helm")
+	helm := filepath.Join(testcluster.RequireBinDir(t), "helm")
 	out := t.TempDir()
 	pr, err := packaging.Package(context.Background(), "../../pkg/packaging/testdata/placeholders", packaging.PackageOptions{Out: out})
 	if err != nil {
