@@ -9,9 +9,11 @@ import (
 	"syscall"
 
 	"opctl.dev/opctl/internal/cli"
+	"opctl.dev/opctl/internal/initgc"
 )
 
 func main() {
+	initgc.Restore()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Execute(ctx, cli.Streams{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, os.Args[1:])
 	stop()
