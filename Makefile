@@ -133,3 +133,20 @@ lint: $(STATICCHECK) verify-generated ## Check formatting, go vet, staticcheck a
 .PHONY: clean
 clean: ## Remove bin/ except the cached test control plane.
 	rm -rf bin/opctl bin/tools
+
+.PHONY: bench-startup
+bench-startup: ## Print the median CPU (user+sys) of `opctl --help` beside a Go hello-world built the same way; not part of make test.
+	@mkdir -p bin/bench/hellosrc
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bench/opctl ./cmd/opctl
+	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' > bin/bench/hellosrc/main.go
+	cd bin/bench/hellosrc && CGO_ENABLED=0 GO111MODULE=off $(GO) build -trimpath -o ../hello main.go
+	$(GO) run ./hack/cpumedian -n 21 bin/bench/opctl --help :: bin/bench/hello
+
+.PHONY: bench-validate
+bench-validate: ## Print the median CPU of `opctl validate --suite all` on the sample bundle beside hack/validateref (the operator-framework validators alone), start-up apart; not part of make test.
+	@mkdir -p bin/bench
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bench/opctl ./cmd/opctl
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bench/validateref ./hack/validateref
+	$(GO) run ./hack/cpumedian -n 9 bin/bench/opctl validate --suite all bundle/sample-operator :: bin/bench/validateref bundle/sample-operator
+	@echo "start-up (opctl --help, validateref with no arguments):"
+	$(GO) run ./hack/cpumedian -n 9 bin/bench/opctl --help :: bin/bench/validateref
