@@ -45,12 +45,22 @@ func install(ctx context.Context, helm string, charts []string) error {
 			errs = append(errs, fmt.Errorf("%s in %s: %w", release, ns, err))
 		}
 	}
-	for _, ch := range crdCharts {
-		helmIn("crds", "corpus-a", ch)
+	// CRD charts of CRDs a webhook converts name the release that serves
+	// it, so they go after it.
+	var converted []string
+	for i, ch := range crdCharts {
+		if hasValue(ch, "conversion.release") {
+			converted = append(converted, ch)
+			continue
+		}
+		helmIn(fmt.Sprintf("crds-%d", i), "corpus-a", ch)
 	}
 	for _, ch := range main {
 		helmIn("first", "corpus-a", ch, "webhooks.enabled=false")
 		helmIn("second", "corpus-b", ch, "webhooks.enabled=false", "crds.install=false", "apiService.enabled=false", "sharedNamespaces.create=false")
+	}
+	for i, ch := range converted {
+		helmIn(fmt.Sprintf("converted-crds-%d", i), "corpus-a", ch, "conversion.release=first", "webhooks.enabled=false")
 	}
 	return errors.Join(errs...)
 }

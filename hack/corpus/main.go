@@ -41,10 +41,14 @@ func main() {
 	installFlag := flag.Bool("install", os.Getenv("INSTALL") == "1", "install every chart into two namespaces of a test control plane (default $INSTALL=1)")
 	only := flag.String("only", "", "run only the projects whose ID contains this text")
 	keep := flag.Bool("keep", false, "keep the work folder and print it")
+	bench := flag.Bool("bench", false, "measure the CPU of opctl package beside kubectl kustomize on "+strings.Join(benchProjects, ", ")+" (or those -only selects) instead of checking")
 	flag.Parse()
 	if *corpus == "" {
 		fmt.Println("corpus: skipped: set CORPUS to a folder of local clones of the projects in " + *list + " (see the comment at the top of hack/corpus/main.go)")
 		return
+	}
+	if *bench {
+		os.Exit(benchCorpus(*list, *corpus, *opctl, *only))
 	}
 	os.Exit(runCorpus(*list, *corpus, *opctl, *only, *installFlag, *keep))
 }
@@ -95,6 +99,28 @@ func runCorpus(list, corpus, opctl, only string, doInstall, keep bool) int {
 		return 1
 	}
 	return 0
+}
+
+func benchCorpus(list, corpus, opctl, only string) int {
+	projects, err := readList(list)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corpus:", err)
+		return 2
+	}
+	bin, err := testcluster.BinDir()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corpus:", err)
+		return 2
+	}
+	work, err := os.MkdirTemp("", "opctl-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "corpus:", err)
+		return 2
+	}
+	defer os.RemoveAll(work)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	return runBench(ctx, projects, corpus, abs(opctl), filepath.Join(bin, "kubectl"), work, only)
 }
 
 func abs(p string) string {

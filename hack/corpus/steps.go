@@ -131,7 +131,11 @@ func (r *packageResult) rootsUnder(out, prefix string) []string {
 func lint(helm string, charts []string) error {
 	var errs []error
 	for _, c := range charts {
-		if _, err := run(helm, "lint", "--strict", c); err != nil {
+		args := []string{"lint", "--strict", c}
+		if hasValue(c, "conversion.release") { // a CRD chart of converted CRDs names the release
+			args = append(args, "--set", "conversion.release=first")
+		}
+		if _, err := run(helm, args...); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -149,6 +153,9 @@ func template(helm, release, namespace string, charts []string, set ...string) (
 		args := []string{"template", release, c, "--namespace", namespace, "--include-crds", "--api-versions", "monitoring.coreos.com/v1"}
 		for _, s := range set {
 			args = append(args, "--set", s)
+		}
+		if hasValue(c, "conversion.release") { // a CRD chart of converted CRDs names the release
+			args = append(args, "--set", "conversion.release="+release)
 		}
 		b, err := run(helm, args...)
 		if err != nil {

@@ -28,6 +28,7 @@ writes. The same input always gives byte-identical output.`,
 			if err := checkFormat(g.Output, FormatText, FormatJSON); err != nil {
 				return err
 			}
+			batchGC()
 			dir := dirArg(args)
 			for name, set := range only { // exclusive: at most one is set
 				if *set {

@@ -55,6 +55,7 @@ is tagged and the catalog is not written until every check has passed.`,
 			if err := checkFormat(g.Output, FormatText, FormatJSON); err != nil {
 				return err
 			}
+			batchGC()
 			dir := dirArg(args)
 			if opts.Source == "" && isProject(dir) {
 				opts.Source = dir

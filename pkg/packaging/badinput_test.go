@@ -121,15 +121,15 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 			mustWrite(t, filepath.Join(bases, "a.clusterserviceversion.yaml"), string(csv))
 			mustWrite(t, filepath.Join(bases, "b.clusterserviceversion.yaml"), string(csv))
 		}, []string{"holds several base CSVs and none is memcache-operator.clusterserviceversion.yaml"}},
-		// Webhooks opctl serves from the manager through one Service of the
-		// release: any other wiring would render webhooks the API server
-		// cannot call (or a configuration it refuses: url beside service).
+		// Webhooks opctl serves through Services of the release: any other
+		// wiring would render webhooks the API server cannot call (or a
+		// configuration it refuses: url beside service).
 		{"a webhook with a URL beside one with a Service", webhookDir, PackageOptions{}, replaceIn("config/webhook/manifests.yaml", "webhooks:\n", "webhooks:\n- name: remote.example.com\n  admissionReviewVersions: [v1]\n  sideEffects: None\n  clientConfig:\n    url: https://policy.example.com/validate\n"),
 			[]string{"ValidatingWebhookConfiguration hook-validating-webhook-configuration: webhook remote.example.com has no clientConfig.service"}},
-		{"webhooks that call two Services", webhookDir, PackageOptions{}, replaceIn("config/webhook/manifests.yaml", "      name: webhook-service\n      namespace: system\n      path: /mutate-", "      name: other-service\n      namespace: system\n      path: /mutate-"),
-			[]string{"webhooks call Services", "other-service", "use one webhook Service"}},
+		{"a webhook Service that selects no Deployment", twoHooksDir, PackageOptions{}, replaceIn("config/webhook/service.yaml", "    app.kubernetes.io/component: policy-webhook\n", "    app.kubernetes.io/component: nothing\n"),
+			[]string{"ValidatingWebhookConfiguration hook-validating-webhook-configuration: webhook vwidget-policy.kb.io", "Service hook-policy-webhook-service selects no Deployment of the project"}},
 		{"webhooks that call a Service the overlay lacks", webhookDir, PackageOptions{}, replaceIn("config/webhook/kustomization.yaml", "- service.yaml\n", ""),
-			[]string{"the webhooks call Service webhook-service, which the overlay does not define"}},
+			[]string{"MutatingWebhookConfiguration hook-mutating-webhook-configuration: webhook mwidget.kb.io calls Service webhook-service, which the overlay does not define"}},
 		{"webhooks.certificates helm and no certificate mounted", webhookDir, PackageOptions{}, func(t *testing.T, dir string) {
 			appendTo(t, filepath.Join(dir, ConfigFile), "webhooks: {certificates: helm}\n")
 			replaceIn("config/default/kustomization.yaml", "patches:\n- path: manager_webhook_patch.yaml\n", "")(t, dir)
@@ -138,8 +138,6 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 			[]string{"webhook Service hook-webhook-service has no port 443, which the webhooks call"}},
 		{"a conversion webhook with neither URL nor Service", conversionDir, PackageOptions{}, replaceIn("config/crd/patches/webhook_in_widgets.yaml", "        service:\n          namespace: system\n          name: webhook-service\n          path: /convert\n", "        caBundle: Cg==\n"),
 			[]string{"CustomResourceDefinition widgets.conv.example.com: the conversion webhook has no clientConfig.service"}},
-		{"conversion webhooks that call two Services", conversionDir, PackageOptions{}, replaceIn("config/crd/bases/conv.example.com_gadgets.yaml", "spec:\n", "spec:\n  conversion:\n    strategy: Webhook\n    webhook:\n      conversionReviewVersions: [v1]\n      clientConfig:\n        service: {name: other-service, namespace: system, path: /convert}\n"),
-			[]string{"conversion webhooks call Services", "other-service", "use one webhook Service"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

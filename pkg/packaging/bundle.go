@@ -143,7 +143,7 @@ func (p *Project) bundleObjects(files Files, dir string, grants []Grant, pacs []
 			warnings = append(warnings, fmt.Sprintf("%s %s: OLM cannot install kind %s from a bundle, so the bundle leaves it out: apply it from the chart or with kubectl", kind, o.GetName(), kind))
 			continue
 		}
-		if inCSV[kind+"/"+o.GetName()] || (p.Webhook != nil && kind == "Service" && o.GetName() == p.Webhook.Service) {
+		if inCSV[kind+"/"+o.GetName()] || (p.Webhook != nil && kind == "Service" && p.Webhook.webhookService(o.GetName()) != nil) {
 			continue // OLM creates these from the CSV
 		}
 		if kind == "RoleBinding" || kind == "ClusterRoleBinding" {

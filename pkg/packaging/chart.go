@@ -54,7 +54,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, err := p.recordFits(files, opts.CRDs); err != nil {
+		if _, err := p.recordFits(new(recorder), files, opts.CRDs); err != nil {
 			return nil, nil, err
 		}
 		return files, warnings, nil
@@ -63,43 +63,145 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 	// then crds/ (the CRDs once in the record), then the CRDs packed into
 	// as many charts of their own as their records need.
 	var tried []string
+	l := &layouts{p: p, opts: opts, records: new(recorder), tries: map[string]*layoutTry{}}
 	for _, mode := range []string{CRDsTemplated, CRDsDir, crdsPacked} {
-		opts.CRDs, opts.convertedTemplated = mode, true
-		if mode == crdsPacked {
-			a, err := p.analyze()
-			if err != nil {
+		if mode == CRDsTemplated {
+			// The templated record holds the CRDs twice, the crds/ one
+			// once and the rest alike: when the crds/ one does not fit,
+			// neither does this, which is not measured.
+			if over, err := l.dirOver(); err != nil {
 				return nil, nil, err
+			} else if over > 0 {
+				tried = append(tried, fmt.Sprintf("with --crds %s a Helm release record would be over %d bytes", mode, over))
+				continue
 			}
-			if opts.crdCharts, err = p.packCRDs(a.crdTexts); err != nil {
-				tried = append(tried, err.Error())
-				break
-			}
-			opts.CRDs = CRDsSeparateChart
 		}
-		files, warnings, err := p.chart(opts)
-		if err != nil {
+		t := l.try(mode)
+		if t.packErr != nil {
+			tried = append(tried, t.packErr.Error())
+			break
+		}
+		if t.err != nil {
 			if len(tried) > 0 { // a layout the CRDs cannot take (conversion webhooks)
 				break
 			}
-			return nil, nil, err
+			return nil, nil, t.err
 		}
-		n, err := p.recordFits(files, opts.CRDs)
-		if err == nil {
+		if t.fitErr == nil {
+			warnings := t.warnings
 			if len(tried) > 0 {
 				how := "uses --crds " + mode + " instead" + layoutNote[mode]
 				if mode == crdsPacked {
-					how = fmt.Sprintf("puts the CRDs in %d charts of their own (%s), to install first, each as its own release", len(crdChartDirs(files, p.Name)), strings.Join(crdChartDirs(files, p.Name), ", "))
+					how = p.packedHow(t.files, t.crdCharts)
 				}
 				warnings = append(warnings, fmt.Sprintf("%s, over the %d bytes a Secret holds, so helm install would fail: the chart %s", strings.Join(tried, "; "), MaxReleaseRecordBytes, how))
 			}
-			return files, warnings, nil
+			return t.files, warnings, nil
 		}
-		if n == 0 {
-			return nil, nil, err
+		if t.n == 0 {
+			return nil, nil, t.fitErr
 		}
-		tried = append(tried, fmt.Sprintf("with --crds %s a Helm release record would be %d bytes", mode, n))
+		tried = append(tried, fmt.Sprintf("with --crds %s a Helm release record would be %d bytes", mode, t.n))
 	}
 	return nil, nil, fmt.Errorf("%s/%s: %s, over the %d bytes a Secret holds, so helm install would fail in every layout: trim the CRDs' descriptions (controller-gen crd:maxDescLen=0)", chartsDir, p.Name, strings.Join(tried, "; "), MaxReleaseRecordBytes)
+}
+
+// layouts renders and measures the chart in each CRD layout once.
+type layouts struct {
+	p       *Project
+	opts    ChartOptions
+	records *recorder
+	tries   map[string]*layoutTry
+}
+
+// layoutTry is the chart in one layout and whether its records fit.
+type layoutTry struct {
+	files     Files
+	warnings  []string
+	crdCharts map[string]int
+	n         int    // the size of the first record over the cap
+	fitErr    error  // the records do not fit (n > 0), or measuring failed
+	err       error  // the chart could not be rendered in this layout
+	packErr   error  // the CRDs could not be packed
+	crds      string // the --crds mode rendered
+	measured  bool
+}
+
+// try renders and measures the chart in mode.
+func (l *layouts) try(mode string) *layoutTry {
+	t := l.build(mode)
+	if !t.measured && t.err == nil && t.packErr == nil {
+		t.measured = true
+		t.n, t.fitErr = l.p.recordFits(l.records, t.files, t.crds)
+	}
+	return t
+}
+
+// build renders the chart in mode.
+func (l *layouts) build(mode string) *layoutTry {
+	if t, ok := l.tries[mode]; ok {
+		return t
+	}
+	t := &layoutTry{}
+	l.tries[mode] = t
+	opts := l.opts
+	opts.CRDs, opts.convertedTemplated = mode, true
+	if mode == crdsPacked {
+		a, err := l.p.analyze()
+		if err != nil {
+			t.err = err
+			return t
+		}
+		if opts.crdCharts, t.packErr = l.p.packCRDs(a.crdTexts); t.packErr != nil {
+			return t
+		}
+		opts.CRDs, t.crdCharts = CRDsSeparateChart, opts.crdCharts
+	}
+	t.crds = opts.CRDs
+	t.files, t.warnings, t.err = l.p.chart(opts)
+	return t
+}
+
+// dirOver is the size of the crds/ layout's record when it does not fit
+// and the templated layout's would need measuring, else 0.
+func (l *layouts) dirOver() (int, error) {
+	a, err := l.p.analyze()
+	if err != nil {
+		return 0, err
+	}
+	if crdTextBytes(a.crdTexts) < recordCheckBytes {
+		return 0, nil
+	}
+	if t := l.build(CRDsTemplated); t.err != nil || recordEstimate(t.files, chartsDir+"/"+l.p.Name+"/") <= MaxReleaseRecordBytes*4/5 {
+		return 0, nil // measured, or refused, as the templated layout
+	}
+	if t := l.try(CRDsDir); t.err == nil && t.fitErr != nil && t.n > 0 {
+		return t.n, nil
+	}
+	return 0, nil
+}
+
+// packedHow says how to install the packed CRD charts: those of CRDs a
+// webhook converts after the main chart, naming its release.
+func (p *Project) packedHow(files Files, crdCharts map[string]int) string {
+	dirs := crdChartDirs(files, p.Name)
+	conv := p.conversionCharts(crdCharts)
+	var first, after []string
+	for i, d := range dirs {
+		if conv[i] {
+			after = append(after, d)
+		} else {
+			first = append(first, d)
+		}
+	}
+	how := fmt.Sprintf("puts the CRDs in %d charts of their own", len(dirs))
+	if len(first) > 0 {
+		how += fmt.Sprintf(" (%s), to install first, each as its own release", strings.Join(first, ", "))
+	}
+	if len(after) > 0 {
+		how += fmt.Sprintf("; %s hold the CRDs a webhook converts: install them after %s, each as its own release with conversion.release set to the %s release's name", strings.Join(after, ", "), p.Name, p.Name)
+	}
+	return how
 }
 
 // layoutNote says what a CRD layout chosen for size means to the user.
@@ -110,7 +212,7 @@ var layoutNote = map[string]string{
 // recordFits measures the release records of the charts in files, when
 // the CRDs are large enough to matter. It returns the size of the first
 // that does not fit and an error; 0 and an error when measuring failed.
-func (p *Project) recordFits(files Files, mode string) (int, error) {
+func (p *Project) recordFits(records *recorder, files Files, mode string) (int, error) {
 	a, err := p.analyze()
 	if err != nil {
 		return 0, err
@@ -128,7 +230,7 @@ func (p *Project) recordFits(files Files, mode string) (int, error) {
 		if recordEstimate(files, dir) <= MaxReleaseRecordBytes*4/5 {
 			continue // well inside: no need to render
 		}
-		n, err := releaseRecordBytes(files, dir)
+		n, err := records.size(files, dir)
 		if err != nil {
 			return 0, err
 		}
@@ -227,11 +329,22 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 		files[dir+"templates/platform-as-code.yaml"] = []byte(pacTemplate(p.Name))
 	}
 	if p.Webhook != nil {
-		hooks, err := p.webhookTemplate(t, pacs)
+		hooks, err := p.webhookTemplate(t, pacs, opts.crdCharts, a.crdTexts)
 		if err != nil {
 			return nil, nil, err
 		}
 		files[dir+"templates/webhooks.yaml"] = []byte(hooks)
+		for _, crd := range p.conversionCRDs() {
+			i, ok := opts.crdCharts[crd.Name]
+			if !ok {
+				continue
+			}
+			text, err := p.packedConversionCRD(t, crd, pacs, a.crdTexts[crd.Name])
+			if err != nil {
+				return nil, nil, err
+			}
+			files[crdChartDir(p.Name, i)+"/templates/crds/"+crd.Name+".yaml"] = []byte(text)
+		}
 	}
 	if scopeWarning != "" {
 		warnings = append(warnings, scopeWarning)
@@ -262,6 +375,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 	o = p.selectRelease(t, o).DeepCopy()
 	switch {
 	case kind == "Service" && p.Webhook != nil && o.GetName() == p.Webhook.Service:
+		// The first webhook Service's port is webhooks.port; others keep theirs.
 		if i, err := p.webhookPortIndex(o); err == nil {
 			ports, _, _ := unstructured.NestedSlice(o.Object, "spec", "ports")
 			ports[i].(map[string]any)["port"] = t.token("{{ .Values.webhooks.port }}")
@@ -271,6 +385,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		t.templateServicePorts(o.Object, p.managerArgs())
 	case slices.Contains(workloadKinds, kind):
 		t.templateWorkload(o)
+		p.gateCertVolumes(t, o)
 	case kind == "Certificate" && isCertManager(o):
 		t.templateCertificate(o)
 	}
@@ -296,7 +411,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		text = "{{- if and .Values.rbac.create .Values.rbac.helpers.enabled }}\n" + text + "{{- end }}\n"
 	case slices.Contains(rbacKinds, kind):
 		text = "{{- if .Values.rbac.create }}\n" + text + "{{- end }}\n"
-	case kind == "Service" && p.Webhook != nil && o.GetName() == p.Webhook.Service:
+	case kind == "Service" && p.Webhook != nil && p.Webhook.webhookService(o.GetName()) != nil:
 		text = "{{- if .Values.webhooks.enabled }}\n" + text + "{{- end }}\n"
 	case kind == "Service" && p.metricsService(o):
 		text = "{{- if .Values.metrics.enabled }}\n" + text + "{{- end }}\n"
@@ -310,6 +425,40 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 		text = "{{- if .Values." + v + ".enabled }}\n" + text + "{{- end }}\n"
 	}
 	return text, false, nil
+}
+
+// gateCertVolumes puts a workload's volumes of the webhook serving Secret
+// (a webhook server beside the manager), and their mounts, behind
+// webhooks.enabled, which renders the Secret.
+func (p *Project) gateCertVolumes(t *templater, o *unstructured.Unstructured) {
+	if p.Webhook == nil || p.Webhook.Secret == "" {
+		return
+	}
+	pod, _, _ := unstructured.NestedMap(o.Object, "spec", "template", "spec")
+	if pod == nil {
+		return
+	}
+	vols, _ := pod["volumes"].([]any)
+	for _, v := range vols {
+		vol, _ := v.(map[string]any)
+		if name, _, _ := unstructured.NestedString(vol, "secret", "secretName"); name != p.Webhook.Secret {
+			continue
+		}
+		volName, _ := vol["name"].(string)
+		t.rewriteRefs(vol) // the item becomes text, which rewriting skips
+		conditionalItems(t, pod, "volumes", "name", volName)
+		for _, c := range slices.Concat(asList(pod["initContainers"]), asList(pod["containers"])) {
+			if m, ok := c.(map[string]any); ok {
+				conditionalItems(t, m, "volumeMounts", "name", volName)
+			}
+		}
+	}
+	_ = unstructured.SetNestedMap(o.Object, pod, "spec", "template", "spec")
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }
 
 func (p *Project) bindsManager(o *unstructured.Unstructured, mgr Grant) bool {
@@ -385,8 +534,9 @@ func (p *Project) selectsManager(sel map[string]string) bool {
 }
 
 // crdFiles places the CRDs as opts asks, with the platform-as-code
-// annotations. CRDs converted by a webhook are always templated, in
-// templates/webhooks.yaml with the CA; a layout the user names refuses them.
+// annotations. CRDs converted by a webhook are templated with the CA, in
+// templates/webhooks.yaml or, packed for size, in CRD charts of their own
+// (chart writes both); a layout the user names refuses them.
 func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map[string][]byte) error {
 	mode := opts.CRDs
 	converted := p.conversionCRDs()
@@ -418,8 +568,9 @@ func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map
 		for _, i := range opts.crdCharts {
 			used[i] = true
 		}
+		conv := p.conversionCharts(opts.crdCharts)
 		for _, i := range slices.Sorted(maps.Keys(used)) {
-			if err := crdChart(files, p, crdChartDir(p.Name, i)); err != nil {
+			if err := crdChart(files, p, crdChartDir(p.Name, i), conv[i]); err != nil {
 				return err
 			}
 		}
@@ -427,14 +578,15 @@ func (p *Project) crdFiles(files Files, dir string, opts ChartOptions, texts map
 	return nil
 }
 
-// crdTemplate renders a CRD with t, whose tokens m may hold.
-func crdTemplate(t *templater, m map[string]any) (string, error) {
+// crdTemplate renders a CRD with t, whose tokens m may hold; tail, text
+// already rendered, follows the rest of the CRD.
+func crdTemplate(t *templater, m map[string]any, tail string) (string, error) {
 	t.conditionalAnnotation(m["metadata"].(map[string]any), ".Values.crds.keep", "helm.sh/resource-policy", "keep")
 	text, err := t.finish(m)
 	if err != nil {
 		return "", err
 	}
-	return "{{- if .Values.crds.install }}\n" + text + "{{- end }}\n", nil
+	return "{{- if .Values.crds.install }}\n" + text + tail + "{{- end }}\n", nil
 }
 
 // pacTemplate renders one ConfigMap per CRD from .Values.platformAsCode.

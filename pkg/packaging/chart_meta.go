@@ -194,13 +194,17 @@ It watches: {{ default "all namespaces" (include "CHART.watchNamespaces" .) }}.
 `
 
 // crdChart writes Chart.yaml, values.yaml and README.md of <name>-crds.
-func crdChart(files Files, p *Project, chartDir string) error {
+func crdChart(files Files, p *Project, chartDir string, conversion bool) error {
 	dir := chartDir + "/"
 	name := path.Base(chartDir)
-	b, err := yaml.Marshal(map[string]any{
+	meta := map[string]any{
 		"apiVersion": "v2", "name": name, "version": p.Version, "appVersion": p.Version,
 		"type": "application", "description": "CustomResourceDefinitions of " + p.Name + ", installed once per cluster.",
-	})
+	}
+	if conversion {
+		meta["annotations"] = map[string]string{contract.RequiredValues: "conversion.release"}
+	}
+	b, err := yaml.Marshal(meta)
 	if err != nil {
 		return err
 	}
@@ -209,11 +213,39 @@ func crdChart(files Files, p *Project, chartDir string) error {
 		{Key: "install", Doc: "Install and upgrade the CRDs.", Val: true},
 		{Key: "keep", Doc: "Keep the CRDs when the release is uninstalled.", Val: true},
 	}}}
+	readme := fmt.Sprintf("# %s\n\nThe CustomResourceDefinitions of %s as a chart of their own: install it once per cluster, then install %s with `crds.install=false` in as many namespaces as needed. `helm upgrade` of this chart upgrades the CRDs.\n", name, p.Name, p.Name)
+	if conversion {
+		vals = append(vals, conversionValues(p)...)
+		// The main chart's helpers name the converting release's objects.
+		files[dir+"templates/_helpers.tpl"] = []byte(helpers(p.Name, ""))
+		readme += fmt.Sprintf("\nA webhook of %[1]s converts these CRDs: install this chart after a release of %[1]s and set `conversion.release` to that release's name (and `conversion.namespace` when it is in another namespace). The CRDs trust that release's CA, read from its webhook Secret, or cert-manager's with `certManager.enabled=true`; with `webhooks.enabled=false` they convert nothing.\n", p.Name)
+	}
 	if files[dir+"values.yaml"], err = emitValues(vals); err != nil {
 		return err
 	}
-	files[dir+"README.md"] = []byte(fmt.Sprintf("# %s\n\nThe CustomResourceDefinitions of %s as a chart of their own: install it once per cluster, then install %s with `crds.install=false` in as many namespaces as needed. `helm upgrade` of this chart upgrades the CRDs.\n", name, p.Name, p.Name))
+	files[dir+"README.md"] = []byte(readme)
 	return nil
+}
+
+// conversionValues are the values of a CRD chart whose CRDs a webhook of
+// the main chart converts: which release serves the webhook, and how.
+func conversionValues(p *Project) []value {
+	return []value{
+		{Key: "conversion", Doc: "The release of " + p.Name + " whose webhook Service converts these CRDs.", Kids: []value{
+			{Key: "release", Doc: "Its release name (required with webhooks.enabled).", Val: ""},
+			{Key: "namespace", Doc: "Its namespace; this release's when empty.", Val: ""},
+			{Key: "nameOverride", Doc: "The nameOverride it was installed with.", Val: ""},
+			{Key: "fullnameOverride", Doc: "The fullnameOverride it was installed with.", Val: ""},
+			{Key: "caBundle", Doc: "The CA (base64 PEM) its webhook certificate is signed by; empty reads it from its webhook Secret.", Val: ""},
+		}},
+		{Key: "webhooks", Doc: "The conversion webhook.", Kids: []value{
+			{Key: "enabled", Doc: "Convert through the release's webhook; false converts nothing (strategy None), as webhooks.enabled=false on that release.", Val: true},
+			{Key: "port", Doc: "The port of its webhook Service (its webhooks.port).", Val: int64(p.Webhook.Port), Min: 1, Max: 65535},
+		}},
+		{Key: "certManager", Doc: "cert-manager.", Kids: []value{
+			{Key: "enabled", Doc: "The release uses cert-manager (its certManager.enabled): cert-manager injects the CA.", Val: false},
+		}},
+	}
 }
 
 // chartReadme documents every value, the CRDs, the RBAC and upgrades.

@@ -12,11 +12,11 @@ import (
 // Certificate and CA injection) or self-signed by Helm (genCA and
 // genSignedCert, kept across upgrades with lookup). Nothing renders with
 // webhooks.enabled=false.
-func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode) (string, error) {
+func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode, packed map[string]int, crdTexts map[string][]byte) (string, error) {
 	child := func(suffix string) string { return fmt.Sprintf(`(include "%s.child" (list . %q))`, t.chart, suffix) }
 	var b strings.Builder
 	operator := p.Webhook.Certificates == CertsOperator
-	fmt.Fprintf(&b, "{{- $svc := %s }}\n{{- $ca := \"\" }}\n", child(strings.TrimPrefix(p.Webhook.Service, p.NamePrefix)))
+	fmt.Fprintf(&b, "{{- $svc := %s }}\n{{- $ns := .Release.Namespace }}\n{{- $ca := \"\" }}\n", child(strings.TrimPrefix(p.Webhook.Service, p.NamePrefix)))
 	if operator {
 		// The operator issues its certificate and patches caBundle.
 		b.WriteString("{{- if .Values.webhooks.enabled }}\n")
@@ -37,7 +37,13 @@ func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode) (string, 
 		hooks, _ := c.Object["webhooks"].([]any)
 		for _, h := range hooks {
 			if svc, ok, _ := unstructured.NestedMap(h.(map[string]any), "clientConfig", "service"); ok {
+				// The first Service's port is webhooks.port; others keep theirs.
 				svc["port"] = t.token("{{ .Values.webhooks.port }}")
+				if name, _ := svc["name"].(string); name != p.Webhook.Service {
+					if s := p.Webhook.webhookService(name); s != nil {
+						svc["port"] = int64(s.Port)
+					}
+				}
 				_ = unstructured.SetNestedMap(h.(map[string]any), svc, "clientConfig", "service")
 			}
 		}
@@ -49,7 +55,10 @@ func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode) (string, 
 	}
 	b.WriteString("{{- end }}\n")
 	for _, crd := range p.conversionCRDs() {
-		text, err := p.conversionCRDTemplate(t, crd, pacs, child)
+		if _, ok := packed[crd.Name]; ok {
+			continue // in a CRD chart of its own
+		}
+		text, err := p.conversionCRDTemplate(t, crd, pacs, crdTexts[crd.Name], child)
 		if err != nil {
 			return "", err
 		}
@@ -61,10 +70,20 @@ func (p *Project) webhookTemplate(t *templater, pacs []PlatformAsCode) (string, 
 // certTemplate renders the serving certificate: cert-manager's Issuer and
 // Certificate, or a Secret with a CA Helm generates and keeps.
 func (p *Project) certTemplate(b *strings.Builder, t *templater, child func(string) string) {
+	// The certificate covers every webhook Service: $svc and the others.
+	names := []string{"$svc"}
+	for _, s := range p.Webhook.Services[1:] {
+		names = append(names, child(strings.TrimPrefix(s.Name, p.NamePrefix)))
+	}
 	fmt.Fprintf(b, `{{- if .Values.webhooks.enabled }}
 {{- $secret := %[3]s }}
 {{- $crt := "" }}
 {{- $key := "" }}
+{{- $dnsNames := list }}
+{{- range $name := list %[7]s }}
+{{- $dnsNames = append $dnsNames (printf "%%s.%%s.svc" $name $.Release.Namespace) }}
+{{- $dnsNames = append $dnsNames (printf "%%s.%%s.svc.cluster.local" $name $.Release.Namespace) }}
+{{- end }}
 {{- if .Values.certManager.enabled }}
 ---
 apiVersion: cert-manager.io/v1
@@ -86,8 +105,9 @@ metadata:
     {{- include "%[4]s.labels" . | nindent 4 }}
 spec:
   dnsNames:
-  - {{ $svc }}.{{ .Release.Namespace }}.svc
-  - {{ $svc }}.{{ .Release.Namespace }}.svc.cluster.local
+  {{- range $dnsNames }}
+  - {{ . }}
+  {{- end }}
   issuerRef:
     kind: Issuer
     name: {{ %[5]s }}
@@ -100,7 +120,7 @@ spec:
 {{- $ca = index $existing.data "ca.crt" }}
 {{- else }}
 {{- $caCert := genCA %[6]s 3650 }}
-{{- $cert := genSignedCert $svc nil (list (printf "%%s.%%s.svc" $svc .Release.Namespace) (printf "%%s.%%s.svc.cluster.local" $svc .Release.Namespace)) 3650 $caCert }}
+{{- $cert := genSignedCert $svc nil $dnsNames 3650 $caCert }}
 {{- $crt = $cert.Cert | b64enc }}
 {{- $key = $cert.Key | b64enc }}
 {{- $ca = $caCert.Cert | b64enc }}
@@ -120,7 +140,7 @@ data:
   ca.crt: {{ $ca }}
 {{- end }}
 `, child("serving-cert"), child(strings.TrimPrefix(p.Webhook.Service, p.NamePrefix)), child(strings.TrimPrefix(p.Webhook.Secret, p.NamePrefix)), t.chart,
-		child("selfsigned-issuer"), child("webhook-ca"))
+		child("selfsigned-issuer"), child("webhook-ca"), strings.Join(names, " "))
 }
 
 // injectCA makes a webhook configuration trust the chart's CA: cert-manager

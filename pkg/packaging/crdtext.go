@@ -57,6 +57,9 @@ func parallel(n int, f func(i int)) {
 // uninstall with crds.keep.
 const keepAnnotation = "    {{- if .Values.crds.keep }}\n    helm.sh/resource-policy: keep\n    {{- end }}\n"
 
+// crdInstallCondition begins a CRD template: crds.install turns it off.
+const crdInstallCondition = "{{- if .Values.crds.install }}\n"
+
 // crdTemplateText gates a rendered CRD on crds.install and adds the
 // crds.keep annotation, escaping template delimiters that are data.
 func crdTemplateText(text []byte) (string, error) {
@@ -70,5 +73,5 @@ func crdTemplateText(text []byte) (string, error) {
 	} else {
 		rest = "  annotations:\n" + keepAnnotation + rest
 	}
-	return "{{- if .Values.crds.install }}\n" + head + "\nmetadata:\n" + rest + "{{- end }}\n", nil
+	return crdInstallCondition + head + "\nmetadata:\n" + rest + "{{- end }}\n", nil
 }

@@ -105,6 +105,9 @@ func (p *Project) CSV(opts BundleOptions, grants []Grant, pacs []PlatformAsCode)
 		if err := fromUnstructured(o, &d); err != nil {
 			return nil, err
 		}
+		if p.Webhook != nil {
+			p.Webhook.withoutCertVolume(&d.Spec.Template.Spec)
+		}
 		csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs = append(csv.Spec.InstallStrategy.StrategySpec.DeploymentSpecs,
 			operatorsv1alpha1.StrategyDeploymentSpec{Name: d.Name, Label: d.Labels, Spec: d.Spec})
 	}

@@ -76,6 +76,8 @@ func TestGoldenProjects(t *testing.T) {
 		{"operatorcerts", PackageOptions{}, 3, "does not set: icon (a warning);"},
 		// operator-sdk: base CSV, markers, PROJECT and Makefile, no opctl.yaml.
 		{"sdk", PackageOptions{}, 2, ""},
+		// Validating webhooks that call two Services on two Deployments.
+		{"twohooks", PackageOptions{}, 3, "does not set: icon (a warning);"},
 		// Conversion webhooks next to admission webhooks.
 		{"conversion", PackageOptions{}, 3, "does not set: icon (a warning);"},
 		// Several workloads and kinds beside the manager.

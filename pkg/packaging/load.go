@@ -19,6 +19,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/kustomize/api/krusty"
 	"sigs.k8s.io/kustomize/kyaml/filesys"
@@ -355,12 +356,8 @@ func buildOverlay(dir string) ([]*unstructured.Unstructured, error) {
 	out := make([]*unstructured.Unstructured, len(res))
 	errs := make([]error, len(res))
 	parallel(len(res), func(i int) {
-		j, err := res[i].MarshalJSON()
-		if err == nil {
-			out[i] = &unstructured.Unstructured{}
-			err = out[i].UnmarshalJSON(j)
-		}
-		if err != nil {
+		var err error
+		if out[i], err = overlayObject(&res[i].RNode); err != nil {
 			errs[i] = fmt.Errorf("%s: %s: %w", dir, res[i].CurId(), err)
 		}
 	})
@@ -725,6 +722,7 @@ func (p *Project) loadSamples(dir string) []*unstructured.Unstructured {
 			kinds[c.Spec.Group+"/"+v.Name+"/"+c.Spec.Names.Kind] = c
 		}
 	}
+	schemas := map[string]*crschema.Schema{}
 	var crs []*unstructured.Unstructured
 	for _, o := range objs {
 		id := o.GetAPIVersion() + " " + o.GetKind() + " " + o.GetName()
@@ -735,7 +733,11 @@ func (p *Project) loadSamples(dir string) []*unstructured.Unstructured {
 		}
 		// A sample the API server would refuse would be a broken example
 		// in the CSV and the chart's README.
-		errs, err := crschema.Validate(crd, o.GroupVersionKind().Version, o.Object)
+		schema, err := sampleSchema(schemas, crd, o.GroupVersionKind().Version)
+		var errs field.ErrorList
+		if err == nil {
+			errs, err = schema.Validate(o.Object)
+		}
 		if err == nil && len(errs) > 0 {
 			err = errs.ToAggregate()
 		}
@@ -747,6 +749,21 @@ func (p *Project) loadSamples(dir string) []*unstructured.Unstructured {
 	}
 	slices.SortFunc(crs, compareObjects)
 	return crs
+}
+
+// sampleSchema is the compiled schema of version of crd, compiled once
+// for all of a CRD's samples.
+func sampleSchema(schemas map[string]*crschema.Schema, crd *apiextensionsv1.CustomResourceDefinition, version string) (*crschema.Schema, error) {
+	key := crd.Name + "/" + version
+	if s, ok := schemas[key]; ok {
+		return s, nil
+	}
+	s, err := crschema.Compile(crd, version)
+	if err != nil {
+		return nil, err
+	}
+	schemas[key] = s
+	return s, nil
 }
 
 // readYAMLDocs decodes every document of a YAML file.

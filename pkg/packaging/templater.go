@@ -2,7 +2,6 @@ package packaging
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,13 +74,6 @@ func (t *templater) nameExpr(kind, name string, clusterScoped bool) string {
 	return fmt.Sprintf(`include "%s.child" (list . %s)`, t.chart, suffix)
 }
 
-// blockPattern finds "key: BLOCKTOKEN" lines to expand into toYaml blocks.
-var (
-	blockPattern = regexp.MustCompile(`(?m)^( *)(- )?([A-Za-z0-9_.-]+): (OPCTLBLOCK\d+X)$`)
-	linePattern  = regexp.MustCompile(`(?m)^( *)(- )?(OPCTLLINE\d+X): ""$`)
-	tokenPattern = regexp.MustCompile(`OPCTLTOKEN\d+X`)
-)
-
 // block marks a field whose content is toYaml of a values path.
 func (t *templater) block(valuesPath string) string {
 	t.n++
@@ -111,17 +103,26 @@ func (t *templater) finish(obj map[string]any) (string, error) {
 		return "", err
 	}
 	s := escapeActions.Replace(string(b))
-	s = blockPattern.ReplaceAllStringFunc(s, func(m string) string {
-		g := blockPattern.FindStringSubmatch(m)
-		indent, dash, key, tok := g[1], g[2], g[3], g[4]
+	s = replaceMarks(s, "OPCTLBLOCK", func(line, tok string) (string, bool) {
+		indent, dash, key, ok := markLine(line, tok, func(rest string) (string, bool) {
+			return strings.CutSuffix(rest, ": "+tok)
+		})
+		if !ok || !isKey(key) {
+			return "", false
+		}
 		inner := len(indent) + len(dash) + 2
-		return fmt.Sprintf("%s%s%s:\n%s{{- toYaml %s | nindent %d }}", indent, dash, key, strings.Repeat(" ", inner), t.tokens[tok], inner)
+		return fmt.Sprintf("%s%s%s:\n%s{{- toYaml %s | nindent %d }}", indent, dash, key, strings.Repeat(" ", inner), t.tokens[tok], inner), true
 	})
-	s = linePattern.ReplaceAllStringFunc(s, func(m string) string {
-		g := linePattern.FindStringSubmatch(m)
-		return t.lines[g[3]](len(g[1]))
+	s = replaceMarks(s, "OPCTLLINE", func(line, tok string) (string, bool) {
+		indent, _, _, ok := markLine(line, tok, func(rest string) (string, bool) {
+			return "", rest == tok+`: ""`
+		})
+		if !ok {
+			return "", false
+		}
+		return t.lines[tok](len(indent)), true
 	})
-	s = tokenPattern.ReplaceAllStringFunc(s, func(tok string) string { return t.tokens[tok] })
+	s = replaceTokens(s, "OPCTLTOKEN", func(tok string) string { return t.tokens[tok] })
 	return s, nil
 }
 

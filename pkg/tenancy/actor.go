@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/baseline"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
@@ -74,7 +75,7 @@ func (c *Controller) actorUser(tenant string) string {
 var guardrailBypass = rbacv1.PolicyRule{APIGroups: []string{tenancyv1.GroupVersion.Group}, Resources: []string{"guardrails"}, Verbs: []string{"bypass"}}
 
 // actorKinds are the shipped baseline's namespaced rules
-// (guard.BaselineNamespacedRules) and rules on the namespaced CRDs of the
+// (baseline.NamespacedRules) and rules on the namespaced CRDs of the
 // tenant's operators
 // that are shared (isShared): the controller, or OLM for a tenant,
 // installed them. A CRD of another installer, even one identical to the
@@ -105,11 +106,11 @@ func (c *Controller) actorKinds(ctx context.Context, reader client.Reader, p *pl
 			}
 		}
 	}
-	rules := slices.Clone(guard.BaselineNamespacedRules)
+	rules := slices.Clone(baseline.NamespacedRules)
 	for _, g := range slices.Sorted(maps.Keys(byGroup)) {
 		res := slices.Clone(byGroup[g])
 		slices.Sort(res)
-		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: res, Verbs: guard.OwnKindVerbs})
+		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: res, Verbs: baseline.OwnKindVerbs})
 	}
 	return rules, nil
 }

@@ -378,7 +378,7 @@ func (c *Controller) served(group, version, resource string) (bool, error) {
 // +kubebuilder:rbac:groups=discovery.k8s.io,resources=endpointslices,verbs=list;watch
 //
 // The shipped baseline of what tenants' operators may hold cluster-wide
-// (guard.BaselineClusterRules), which the controller passes on in the
+// (baseline.ClusterRules), which the controller passes on in the
 // ClusterRoles of releases and so holds; it uses none of it itself.
 // +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
 // +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create

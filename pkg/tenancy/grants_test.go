@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/baseline"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -33,7 +34,7 @@ func TestGrantPolicy(t *testing.T) {
 		// What the controller puts in a tenant namespace (actor.go).
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: ActorRole, Namespace: "ns-a"}, Rules: []rbacv1.PolicyRule{guardrailBypass}},
 		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: KindsRole, Namespace: "ns-a"},
-			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"kv.opctl.dev"}, Resources: []string{"kvstores"}, Verbs: guard.OwnKindVerbs}}},
+			Rules: []rbacv1.PolicyRule{{APIGroups: []string{"kv.opctl.dev"}, Resources: []string{"kvstores"}, Verbs: baseline.OwnKindVerbs}}},
 		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "platform-monitoring"}, AggregationRule: &rbacv1.AggregationRule{
 			ClusterRoleSelectors: []metav1.LabelSelector{{MatchLabels: map[string]string{"example.com/monitoring": "true"}}}}},
 	).Build()
@@ -90,6 +91,7 @@ func TestGrantPolicy(t *testing.T) {
 		{"system:kube-controller-manager", nil, binding("b", "system:kube-controller-manager", sa), "binds ClusterRole system:kube-controller-manager, which the release does not define"},
 		{"an APIService", nil, "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1beta1.metrics.example.com\nspec:\n  group: metrics.example.com\n  version: v1beta1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n  service:\n    name: s\n    namespace: ns-a\n", "APIService v1beta1.metrics.example.com is cluster-scoped"},
 		{"a Namespace", nil, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: extra\n", "Namespace extra is cluster-scoped"},
+		{"an APIService its template gates", nil, "---\n# Source: kv/templates/apiservice.yaml\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1beta1.metrics.example.com\nspec:\n  group: metrics.example.com\n  version: v1beta1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n  service:\n    name: s\n    namespace: ns-a\n", "APIService v1beta1.metrics.example.com is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations; apiService.enabled=false leaves it out"},
 		{"to a user", []string{"storage-reader"}, role("r", "", storage) + binding("b", "r", "- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: owner\n"), "to User owner"},
 		{"to a group", []string{"storage-reader"}, binding("b", "storage-reader", "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: system:authenticated\n"), "to Group system:authenticated"},
 		{"to another namespace's account", []string{"storage-reader"}, role("r", "", storage) + binding("b", "r", "- kind: ServiceAccount\n  name: op\n  namespace: kube-system\n"), "ServiceAccount kube-system/op"},
@@ -129,7 +131,7 @@ func TestGrantPolicy(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := guard.GrantPolicy{Roles: tc.roles, Tenant: "a", LockNetworkPolicies: slices.Contains(tc.roles, "lock"), Crds: []string{"kvstores.kv.opctl.dev"}, Namespaces: []string{"ns-a", "ns-a2"}, Reader: reader, Mapper: mapper,
+			g := guard.GrantPolicy{Roles: tc.roles, Tenant: "a", Gates: map[string]string{"kv/templates/apiservice.yaml": "apiService.enabled"}, LockNetworkPolicies: slices.Contains(tc.roles, "lock"), Crds: []string{"kvstores.kv.opctl.dev"}, Namespaces: []string{"ns-a", "ns-a2"}, Reader: reader, Mapper: mapper,
 				Kinds: func(context.Context) ([]string, error) { return []string{"kvstores.kv.opctl.dev"}, nil }}
 			got, err := g.Check(context.Background(), guard.ManifestDocs(tc.manifest))
 			if err != nil {

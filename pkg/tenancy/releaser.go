@@ -20,9 +20,11 @@ type releaser struct {
 // reconcileRelease has the release engine bring one release of t to its
 // spec, within the tenant's scope.
 func (r releaser) reconcileRelease(ctx context.Context, t *tenancyv1.Tenant, spec helmrelease.Spec, st *tenancyv1.OperatorStatus, p *plan) error {
+	scope := r.scope(t, spec.Namespace, spec.Name, p)
+	scope.Grants.Gates = guard.TemplateGates(spec.Install)
 	return r.engine.Reconcile(ctx, helmrelease.Request{
 		Tenant: t, Spec: spec, Status: st,
-		Scope:       r.scope(t, spec.Namespace, spec.Name, p),
+		Scope:       scope,
 		Labels:      p.settings.ownedLabels(t.Name),
 		DriftIgnore: driftIgnore(t, spec.Name),
 		Requeue:     p.requeueAtMost,

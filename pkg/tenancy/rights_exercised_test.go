@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"opctl.dev/opctl/internal/testcluster"
-	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/baseline"
 )
 
 // notRequested are verbs the API server checks without a request of
@@ -150,9 +150,9 @@ var unexercised = map[string]string{
 }
 
 // The shipped baseline the controller holds only to pass on to tenants'
-// operators (guard.BaselineClusterRules): exempt by name.
+// operators (baseline.ClusterRules): exempt by name.
 func init() {
-	for _, rule := range guard.BaselineClusterRules {
+	for _, rule := range baseline.ClusterRules {
 		for _, verb := range rule.Verbs {
 			for _, group := range rule.APIGroups {
 				for _, res := range rule.Resources {

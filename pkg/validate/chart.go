@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
+
+	"opctl.dev/opctl/pkg/packaging/contract"
 )
 
 // rendered is one object of a rendered chart and the template it came from.
@@ -149,6 +151,50 @@ func eachContainer(check func(c *Check, r *Report, w workload, ctr corev1.Contai
 	})
 }
 
+// requiredValue is what a value a chart requires is set to for its render.
+const requiredValue = "opctl-validate"
+
+// withRequired is vals with each value c requires set, where vals do not.
+func withRequired(c *chart.Chart, vals map[string]any) map[string]any {
+	if c.Metadata == nil {
+		return vals
+	}
+	paths := contract.SplitValues(c.Metadata.Annotations[contract.RequiredValues])
+	if len(paths) == 0 {
+		return vals
+	}
+	out := copyTable(vals)
+	for _, p := range paths {
+		keys := strings.Split(p, ".")
+		m := out
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := m[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				m[k] = next
+			}
+			m = next
+		}
+		if _, set := m[keys[len(keys)-1]]; !set {
+			m[keys[len(keys)-1]] = requiredValue
+		}
+	}
+	return out
+}
+
+// copyTable copies the maps of a values table, so that setting a value in
+// the copy leaves the caller's table as it was.
+func copyTable(vals map[string]any) map[string]any {
+	out := make(map[string]any, len(vals))
+	for k, v := range vals {
+		if m, ok := v.(map[string]any); ok {
+			v = copyTable(m)
+		}
+		out[k] = v
+	}
+	return out
+}
+
 func describeValues(v map[string]any) string {
 	if v == nil {
 		return "default values"
@@ -158,8 +204,11 @@ func describeValues(v map[string]any) string {
 }
 
 // renderChart renders c for a release "opctl-validate" in namespace
-// "validate" with extra values.
+// "validate" with extra values, and each value its Chart.yaml says it
+// requires (contract.RequiredValues) set to requiredValue where vals do
+// not set it.
 func renderChart(c *chart.Chart, vals map[string]any) ([]rendered, error) {
+	vals = withRequired(c, vals)
 	values, err := chartutil.ToRenderValues(c, vals, chartutil.ReleaseOptions{Name: "opctl-validate", Namespace: "validate", IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package validate
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -55,5 +57,39 @@ func TestBadChart(t *testing.T) {
 		return f.Check == "OPC-C005" && strings.Contains(f.Message, "sidecar has no tag")
 	}) {
 		t.Errorf("untagged image not reported")
+	}
+}
+
+// A chart whose Chart.yaml names the values it requires renders with them
+// set; without the annotation it fails to render, as helm template would.
+func TestRequiredValues(t *testing.T) {
+	for _, annotated := range []bool{true, false} {
+		dir := t.TempDir()
+		meta := "apiVersion: v2\nname: req-crds\nversion: 1.0.0\n"
+		if annotated {
+			meta += "annotations:\n  opctl.dev/required-values: conversion.release\n"
+		}
+		for name, text := range map[string]string{
+			"Chart.yaml":               meta,
+			"values.yaml":              "conversion:\n  release: \"\"\n",
+			"templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  release: {{ required \"conversion.release: set it\" .Values.conversion.release | quote }}\n",
+		} {
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r, err := ValidateChart(dir, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		failed := slices.ContainsFunc(r.Findings, func(f Finding) bool {
+			return f.Severity == SeverityError && strings.Contains(f.Message, "conversion.release: set it")
+		})
+		if failed == annotated {
+			t.Errorf("annotated %v: findings %+v", annotated, r.Findings)
+		}
 	}
 }

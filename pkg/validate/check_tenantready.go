@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"helm.sh/helm/v3/pkg/chart"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -12,6 +13,7 @@ import (
 	"opctl.dev/opctl/pkg/packaging"
 	"opctl.dev/opctl/pkg/packaging/contract"
 	"opctl.dev/opctl/pkg/packaging/podsecurity"
+	"opctl.dev/opctl/pkg/tenancy/baseline"
 )
 
 // TenantReady (OPC-C010, tenant-ready) says what the opctl tenancy
@@ -20,19 +22,6 @@ import (
 var TenantReady = register(Check{ID: "OPC-C010", Severity: SeverityWarning, Relayed: false,
 	Rationale: "tenant-ready: the opctl tenancy controller installs an operator for a tenant only if its chart fits the tenant: cluster-scoped rules within the shipped baseline (create TokenReviews and SubjectAccessReviews; get, list and watch StorageClasses and the operator's own CRDs by name), a manager that reads which namespaces to watch, pods that meet Pod Security restricted, and no cluster-scoped object but RBAC, webhooks and CRDs. Judged against the shipped baseline only: a TenantProfile's ClusterRoles may allow more.",
 	Hint:      "Drop or narrow the rule (resourceNames of the operator's own CRDs), have the manager read WATCH_NAMESPACE, meet Pod Security restricted (opctl package adds what it can), or put the object behind a value; or name a ClusterRole that allows it in the TenantProfile."}, checkTenantReady)
-
-// tenantBaseline are the cluster-scoped rules every tenant's operator may
-// hold: the shipped baseline of docs/tenancy-threat-model.md. Reading the
-// operator's own CRDs by name is added per chart.
-var tenantBaseline = []rbacv1.PolicyRule{
-	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
-	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
-	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list", "watch"}},
-}
-
-// builtinRoles are the rules of the built-in ClusterRoles a chart may
-// bind without defining them, as far as the baseline goes.
-var builtinRoles = map[string][]rbacv1.PolicyRule{"system:auth-delegator": tenantBaseline[:2]}
 
 // tenantKinds are the cluster-scoped kinds a tenant's chart may carry:
 // the tenancy controller turns RBAC into per-tenant grants, shares CRDs
@@ -72,7 +61,7 @@ func checkTenantReady(c *Check, r *Report, in *chartInput) {
 			}
 		}
 	}
-	allowed := append(slices.Clone(tenantBaseline), rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}, ResourceNames: crds})
+	allowed := append(slices.Clone(baseline.ClusterRules), rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}, ResourceNames: crds})
 	for _, o := range rd.objs {
 		kind, group := o.obj.GetKind(), o.obj.GroupVersionKind().Group
 		id := kind + "/" + o.obj.GetName()
@@ -83,7 +72,7 @@ func checkTenantReady(c *Check, r *Report, in *chartInput) {
 			}
 			rules, ok := roles[b.RoleRef.Name]
 			if !ok {
-				rules, ok = builtinRoles[b.RoleRef.Name]
+				rules, ok = baseline.BuiltinRoles[b.RoleRef.Name]
 			}
 			if !ok {
 				r.add(c, againstBaseline+"binds ClusterRole "+b.RoleRef.Name+", which the chart does not define, cluster-wide", o.template, id)
@@ -95,7 +84,11 @@ func checkTenantReady(c *Check, r *Report, in *chartInput) {
 			continue
 		}
 		if !slices.Contains(tenantKinds, kind) && (packaging.ClusterScopedKind(group, kind) || clusterKinds[group+"/"+kind]) {
-			r.add(c, againstBaseline+"cluster-scoped "+kind+" "+o.obj.GetName()+" is refused", o.template, id)
+			msg := againstBaseline + "cluster-scoped " + kind + " " + o.obj.GetName() + " is refused"
+			if v := templateGate(in.chart, o.template); v != "" {
+				msg += "; " + v + "=false leaves it out"
+			}
+			r.add(c, msg, o.template, id)
 		}
 	}
 	for _, w := range rd.workloads {
@@ -105,6 +98,17 @@ func checkTenantReady(c *Check, r *Report, in *chartInput) {
 		}
 		r.add(c, fmt.Sprintf("%sits pods meet Pod Security %s, not restricted, which every tenant namespace enforces: %s", againstBaseline, res.Level, res.Refusals[podsecurity.Restricted]), w.template, w.id)
 	}
+}
+
+// templateGate is the value that turns off the template of ch at path
+// (contract.Gate); "" when none does.
+func templateGate(ch *chart.Chart, path string) string {
+	for _, t := range ch.Templates {
+		if t.Name == path {
+			return contract.Gate(t.Data)
+		}
+	}
+	return ""
 }
 
 // beyondBaseline lists, as "verbs on group/resource[/names]", what rules

@@ -1,10 +1,13 @@
 package validate
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	rbacv1 "k8s.io/api/rbac/v1"
+
+	"opctl.dev/opctl/pkg/tenancy/baseline"
 )
 
 // tenant-ready names what the tenancy controller would refuse, against
@@ -21,6 +24,7 @@ func TestTenantReady(t *testing.T) {
 		{golden + "watchenv/charts/watchenv", nil},
 		{golden + "allns/charts/allns", []string{"the manager reads no watch-namespace setting (opctl.dev/watch-namespace: none)"}},
 		{golden + "hostnetwork/charts/hostnetwork", []string{"its pods meet Pod Security privileged, not restricted, which every tenant namespace enforces: host namespaces (hostNetwork=true)"}},
+		{golden + "aggregated/charts/agg-operator", []string{"cluster-scoped APIService v1alpha1.metrics.agg.example.com is refused; apiService.enabled=false leaves it out"}},
 		{golden + "workloads/charts/fleet-operator", []string{
 			"cluster-scoped Fleet ", "cluster-scoped PriorityClass ",
 			"grants cluster-wide get,list,watch,update,patch on fleet.example.com/fleets",
@@ -54,7 +58,7 @@ func TestTenantReady(t *testing.T) {
 
 func TestBeyondBaseline(t *testing.T) {
 	crds := rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}, ResourceNames: []string{"kvstores.kv.opctl.dev"}}
-	allowed := append(tenantBaseline[:len(tenantBaseline):len(tenantBaseline)], crds)
+	allowed := append(slices.Clone(baseline.ClusterRules), crds)
 	tests := []struct {
 		name string
 		rule rbacv1.PolicyRule

@@ -24,6 +24,12 @@
 //	  "level: Kind/name: reasons", least strict level first, joined by
 //	  "; "; absent at restricted
 //
+//	opctl.dev/required-values: conversion.release,placeholders.NAMESPACE
+//	  the value paths, comma-separated, that the chart's templates require
+//	  (Helm's required): a chart that a release must be told something to
+//	  render, such as a CRD chart whose conversion webhook is another
+//	  release's (Chart.yaml only)
+//
 // It has no dependencies beyond the standard library, so every producer
 // and consumer can import it.
 package contract

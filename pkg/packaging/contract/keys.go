@@ -17,6 +17,9 @@ const (
 	PodSecurity = "opctl.dev/pod-security"
 	// PodSecurityReasons says why each stricter level refuses the pods.
 	PodSecurityReasons = "opctl.dev/pod-security-reasons"
+	// RequiredValues lists the values the chart cannot render without
+	// (Chart.yaml).
+	RequiredValues = "opctl.dev/required-values"
 )
 
 // Values of WatchNamespace besides a list of settings.
@@ -75,4 +78,15 @@ func AllNamespacesOnly(v string) bool {
 func LevelAtLeast(level, min string) bool {
 	i, j := slices.Index(Levels, level), slices.Index(Levels, min)
 	return j <= 0 || (i >= 0 && i >= j)
+}
+
+// SplitValues is the value paths of a RequiredValues annotation.
+func SplitValues(ann string) []string {
+	var out []string
+	for _, v := range strings.Split(ann, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/baseline"
 )
 
 // AggregateLabelPrefix starts the labels that add a ClusterRole's rules
@@ -59,6 +60,9 @@ type GrantPolicy struct {
 	// tenant-network-policies guardrail, which the controller bypasses).
 	Tenant              string
 	LockNetworkPolicies bool
+	// Gates map a template, by its Helm source, to the value that turns
+	// it off (TemplateGates), for a refusal to name.
+	Gates map[string]string
 }
 
 // OwnerRole is the ClusterRole a tenant's owners hold in its namespaces:
@@ -110,7 +114,7 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 		}
 		gvk := d.Obj.GroupVersionKind()
 		if clusterScoped, known := ScopeOf(g.Mapper, gvk); known && clusterScoped && !clusterKindsAllowed[gvk.GroupKind()] {
-			out = append(out, fmt.Sprintf("%s %s is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations", gvk.Kind, d.Obj.GetName()))
+			out = append(out, fmt.Sprintf("%s %s is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations%s", gvk.Kind, d.Obj.GetName(), g.turnOff(d)))
 			continue
 		}
 		if gvk.Group == "admissionregistration.k8s.io" && strings.HasSuffix(gvk.Kind, "WebhookConfiguration") {
@@ -213,7 +217,7 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 		}
 		rules, defined := roles[b.RoleRef.Name]
 		if !defined {
-			rules, defined = BuiltinRoles[b.RoleRef.Name]
+			rules, defined = baseline.BuiltinRoles[b.RoleRef.Name]
 		}
 		if !defined {
 			if slices.Contains(g.Roles, b.RoleRef.Name) {
@@ -294,7 +298,7 @@ func (g GrantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]r
 		return nil, fmt.Errorf("reading ClusterRole %s: %w", OwnerRole, err)
 	}
 	allowed = append(allowed, owner.Rules...)
-	allowed = append(allowed, BaselineNamespacedRules...)
+	allowed = append(allowed, baseline.NamespacedRules...)
 	if g.Kinds != nil {
 		kinds, err := g.Kinds(ctx)
 		if err != nil {
@@ -302,7 +306,7 @@ func (g GrantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]r
 		}
 		for _, k := range kinds {
 			plural, group, _ := strings.Cut(k, ".")
-			allowed = append(allowed, rbacv1.PolicyRule{APIGroups: []string{group}, Verbs: OwnKindVerbs,
+			allowed = append(allowed, rbacv1.PolicyRule{APIGroups: []string{group}, Verbs: baseline.OwnKindVerbs,
 				Resources: []string{plural, plural + "/status", plural + "/finalizers", plural + "/scale"}})
 		}
 	}
@@ -429,7 +433,7 @@ func (g GrantPolicy) ownCustomResources(ctx context.Context, rules []rbacv1.Poli
 		// Added to every namespace's admin, edit or view: the standard
 		// verbs only, never a wildcard or a verb an authorizer check reads.
 		for _, v := range r.Verbs {
-			if !slices.Contains(OwnKindVerbs, v) {
+			if !slices.Contains(baseline.OwnKindVerbs, v) {
 				return false, nil
 			}
 		}
@@ -493,11 +497,11 @@ func (g GrantPolicy) webhookTargets(u *unstructured.Unstructured) []string {
 	return out
 }
 
-// Allowed is the union of the shipped baseline (BaselineClusterRules),
+// Allowed is the union of the shipped baseline (baseline.ClusterRules),
 // the named ClusterRoles' rules and reading the operator's own CRDs by
 // name. A named role that does not exist allows nothing.
 func (g GrantPolicy) Allowed(ctx context.Context) ([]rbacv1.PolicyRule, error) {
-	rules := slices.Clone(BaselineClusterRules)
+	rules := slices.Clone(baseline.ClusterRules)
 	if len(g.Crds) > 0 {
 		rules = append(rules, rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"},
 			Verbs: []string{"get", "list", "watch"}, ResourceNames: g.Crds})

@@ -26,12 +26,6 @@ import (
 // every standard verb on.
 var ReservedGroups = []string{tenancyv1.GroupVersion.Group, "sharding.opctl.dev", "operators.coreos.com", "packages.operators.coreos.com", "monitoring.coreos.com"}
 
-// OwnKindVerbs are the verbs a tenant may hold on its operators' own
-// kinds: the standard verbs of a resource, never a wildcard or a verb
-// that only an authorizer check gives meaning to (bypass, escalate, bind,
-// impersonate, use).
-var OwnKindVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
-
 // reservedGroup says why group is not a tenant's to define kinds in, or
 // "" if it is not reserved by name (Kubernetes' groups or ReservedGroups).
 func reservedGroup(group string) string {

@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"opctl.dev/opctl/pkg/operatorkit"
+	"opctl.dev/opctl/pkg/tenancy/baseline"
 )
 
 func TestReservedGroups(t *testing.T) {
@@ -48,7 +49,7 @@ func TestOwnCustomResourcesVerbs(t *testing.T) {
 		own   bool
 	}{
 		{[]string{"get", "list", "watch"}, true},
-		{OwnKindVerbs, true},
+		{baseline.OwnKindVerbs, true},
 		{[]string{"*"}, false},
 		{[]string{"get", "bypass"}, false},
 		{[]string{"escalate"}, false},

@@ -1,8 +1,8 @@
-package guard
+package baseline
 
 import rbacv1 "k8s.io/api/rbac/v1"
 
-// BaselineClusterRules are the cluster-wide rules every tenant's operator
+// ClusterRules are the cluster-wide rules every tenant's operator
 // may hold without a ClusterRole of the platform's: what the operators
 // people run ask for in every scaffold, each with little a tenant learns
 // or does with it (docs/tenancy-threat-model.md, "The shipped baseline"):
@@ -17,14 +17,14 @@ import rbacv1 "k8s.io/api/rbac/v1"
 //
 // The controller holds them (config/rbac), so that it may write a
 // release's ClusterRole that grants them. Reading the operator's own
-// CRDs is allowed by name (GrantPolicy.Allowed).
-var BaselineClusterRules = []rbacv1.PolicyRule{
+// CRDs is allowed by name, per release.
+var ClusterRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"authentication.k8s.io"}, Resources: []string{"tokenreviews"}, Verbs: []string{"create"}},
 	{APIGroups: []string{"authorization.k8s.io"}, Resources: []string{"subjectaccessreviews"}, Verbs: []string{"create"}},
 	{APIGroups: []string{"storage.k8s.io"}, Resources: []string{"storageclasses"}, Verbs: []string{"get", "list", "watch"}},
 }
 
-// BaselineNamespacedRules are the rules every tenant's operator, and so
+// NamespacedRules are the rules every tenant's operator, and so
 // its owners, may hold in the tenant's namespaces beyond admin: the
 // Prometheus operator's ServiceMonitors, PodMonitors and PrometheusRules,
 // which operators ship to be monitored. They grant nothing where the
@@ -36,8 +36,8 @@ var BaselineClusterRules = []rbacv1.PolicyRule{
 // rule's expression reads every series the Prometheus it runs in holds:
 // a platform sharing one across tenants enforces the namespace label
 // there (docs/tenancy-threat-model.md). The tenant-kinds Role grants
-// these (actor.go).
-var BaselineNamespacedRules = []rbacv1.PolicyRule{
+// these.
+var NamespacedRules = []rbacv1.PolicyRule{
 	{APIGroups: []string{"monitoring.coreos.com"}, Resources: []string{"servicemonitors", "podmonitors", "prometheusrules"}, Verbs: OwnKindVerbs},
 }
 
@@ -46,4 +46,10 @@ var BaselineNamespacedRules = []rbacv1.PolicyRule{
 // baseline's review rules, which charts bind for delegated metrics
 // authentication. A binding of one is judged by these rules like a
 // ClusterRole of the release's own.
-var BuiltinRoles = map[string][]rbacv1.PolicyRule{"system:auth-delegator": BaselineClusterRules[:2]}
+var BuiltinRoles = map[string][]rbacv1.PolicyRule{"system:auth-delegator": ClusterRules[:2]}
+
+// OwnKindVerbs are the verbs a tenant may hold on its operators' own
+// kinds: the standard verbs of a resource, never a wildcard or a verb
+// that only an authorizer check gives meaning to (bypass, escalate, bind,
+// impersonate, use).
+var OwnKindVerbs = []string{"get", "list", "watch", "create", "update", "patch", "delete", "deletecollection"}
