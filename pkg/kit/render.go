@@ -8,6 +8,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"text/template"
 
 	"opctl.dev/opctl/pkg/operatorkit/lifecycle"
@@ -16,7 +17,11 @@ import (
 //go:embed templates/*.tmpl
 var templateFS embed.FS
 
-var templates = template.Must(template.New("kit").ParseFS(templateFS, "templates/*.tmpl"))
+// templates are parsed on first use, not at start-up: every opctl command
+// links this package, few render.
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("kit").ParseFS(templateFS, "templates/*.tmpl"))
+})
 
 // Owner says who owns a file.
 type Owner int
@@ -184,7 +189,7 @@ func (r *renderer) add(p, tmpl string, data any, owner Owner) {
 		return
 	}
 	var b bytes.Buffer
-	if err := templates.ExecuteTemplate(&b, tmpl, data); err != nil {
+	if err := templates().ExecuteTemplate(&b, tmpl, data); err != nil {
 		r.err = fmt.Errorf("rendering %s: %w", p, err)
 		return
 	}
