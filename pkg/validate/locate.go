@@ -83,14 +83,21 @@ func isDocMarker(line []byte) bool {
 }
 
 // locate fills in the line of findings that name a file: the line of the
-// object's kind, the start of the object in the file.
+// object's kind, the start of the object in the file. Each file is parsed
+// once, however many findings name it.
 func locate(r *Report, root string) {
+	lines := map[string]int{}
 	for i := range r.Findings {
 		f := &r.Findings[i]
 		if f.File == "" || f.Line != 0 {
 			continue
 		}
-		f.Line = lineOfKey(filepath.Join(root, filepath.FromSlash(f.File)), "kind")
+		line, ok := lines[f.File]
+		if !ok {
+			line = lineOfKey(filepath.Join(root, filepath.FromSlash(f.File)), "kind")
+			lines[f.File] = line
+		}
+		f.Line = line
 	}
 }
 
