@@ -4,7 +4,7 @@ import "testing"
 
 func TestNew(t *testing.T) {
 	re := New(`^v[0-9]+$`)
-	if re() != re() {
+	if first, second := re(), re(); first != second {
 		t.Error("the expression was compiled twice")
 	}
 	tests := []struct {
