@@ -142,6 +142,9 @@ bench-startup: ## Print the median CPU (user+sys) of `opctl --help` beside a Go 
 	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello") }\n' > bin/bench/hellosrc/main.go
 	cd bin/bench/hellosrc && CGO_ENABLED=0 GO111MODULE=off $(GO) build -trimpath -o ../hello main.go
 	$(GO) run ./hack/cpumedian -n 21 bin/bench/opctl --help :: bin/bench/hello
+	@echo "the floor of the libraries opctl links (hack/startfloor: Helm SDK, client-go, controller-runtime, kustomize, operator-framework validators; empty main, collector as set by GOGC):"
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bench/startfloor ./hack/startfloor
+	$(GO) run ./hack/cpumedian -n 21 bin/bench/opctl --help :: bin/bench/startfloor
 
 .PHONY: bench-validate
 bench-validate: ## Print the median CPU of `opctl validate --suite all` on the sample bundle beside hack/validateref (the operator-framework validators alone), start-up apart; not part of make test.

@@ -40,9 +40,22 @@ runs a tenancy controller that gives every tenant its own operator instances.`,
 }
 
 // Execute runs opctl with args and returns the process exit code. Errors are
-// printed as a single line on streams.Err.
-func Execute(ctx context.Context, streams Streams, args []string) int {
-	return execute(ctx, NewRootCommand(streams), streams.Err, args)
+// printed as a single line on streams.Err. Each onRun function is called
+// once a command is about to run, after its flags parsed, and not when
+// opctl only prints help or a usage error: main turns the garbage
+// collector back on there, so printing help never starts a collection.
+func Execute(ctx context.Context, streams Streams, args []string, onRun ...func()) int {
+	root := NewRootCommand(streams)
+	if len(onRun) > 0 {
+		pre := root.PersistentPreRunE
+		root.PersistentPreRunE = func(cmd *cobra.Command, args []string) error {
+			for _, f := range onRun {
+				f()
+			}
+			return pre(cmd, args)
+		}
+	}
+	return execute(ctx, root, streams.Err, args)
 }
 
 func execute(ctx context.Context, root *cobra.Command, stderr io.Writer, args []string) int {

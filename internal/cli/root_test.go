@@ -189,3 +189,31 @@ func TestGlobalKubeconfigFlags(t *testing.T) {
 		t.Errorf("unknown context: got %v, want an error naming it", err)
 	}
 }
+
+// TestOnRun checks that Execute's onRun hooks run once before a command and
+// not when opctl only prints help or a usage error (main restores the
+// garbage collector there).
+func TestOnRun(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"command", []string{"version"}, 1},
+		{"subcommand failing", []string{"validate", "does-not-exist"}, 1},
+		{"root help", []string{"--help"}, 0},
+		{"command help", []string{"validate", "--help"}, 0},
+		{"no command", nil, 0},
+		{"unknown flag", []string{"version", "--no-such-flag"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			var out, errOut bytes.Buffer
+			Execute(context.Background(), Streams{In: strings.NewReader(""), Out: &out, Err: &errOut}, tt.args, func() { calls++ })
+			if calls != tt.want {
+				t.Errorf("onRun called %d times, want %d (stderr %q)", calls, tt.want, errOut.String())
+			}
+		})
+	}
+}

@@ -34,6 +34,7 @@ docs/checks.md). Exit codes: 0 clean, 1 findings at or above --fail-on,
 			if min != validate.SeverityError && min != validate.SeverityWarning {
 				return &ExitError{Code: 2, Err: fmt.Errorf("--fail-on %q: use error or warning", failOn)}
 			}
+			batchGC()
 			var reports []*validate.Report
 			for _, path := range args {
 				rs, err := validate.Validate(cmd.Context(), path, kind, opts)

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"regexp"
+	"opctl.dev/opctl/internal/lazyre"
 	"strings"
 	"time"
 )
@@ -60,10 +60,10 @@ type spdxRelation struct {
 	Related string `json:"relatedSpdxElement"`
 }
 
-var spdxIDUnsafe = regexp.MustCompile(`[^A-Za-z0-9.-]+`)
+var spdxIDUnsafe = lazyre.New(`[^A-Za-z0-9.-]+`)
 
 func spdxID(kind, path, version string) string {
-	return "SPDXRef-" + kind + "-" + strings.Trim(spdxIDUnsafe.ReplaceAllString(path+"-"+version, "-"), "-")
+	return "SPDXRef-" + kind + "-" + strings.Trim(spdxIDUnsafe().ReplaceAllString(path+"-"+version, "-"), "-")
 }
 
 // purl is the package URL of a Go module.

@@ -3,6 +3,7 @@ package kit
 import (
 	"errors"
 	"fmt"
+	"opctl.dev/opctl/internal/lazyre"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -54,11 +55,11 @@ type Resource struct {
 var ResourceKinds = []string{"ConfigMap", "Deployment", "PersistentVolumeClaim", "Secret", "Service", "StatefulSet"}
 
 var (
-	dnsLabel   = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
-	kindName   = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
-	versionRe  = regexp.MustCompile(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
-	modulePath = regexp.MustCompile(`^[a-z0-9][-a-z0-9._~]*(/[A-Za-z0-9][-A-Za-z0-9._~]*)*$`)
-	domainRe   = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$`)
+	dnsLabel   = lazyre.New(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
+	kindName   = lazyre.New(`^[A-Z][A-Za-z0-9]*$`)
+	versionRe  = lazyre.New(`^v[1-9][0-9]*((alpha|beta)[1-9][0-9]*)?$`)
+	modulePath = lazyre.New(`^[a-z0-9][-a-z0-9._~]*(/[A-Za-z0-9][-A-Za-z0-9._~]*)*$`)
+	domainRe   = lazyre.New(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+$`)
 )
 
 // Validate checks every name the templates use.
@@ -75,8 +76,8 @@ func (p *Project) Validate() error {
 }
 
 // match reports value unless re matches it.
-func match(re *regexp.Regexp, what, value, want string) error {
-	if re.MatchString(value) {
+func match(re func() *regexp.Regexp, what, value, want string) error {
+	if re().MatchString(value) {
 		return nil
 	}
 	return fmt.Errorf("%s %q: want %s", what, value, want)

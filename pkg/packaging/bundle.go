@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/operator-framework/operator-registry/pkg/lib/bundle"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -88,16 +87,12 @@ func (p *Project) Bundle(opts BundleOptions) (Files, []string, error) {
 	}
 	warnings = append(warnings, left...)
 	channels := strings.Join(opts.Channels, ",")
-	ann, err := bundle.GenerateAnnotations(bundle.RegistryV1Type, bundle.ManifestsDir, bundle.MetadataDir, p.Name, channels, opts.DefaultChannel)
+	ann, err := bundleAnnotations(p.Name, channels, opts.DefaultChannel)
 	if err != nil {
 		return nil, nil, err
 	}
 	files[dir+"metadata/annotations.yaml"] = ann
-	df, err := bundle.GenerateDockerfile(bundle.RegistryV1Type, bundle.ManifestsDir, bundle.MetadataDir, "manifests/", "metadata/", ".", p.Name, channels, opts.DefaultChannel, "scratch")
-	if err != nil {
-		return nil, nil, err
-	}
-	files[dir+"bundle.Dockerfile"] = df
+	files[dir+"bundle.Dockerfile"] = bundleDockerfile(p.Name, channels, opts.DefaultChannel)
 	return files, warnings, nil
 }
 

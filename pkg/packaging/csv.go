@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"opctl.dev/opctl/internal/lazyre"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -321,11 +321,11 @@ func specXDescriptors(name string, f apiextensionsv1.JSONSchemaProps) []string {
 	return nil
 }
 
-var wordBoundary = regexp.MustCompile(`([a-z0-9])([A-Z])`)
+var wordBoundary = lazyre.New(`([a-z0-9])([A-Z])`)
 
 // displayName turns "progressDeadlineSeconds" into "Progress Deadline Seconds".
 func displayName(s string) string {
-	s = wordBoundary.ReplaceAllString(s, "$1 $2")
+	s = wordBoundary().ReplaceAllString(s, "$1 $2")
 	if s == "" {
 		return s
 	}

@@ -3,9 +3,9 @@ package packaging
 import (
 	"bufio"
 	"bytes"
+	"opctl.dev/opctl/internal/lazyre"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -37,7 +37,7 @@ var goBuildValueFlags = map[string]bool{
 	"-toolexec": true, "-pgo": true, "-covermode": true, "-coverpkg": true, "-p": true, "-C": true,
 }
 
-var dockerRef = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}?`)
+var dockerRef = lazyre.New(`\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}?`)
 
 // loadDockerfile reads dir/Dockerfile; nil without one or when it is too
 // large to be a Dockerfile.
@@ -104,8 +104,8 @@ func (d *dockerfile) instruction(line string, vars map[string]string) {
 			vars[f[0]] = strings.Trim(f[1], `"'`) // ENV key value
 		}
 	case "USER":
-		d.User = dockerRef.ReplaceAllStringFunc(strings.TrimSpace(rest), func(ref string) string {
-			return vars[dockerRef.FindStringSubmatch(ref)[1]]
+		d.User = dockerRef().ReplaceAllStringFunc(strings.TrimSpace(rest), func(ref string) string {
+			return vars[dockerRef().FindStringSubmatch(ref)[1]]
 		})
 	case "RUN":
 		d.Builds = append(d.Builds, goBuilds(rest)...)

@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"errors"
 	"github.com/blang/semver/v4"
+	"opctl.dev/opctl/internal/lazyre"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
@@ -22,8 +22,8 @@ type MakeDefaults struct {
 }
 
 var (
-	makeAssign = regexp.MustCompile(`^(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(\?=|:=|::=|=)\s*(.*)$`)
-	makeRef    = regexp.MustCompile(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
+	makeAssign = lazyre.New(`^(?:override\s+|export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*(\?=|:=|::=|=)\s*(.*)$`)
+	makeRef    = lazyre.New(`\$[({]([A-Za-z_][A-Za-z0-9_]*)[)}]`)
 )
 
 // maxMakeValue bounds an expanded value: nested references could
@@ -54,7 +54,7 @@ func loadMakeDefaults(dir string) (MakeDefaults, error) {
 		if line == "" || line[0] == '\t' || line[0] == ' ' || line[0] == '#' {
 			continue // recipes, indented conditionals and comments
 		}
-		m := makeAssign.FindStringSubmatch(line)
+		m := makeAssign().FindStringSubmatch(line)
 		if m == nil {
 			continue
 		}
@@ -98,8 +98,8 @@ func expandMake(vars map[string]string, v string, depth int) (string, bool) {
 		return "", false
 	}
 	ok := true
-	out := makeRef.ReplaceAllStringFunc(v, func(ref string) string {
-		name := makeRef.FindStringSubmatch(ref)[1]
+	out := makeRef().ReplaceAllStringFunc(v, func(ref string) string {
+		name := makeRef().FindStringSubmatch(ref)[1]
 		val, known := vars[name]
 		if !known {
 			ok = false

@@ -7,9 +7,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"opctl.dev/opctl/internal/lazyre"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -451,14 +451,14 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 }
 
 // remoteResource finds the remote base krusty could not fetch.
-var remoteResource = regexp.MustCompile(`accumulating resources from '((?:https?://|git::|ssh://|github\.com/|gitlab\.com/)[^']+)'`)
+var remoteResource = lazyre.New(`accumulating resources from '((?:https?://|git::|ssh://|github\.com/|gitlab\.com/)[^']+)'`)
 
 // explainBuild says what to do about the two build failures that come
 // from outside the project: a remote base that cannot be fetched, and
 // helmCharts, which kustomize renders only with --enable-helm.
 func explainBuild(dir string, err error) error {
 	msg := err.Error()
-	switch m := remoteResource.FindStringSubmatch(msg); {
+	switch m := remoteResource().FindStringSubmatch(msg); {
 	case strings.Contains(msg, "--enable-helm"):
 		return fmt.Errorf("building kustomize overlay %s: a kustomization uses helmCharts, which kustomize renders only with --enable-helm and a helm binary, and opctl does not run one: render the chart (helm template) into a file the overlay lists under resources", dir)
 	case m != nil:

@@ -289,7 +289,7 @@ func (p *Project) watchEnvNames() []string {
 	}
 	var names []string
 	for _, e := range p.Watch.envs() {
-		if watchEnv.MatchString(e) {
+		if watchEnv().MatchString(e) {
 			names = append(names, e)
 		}
 	}

@@ -3,8 +3,8 @@ package packaging
 import (
 	"go/ast"
 	"go/token"
+	"opctl.dev/opctl/internal/lazyre"
 	"path"
-	"regexp"
 	"strconv"
 	"strings"
 )
@@ -13,14 +13,14 @@ var (
 	// watchEnv matches env variables that name the namespaces to watch:
 	// WATCH_NAMESPACE, WATCH_NAMESPACES, WATCHED_NAMESPACES,
 	// TARGET_NAMESPACE, KUBERAY_WATCH_NAMESPACE, ...
-	watchEnv = regexp.MustCompile(`^([A-Z0-9]+_)*(WATCH(ED)?|TARGET)_?NAMESPACES?$`)
+	watchEnv = lazyre.New(`^([A-Z0-9]+_)*(WATCH(ED)?|TARGET)_?NAMESPACES?$`)
 	// namespaceEnv matches any env variable about a namespace, a source
 	// only when it feeds the cache's namespaces.
-	namespaceEnv = regexp.MustCompile(`^[A-Z0-9_]*NAMESPACE[A-Z0-9_]*$`)
+	namespaceEnv = lazyre.New(`^[A-Z0-9_]*NAMESPACE[A-Z0-9_]*$`)
 	// watchFlag matches the flags that name them: --namespace,
 	// --namespaces, --watch-namespace, --watched-namespaces, ...
-	watchFlag = regexp.MustCompile(`^((watch(ed)?|target)[-_]?)?namespaces?$`)
-	structTag = regexp.MustCompile(`([A-Za-z_]+):"([^"]*)"`)
+	watchFlag = lazyre.New(`^((watch(ed)?|target)[-_]?)?namespaces?$`)
+	structTag = lazyre.New(`([A-Za-z_]+):"([^"]*)"`)
 )
 
 // flagFuncs define string flags in the standard library's flag, pflag
@@ -149,19 +149,19 @@ func (s *watchScan) node(n ast.Node) (about, split bool) {
 	switch n := n.(type) {
 	case *ast.BasicLit:
 		if n.Kind == token.STRING {
-			if v, err := strconv.Unquote(n.Value); err == nil && watchEnv.MatchString(v) {
+			if v, err := strconv.Unquote(n.Value); err == nil && watchEnv().MatchString(v) {
 				s.envs = append(s.envs, found{v, s.where(n.Pos())})
 			}
 		}
 	case *ast.Field:
 		if n.Tag != nil {
 			tag, _ := strconv.Unquote(n.Tag.Value)
-			for _, m := range structTag.FindAllStringSubmatch(tag, -1) {
+			for _, m := range structTag().FindAllStringSubmatch(tag, -1) {
 				v, _, _ := strings.Cut(m[2], ",")
 				switch {
-				case watchEnv.MatchString(v):
+				case watchEnv().MatchString(v):
 					s.envs = append(s.envs, found{v, s.where(n.Tag.Pos())})
-				case namespaceEnv.MatchString(v) && (m[1] == "env" || m[1] == "envconfig"):
+				case namespaceEnv().MatchString(v) && (m[1] == "env" || m[1] == "envconfig"):
 					s.nsEnvs = append(s.nsEnvs, found{v, s.where(n.Tag.Pos())})
 				}
 			}
@@ -215,7 +215,7 @@ func (s *watchScan) call(c *ast.CallExpr) (about, split bool) {
 	name := sel.Sel.Name
 	if list, ok := flagFuncs[name]; ok {
 		for i := 0; i < 2 && i < len(c.Args); i++ {
-			if v, ok := stringLit(c.Args[i]); ok && watchFlag.MatchString(v) {
+			if v, ok := stringLit(c.Args[i]); ok && watchFlag().MatchString(v) {
 				s.flags = append(s.flags, found{"--" + v, s.where(c.Pos())})
 				s.list = s.list || list
 				break
@@ -225,7 +225,7 @@ func (s *watchScan) call(c *ast.CallExpr) (about, split bool) {
 	}
 	switch pkg := s.pkgOf(sel.X); {
 	case pkg == "os" && (name == "Getenv" || name == "LookupEnv") && len(c.Args) == 1:
-		if v, ok := stringLit(c.Args[0]); ok && namespaceEnv.MatchString(v) && !watchEnv.MatchString(v) {
+		if v, ok := stringLit(c.Args[0]); ok && namespaceEnv().MatchString(v) && !watchEnv().MatchString(v) {
 			s.nsEnvs = append(s.nsEnvs, found{v, s.where(c.Pos())})
 		}
 	case pkg == "strings" && splitFuncs[name] && len(c.Args) >= 2:

@@ -1,8 +1,8 @@
 package validate
 
 import (
+	"opctl.dev/opctl/internal/lazyre"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +23,7 @@ const customCategoriesEnv = "OPERATOR_BUNDLE_CATEGORIES"
 
 // standardCategoryError is StandardCategoriesValidator's error for a
 // category outside its own list; the category is Go-quoted, untrimmed.
-var standardCategoryError = regexp.MustCompile(`\) csv\.Metadata\.Annotations\["categories"\] value (".*") is not in the set of standard categories$`)
+var standardCategoryError = lazyre.New(`\) csv\.Metadata\.Annotations\["categories"\] value (".*") is not in the set of standard categories$`)
 
 // operatorHubCategories runs StandardCategoriesValidator and reports a
 // category OperatorHub accepts but the validator's list lacks as a
@@ -54,7 +54,7 @@ func operatorHubCategories(v interfaces.Validator) interfaces.Validator {
 // operatorHubOnly reports whether detail is StandardCategories' error for
 // one of operatorHubOnlyCategories.
 func operatorHubOnly(detail string) bool {
-	m := standardCategoryError.FindStringSubmatch(detail)
+	m := standardCategoryError().FindStringSubmatch(detail)
 	if m == nil {
 		return false
 	}

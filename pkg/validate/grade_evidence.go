@@ -2,7 +2,7 @@ package validate
 
 import (
 	"fmt"
-	"regexp"
+	"opctl.dev/opctl/internal/lazyre"
 	"slices"
 	"strings"
 
@@ -75,9 +75,9 @@ var operatorMetricPrefixes = []string{"controller_runtime_", "workqueue_", "rest
 
 var (
 	// braces and grouping hold label names, not metric names.
-	promqlLabels = regexp.MustCompile(`\{[^}]*\}|\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`)
+	promqlLabels = lazyre.New(`\{[^}]*\}|\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)`)
 	// a metric name with an underscore that is not called like a function.
-	promqlMetric = regexp.MustCompile(`[a-zA-Z_:][a-zA-Z0-9_:]*_[a-zA-Z0-9_:]*\b(?:\s*\()?`)
+	promqlMetric = lazyre.New(`[a-zA-Z_:][a-zA-Z0-9_:]*_[a-zA-Z0-9_:]*\b(?:\s*\()?`)
 )
 
 // operandAlerts is met when a shipped PrometheusRule alerts on a metric
@@ -107,7 +107,7 @@ func operandAlerts(level int, id string, b *manifests.Bundle, files map[string]s
 
 // operandMetric returns a metric of expr that is not the operator's own.
 func operandMetric(expr string) string {
-	for _, m := range promqlMetric.FindAllString(promqlLabels.ReplaceAllString(expr, " "), -1) {
+	for _, m := range promqlMetric().FindAllString(promqlLabels().ReplaceAllString(expr, " "), -1) {
 		if strings.HasSuffix(strings.TrimSpace(m), "(") {
 			continue // a function
 		}
