@@ -18,7 +18,8 @@ var components = []component{{"prometheus", "prometheus"}, {"network-policy", "n
 
 // loadComponents builds the project's optional components and records
 // which objects belong to them; objects the overlay lacks go to Optional.
-func (p *Project) loadComponents() error {
+// A component kustomize cannot build is left out with a warning.
+func (p *Project) loadComponents() {
 	p.componentValues = map[string]string{}
 	p.Components = map[string]bool{}
 	for _, c := range components {
@@ -28,7 +29,10 @@ func (p *Project) loadComponents() error {
 		}
 		objs, err := buildOverlay(dir)
 		if err != nil {
-			return err
+			// The overlay does not include it, so kustomize never built
+			// it either: a component that does not build is left out.
+			p.warnf("config/%s is not carried as the optional %s component: %v", c.Dir, c.Value, err)
+			continue
 		}
 		on := false
 		for _, o := range objs {
@@ -48,7 +52,6 @@ func (p *Project) loadComponents() error {
 		p.Components[c.Value] = on
 	}
 	slices.SortFunc(p.Optional, compareObjects)
-	return nil
 }
 
 // componentOf is the value that gates o, or "".

@@ -68,37 +68,51 @@ func TestGoldenProjects(t *testing.T) {
 		warnings int
 		// hubGaps is what the OperatorHub warning must name; "" for none.
 		hubGaps string
+		// mentions are texts some warning must hold.
+		mentions []string
 	}{
-		{"legacy", PackageOptions{PerTarget: map[string]TargetOptions{"bundle": &BundleOptions{Channels: []string{"stable", "fast"}}}}, 4, "provider.name (an error for the validator), icon (a warning)"},
-		{"webhook", PackageOptions{PerTarget: map[string]TargetOptions{"chart": &ChartOptions{CRDs: CRDsSeparateChart}}}, 2, "does not set: icon (a warning);"},
+		{"legacy", PackageOptions{PerTarget: map[string]TargetOptions{"bundle": &BundleOptions{Channels: []string{"stable", "fast"}}}}, 4, "provider.name (an error for the validator), icon (a warning)", nil},
+		{"webhook", PackageOptions{PerTarget: map[string]TargetOptions{"chart": &ChartOptions{CRDs: CRDsSeparateChart}}}, 2, "does not set: icon (a warning);", nil},
 		// The operator issues its own webhook certificates: no certificate
 		// objects, volumes or caBundle; OLM is told to step in.
-		{"operatorcerts", PackageOptions{}, 3, "does not set: icon (a warning);"},
+		{"operatorcerts", PackageOptions{}, 3, "does not set: icon (a warning);", nil},
 		// operator-sdk: base CSV, markers, PROJECT and Makefile, no opctl.yaml.
-		{"sdk", PackageOptions{}, 2, ""},
+		{"sdk", PackageOptions{}, 2, "", nil},
 		// Validating webhooks that call two Services on two Deployments.
-		{"twohooks", PackageOptions{}, 3, "does not set: icon (a warning);"},
+		{"twohooks", PackageOptions{}, 3, "does not set: icon (a warning);", nil},
 		// Conversion webhooks next to admission webhooks.
-		{"conversion", PackageOptions{}, 3, "does not set: icon (a warning);"},
+		{"conversion", PackageOptions{}, 3, "does not set: icon (a warning);", nil},
 		// Several workloads and kinds beside the manager.
-		{"workloads", PackageOptions{}, 16, "does not set: icon (a warning);"},
+		{"workloads", PackageOptions{}, 16, "does not set: icon (a warning);", nil},
 		// kubebuilder go/v3, multigroup, kube-rbac-proxy, a 40-character name.
-		{"multigroup", PackageOptions{}, 4, "does not set: icon (a warning);"},
+		{"multigroup", PackageOptions{}, 4, "does not set: icon (a warning);", nil},
 		// kubebuilder go/v4 whose manager reads no namespace: AllNamespaces
 		// only, rbac.scope=cluster by default.
-		{"allns", PackageOptions{}, 3, "does not set: icon (a warning);"},
+		{"allns", PackageOptions{}, 3, "does not set: icon (a warning);", nil},
 		// WATCH_NAMESPACE read outside cmd/ and split on commas.
-		{"watchenv", PackageOptions{}, 2, "does not set: icon (a warning);"},
+		{"watchenv", PackageOptions{}, 2, "does not set: icon (a warning);", nil},
 		// A --namespace flag into the cache's DefaultNamespaces.
-		{"nsflag", PackageOptions{}, 2, "does not set: icon (a warning);"},
+		{"nsflag", PackageOptions{}, 2, "does not set: icon (a warning);", nil},
 		// A manager pod below Pod Security restricted, made restricted: a
 		// warning per change.
-		{"belowrestricted", PackageOptions{}, 9, "does not set: icon (a warning);"},
+		{"belowrestricted", PackageOptions{}, 9, "does not set: icon (a warning);", nil},
 		// A manager pod that needs hostNetwork: kept, privileged.
-		{"hostnetwork", PackageOptions{}, 3, "does not set: icon (a warning);"},
+		{"hostnetwork", PackageOptions{}, 3, "does not set: icon (a warning);", nil},
 		// envsubst placeholders and a ko:// image: chart values, bundle
 		// warnings.
-		{"placeholders", PackageOptions{}, 4, "does not set: icon (a warning);"},
+		{"placeholders", PackageOptions{}, 4, "does not set: icon (a warning);", nil},
+		// Values a release flow fills in, in the base CSV (minKubeVersion,
+		// replaces, skips), the Makefile (IMG with an empty tag) and the
+		// manager (<OPERATOR_IMG>), beside an empty optional component and
+		// a *_IMAGE variable that holds a file path.
+		{"releasetemplates", PackageOptions{}, 8, "", []string{
+			`config/network-policy is not carried as the optional networkPolicy component: building kustomize overlay testdata/releasetemplates/config/network-policy: kustomization.yaml is empty`,
+			`image "<OPERATOR_IMG>" (manager) is not an image reference`,
+			`Makefile: IMG "registry.example.com/memcache/memcache-operator:" is not an image reference`,
+			`clusterserviceversion.yaml: spec.minKubeVersion "MIN_KUBE_VERSION" is not SemVer (like 1.30.0) and was left out`,
+			`clusterserviceversion.yaml: spec.replaces "<OLD_BUNDLE_VERSION>" is not a CSV name and was left out`,
+			`clusterserviceversion.yaml: spec.skips "<SKIPPED_VERSION>" is not a CSV name and was left out`,
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
@@ -111,6 +125,11 @@ func TestGoldenProjects(t *testing.T) {
 				return strings.Contains(w, "OperatorHub validator") && strings.Contains(w, tt.hubGaps)
 			}); hub != (tt.hubGaps != "") {
 				t.Errorf("warnings %v: want one naming the OperatorHub gaps %q", res.Warnings, tt.hubGaps)
+			}
+			for _, m := range tt.mentions {
+				if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, m) }) {
+					t.Errorf("warnings %v: want one holding %q", res.Warnings, m)
+				}
 			}
 			if tt.fixture == "operatorcerts" && !slices.ContainsFunc(res.Warnings, func(w string) bool {
 				return strings.Contains(w, "should step aside") && strings.Contains(w, "flag --enable-cert-rotation") && strings.Contains(w, "env WEBHOOK_CERT_SECRET_NAME")

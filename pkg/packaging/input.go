@@ -57,6 +57,7 @@ func loadInputs(dir string, opts Options) (*inputs, error) {
 		in.warnings = append(in.warnings, warning)
 	}
 	bc := baseConfig(base)
+	in.warnings = append(in.warnings, dropBaseTemplates(path, &bc)...)
 	if err := bc.check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

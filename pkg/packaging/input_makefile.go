@@ -16,7 +16,10 @@ import (
 type MakeDefaults struct {
 	Version, Image string
 	// badVersion is a VERSION that is not SemVer, which Version leaves out.
-	badVersion     string
+	badVersion string
+	// badImage is an IMG that is not an image reference (quay.io/x/y: with
+	// an empty VERSION), which Image leaves out.
+	badImage       string
 	Channels       []string
 	DefaultChannel string
 }
@@ -82,6 +85,9 @@ func loadMakeDefaults(dir string) (MakeDefaults, error) {
 	}
 	if d.Image == kubebuilderImage {
 		d.Image = ""
+	}
+	if d.Image != "" && !ValidImage(d.Image) {
+		d.badImage, d.Image = d.Image, ""
 	}
 	for _, c := range strings.Split(get("CHANNELS"), ",") {
 		if c = strings.TrimSpace(c); c != "" {

@@ -138,6 +138,7 @@ func TestMakeDefaults(t *testing.T) {
 		{"operator-sdk scaffold", "VERSION ?= 0.0.1\nIMAGE_TAG_BASE ?= example.com/op\nIMG ?= $(IMAGE_TAG_BASE):v$(VERSION)\n# CHANNELS = \"candidate,fast\"\n",
 			MakeDefaults{Version: "0.0.1", Image: "example.com/op:v0.0.1"}},
 		{"kubebuilder placeholder image", "IMG ?= controller:latest\n", MakeDefaults{}},
+		{"image with an empty tag", "TAG ?=\nIMG ?= quay.io/x/op:$(TAG)\n", MakeDefaults{badImage: "quay.io/x/op:"}},
 		{"first ?= wins, = overrides", "VERSION ?= 1.0.0\nVERSION ?= 2.0.0\nCHANNELS = a, b\nCHANNELS = c\nDEFAULT_CHANNEL := c\n",
 			MakeDefaults{Version: "1.0.0", Channels: []string{"c"}, DefaultChannel: "c"}},
 		{"shell and unknown variables are ignored", "VERSION ?= $(shell git describe)\nIMG ?= ${REGISTRY}/op:1\n", MakeDefaults{}},
@@ -164,7 +165,6 @@ func TestBadOperatorSDKInputs(t *testing.T) {
 		name, file, from, to, want string
 	}{
 		{"Go syntax error", "api/v1alpha1/memcache_types.go", "type MemcacheList struct {", "type MemcacheList struct", "memcache_types.go:"},
-		{"base CSV minKubeVersion", "config/manifests/bases/memcache-operator.clusterserviceversion.yaml", "minKubeVersion: 1.29.0", "minKubeVersion: latest", "memcache-operator.clusterserviceversion.yaml: minKubeVersion"},
 		{"base CSV kind", "config/manifests/bases/memcache-operator.clusterserviceversion.yaml", "kind: ClusterServiceVersion", "kind: Deployment", "want ClusterServiceVersion"},
 		{"base CSV not YAML", "config/manifests/bases/memcache-operator.clusterserviceversion.yaml", "kind: ClusterServiceVersion", "kind: [ClusterServiceVersion", "memcache-operator.clusterserviceversion.yaml: "},
 	}

@@ -160,15 +160,16 @@ func Load(dir string, opts Options) (*Project, error) {
 	if err := p.sort(objs, firstNonEmpty(opts.Manager, in.config.Manager)); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, opts.Overlay), err)
 	}
+	if opts.Image == "" && in.make.badImage != "" {
+		p.warnf("%s: IMG %q is not an image reference (a variable the release flow sets?), so the manager keeps the overlay's image: pass --image in the release flow", filepath.Join(dir, "Makefile"), in.make.badImage)
+	}
 	if image := firstNonEmpty(opts.Image, in.make.Image); image != "" {
 		managerContainer(p.Manager).Image = image
 		if err := setRawImage(p.managerRaw, managerContainer(p.Manager).Name, image); err != nil {
 			return nil, err
 		}
 	}
-	if err := p.loadComponents(); err != nil {
-		return nil, err
-	}
+	p.loadComponents()
 	df := loadDockerfile(dir)
 	p.Watch = p.detectWatchNamespace(df)
 	p.watchWarnings()

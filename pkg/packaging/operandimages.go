@@ -52,9 +52,11 @@ func OperandImages(c corev1.Container) []OperandImage {
 }
 
 // isImage reports whether s parses as an image reference with a
-// repository path (not a bare word such as "true" or "5").
+// repository path (not a bare word such as "true" or "5", nor a file path
+// such as /assets/loader.svg) for both go-containerregistry and the
+// distribution reference parser OLM and container runtimes use.
 func isImage(s string) bool {
-	if strings.ContainsAny(s, " \t") || !strings.ContainsAny(s, "/:@") {
+	if strings.ContainsAny(s, " \t") || !strings.ContainsAny(s, "/:@") || !ValidImage(s) {
 		return false
 	}
 	_, err := name.ParseReference(s)

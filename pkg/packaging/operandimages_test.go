@@ -17,6 +17,7 @@ func TestOperandImages(t *testing.T) {
 			{Name: "IMAGE_PULL_POLICY", Value: "Always"}, // not *_IMAGE
 			{Name: "DB_IMAGE", Value: "has space:1"},     // not a reference
 			{Name: "SIDECAR_IMAGE", Value: "ghcr.io/a/b@sha256:" + sha},
+			{Name: "CONSOLE_LINK_IMAGE", Value: "/assets/branding/loader.svg"}, // a file path
 		},
 		Args: []string{"--leader-elect", "--redis-image=redis:7", "--image-pull-secret=foo", "--metrics-bind-address=:8080", "--image=quay.io/x/y:2"},
 	}

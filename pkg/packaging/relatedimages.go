@@ -26,7 +26,7 @@ func (p *Project) RelatedImages() []RelatedImage {
 	var out []RelatedImage
 	seen := map[string]bool{}
 	for _, img := range p.imageCandidates() {
-		if img.Image == "" || seen[img.Image] || !validImage(img.Image) {
+		if img.Image == "" || seen[img.Image] || !ValidImage(img.Image) {
 			continue
 		}
 		seen[img.Image] = true
@@ -59,9 +59,9 @@ func (p *Project) imageCandidates() []RelatedImage {
 	return out
 }
 
-// validImage reports an image reference as OLM and container runtimes
+// ValidImage reports an image reference as OLM and container runtimes
 // parse it; a placeholder such as "<your image>" is not one.
-func validImage(image string) bool {
+func ValidImage(image string) bool {
 	_, err := reference.ParseNormalizedNamed(image)
 	return err == nil
 }
@@ -71,7 +71,7 @@ func validImage(image string) bool {
 func (p *Project) imageWarnings() []string {
 	var out []string
 	for _, img := range p.imageCandidates() {
-		if img.Image != "" && !validImage(img.Image) && !hasPlaceholder(img.Image) { // placeholders: the chart's values, the bundle's warning
+		if img.Image != "" && !ValidImage(img.Image) && !hasPlaceholder(img.Image) { // placeholders: the chart's values, the bundle's warning
 			out = append(out, fmt.Sprintf("image %q (%s) is not an image reference, so relatedImages leaves it out: it is a placeholder, or the project sets it at build time", img.Image, img.Name))
 		}
 	}

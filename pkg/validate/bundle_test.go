@@ -184,29 +184,34 @@ func TestSuites(t *testing.T) {
 }
 
 // An image that is a placeholder of the project's release step (${VAR},
-// ko://) is named as such, a warning, not as an image relatedImages
-// lacks: no list can hold it.
+// ko://, or text that is no image reference, like <OPERATOR_IMG>) is named
+// as such, a warning, not as an image relatedImages lacks: no list can
+// hold it.
 func TestPlaceholderImages(t *testing.T) {
-	dir := copyDir(t, sampleBundle)
-	csv := filepath.Join(dir, "manifests", "sample-operator.clusterserviceversion.yaml")
-	editFile(t, csv, "image: opctl/kvstore-operator:0.1.0", "image: ${REGISTRY}/kvstore-operator:0.1.0")
-	r, err := ValidateBundle(dir, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b004, b006 []string
-	for _, f := range r.Findings {
-		switch f.Check {
-		case RelatedImages.ID:
-			b004 = append(b004, f.Message)
-		case PlaceholderImages.ID:
-			b006 = append(b006, f.Message)
-		}
-	}
-	if len(b004) != 0 {
-		t.Errorf("OPC-B004 findings %q, want none", b004)
-	}
-	if len(b006) != 1 || !strings.Contains(b006[0], "runs ${REGISTRY}/kvstore-operator:0.1.0, a placeholder its project's release step fills") {
-		t.Errorf("OPC-B006 findings %q, want the manager's image", b006)
+	for _, image := range []string{"${REGISTRY}/kvstore-operator:0.1.0", "<OPERATOR_IMG>"} {
+		t.Run(image, func(t *testing.T) {
+			dir := copyDir(t, sampleBundle)
+			csv := filepath.Join(dir, "manifests", "sample-operator.clusterserviceversion.yaml")
+			editFile(t, csv, "image: opctl/kvstore-operator:0.1.0", "image: "+image)
+			r, err := ValidateBundle(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b004, b006 []string
+			for _, f := range r.Findings {
+				switch f.Check {
+				case RelatedImages.ID:
+					b004 = append(b004, f.Message)
+				case PlaceholderImages.ID:
+					b006 = append(b006, f.Message)
+				}
+			}
+			if len(b004) != 0 {
+				t.Errorf("OPC-B004 findings %q, want none", b004)
+			}
+			if len(b006) != 1 || !strings.Contains(b006[0], "runs "+image+", a placeholder its project's release step fills") {
+				t.Errorf("OPC-B006 findings %q, want the manager's image", b006)
+			}
+		})
 	}
 }

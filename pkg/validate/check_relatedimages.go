@@ -66,7 +66,8 @@ func unlistedImages(csv *operatorsv1alpha1.ClusterServiceVersion) (containers, e
 }
 
 // placeholder reports an image that is a placeholder of the project's
-// release step, as opctl package finds them.
+// release step, as opctl package finds them (${VAR}, ko://), or no image
+// reference at all (<OPERATOR_IMG>), which no list can hold either.
 func placeholder(image string) bool {
-	return len(packaging.PlaceholdersIn(map[string]any{"image": image})) > 0
+	return len(packaging.PlaceholdersIn(map[string]any{"image": image})) > 0 || !packaging.ValidImage(image)
 }
