@@ -302,7 +302,7 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 		return nil, nil, err
 	}
 	files[dir+"templates/deployment.yaml"] = []byte(deploy)
-	rbac, err := rbacTemplate(p.Name, mgr)
+	rbac, err := rbacTemplate(p.Name, p.managerRBACBase(), mgr)
 	if err != nil {
 		return nil, nil, err
 	}

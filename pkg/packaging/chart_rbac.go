@@ -2,6 +2,7 @@ package packaging
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -34,7 +35,8 @@ const emptyRules = "OPCTLEMPTYRULES"
 // namespace, every namespaceable rule becomes a Role and RoleBinding in each
 // watched namespace (the release namespace by default) and the rest a
 // minimal ClusterRole; with rbac.scope cluster, one ClusterRole holds all.
-func rbacTemplate(chart string, g Grant) (string, error) {
+// Their names are the chart's child name base (and base-cluster).
+func rbacTemplate(chart, base string, g Grant) (string, error) {
 	ns, err := rulesYAML(g.Namespaced, 0)
 	if err != nil {
 		return "", err
@@ -47,7 +49,7 @@ func rbacTemplate(chart string, g Grant) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	r := strings.NewReplacer("CHART", chart)
+	r := strings.NewReplacer("CHART", chart, "BASE", base)
 	var b strings.Builder
 	b.WriteString(r.Replace(`{{- if .Values.rbac.create }}
 {{- if eq .Values.rbac.scope "namespace" }}
@@ -56,7 +58,7 @@ func rbacTemplate(chart string, g Grant) (string, error) {
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role
 metadata:
-  name: {{ include "CHART.child" (list $ "manager") }}
+  name: {{ include "CHART.child" (list $ "BASE") }}
   namespace: {{ $ns }}
   labels:
     {{- include "CHART.labels" $ | nindent 4 }}
@@ -68,14 +70,14 @@ rules:
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
 metadata:
-  name: {{ include "CHART.child" (list $ "manager") }}
+  name: {{ include "CHART.child" (list $ "BASE") }}
   namespace: {{ $ns }}
   labels:
     {{- include "CHART.labels" $ | nindent 4 }}
 roleRef:
   apiGroup: rbac.authorization.k8s.io
   kind: Role
-  name: {{ include "CHART.child" (list $ "manager") }}
+  name: {{ include "CHART.child" (list $ "BASE") }}
 subjects:
 - kind: ServiceAccount
   name: {{ include "CHART.serviceAccountName" $ }}
@@ -83,14 +85,14 @@ subjects:
 {{- end }}
 `))
 	if len(g.Cluster) > 0 {
-		b.WriteString(r.Replace(clusterRoleTemplate("manager-cluster")))
+		b.WriteString(r.Replace(clusterRoleTemplate(base + "-cluster")))
 		b.WriteString(cl)
-		b.WriteString(r.Replace(clusterBindingTemplate("manager-cluster")))
+		b.WriteString(r.Replace(clusterBindingTemplate(base + "-cluster")))
 	}
 	b.WriteString("{{- else }}\n")
-	b.WriteString(r.Replace(clusterRoleTemplate("manager")))
+	b.WriteString(r.Replace(clusterRoleTemplate(base)))
 	b.WriteString(all)
-	b.WriteString(r.Replace(clusterBindingTemplate("manager")))
+	b.WriteString(r.Replace(clusterBindingTemplate(base)))
 	b.WriteString("{{- end }}\n{{- end }}\n")
 	return strings.ReplaceAll(b.String(), "rules:\n"+emptyRules, "rules: []"), nil
 }
@@ -125,4 +127,22 @@ subjects:
   name: {{ include "CHART.serviceAccountName" . }}
   namespace: {{ .Release.Namespace }}
 `, suffix)
+}
+
+// managerRBACBase is the child name of the manager's generated RBAC:
+// "manager", unless the chart keeps an RBAC object of the project's by that
+// name (a Role beside the ClusterRole of one name, as operator-sdk's go/v3
+// projects have), then "manager-rules", and so on.
+func (p *Project) managerRBACBase() string {
+	taken := map[string]bool{}
+	for _, o := range slices.Concat(p.Objects, p.Optional) {
+		if slices.Contains(rbacKinds, o.GetKind()) {
+			taken[strings.TrimPrefix(o.GetName(), p.NamePrefix)] = true
+		}
+	}
+	base := "manager"
+	for taken[base] || taken[base+"-cluster"] {
+		base += "-rules"
+	}
+	return base
 }
