@@ -139,6 +139,8 @@ type plan struct {
 	// controller's own objects, which Build counts.
 	quotaInputs map[string]quota.Input
 	requeue     time.Duration
+	// leaving are the namespaces t is leaving (leavingNamespaces).
+	leaving []string
 }
 
 // Check reads the profile and plans every operator with its backend,
@@ -163,6 +165,11 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 	if err := c.checkHeld(ctx, p.settings.ClusterRoles); err != nil {
 		return nil, err
 	}
+	leaving, err := leavingNamespaces(ctx, c.reader, t)
+	if err != nil {
+		return nil, err
+	}
+	p.leaving = leaving
 	if c.opts.Shard != nil {
 		p.settings.ShardLabel = sharding.ShardLabel(c.opts.Shard.Ring)
 		p.settings.Shard = t.Labels[p.settings.ShardLabel]

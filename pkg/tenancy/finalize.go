@@ -41,6 +41,9 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 		if err := c.disconnect(ctx, t, byBackend); err != nil {
 			return false, err
 		}
+		if err := c.handBackLeaving(ctx, t); err != nil {
+			return false, err
+		}
 		c.finalized.Store(t.UID, true)
 		return true, nil
 	}
@@ -57,11 +60,25 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 			return false, err
 		}
 	}
+	if err := c.handBackLeaving(ctx, t); err != nil {
+		return false, err
+	}
 	if err := c.removeActor(ctx, t, true); err != nil {
 		return false, err
 	}
 	c.finalized.Store(t.UID, true)
 	return true, nil
+}
+
+// handBackLeaving hands the namespaces t is leaving back to the platform
+// once its releases are gone or disconnected, so that no ownerReference
+// has the garbage collector delete a namespace the spec no longer names.
+func (c *Controller) handBackLeaving(ctx context.Context, t *tenancyv1.Tenant) error {
+	leaving, err := leavingNamespaces(ctx, c.reader, t)
+	if err != nil {
+		return err
+	}
+	return c.handBackAll(ctx, t, c.deletionSettings(t), leaving)
 }
 
 // operatorsByBackend lists, sorted, the names of t's operators by the

@@ -47,13 +47,24 @@ func (r releaser) scope(t *tenancyv1.Tenant, ns, name string, p *plan) guard.Rel
 			}
 		}
 	}
-	return guard.ReleaseScope{Tenant: t.Name, Release: name, Namespace: ns, Namespaces: t.Spec.Namespaces, Mapper: r.engine.Helm.Mapper, Reader: r.reader, Grants: g}
+	scope := guard.ReleaseScope{Tenant: t.Name, Release: name, Namespace: ns, Namespaces: t.Spec.Namespaces, Mapper: r.engine.Helm.Mapper, Reader: r.reader, Grants: g}
+	if p != nil {
+		scope.Leaving = p.leaving
+	}
+	return scope
 }
 
 // uninstallAll uninstalls the named releases of t.
+// Objects its last revisions hold in the namespaces t is leaving go too.
 func (r releaser) uninstallAll(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
+	leaving, err := leavingNamespaces(ctx, r.reader, t)
+	if err != nil {
+		return err
+	}
 	for _, name := range names {
-		if err := r.engine.Uninstall(ctx, t, t.Spec.Namespaces[0], name, r.scope(t, t.Spec.Namespaces[0], name, nil)); err != nil {
+		scope := r.scope(t, t.Spec.Namespaces[0], name, nil)
+		scope.Leaving = leaving
+		if err := r.engine.Uninstall(ctx, t, t.Spec.Namespaces[0], name, scope); err != nil {
 			return err
 		}
 	}

@@ -117,6 +117,11 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 		statuses[i].LastError = operatorkit.BoundText(statuses[i].LastError)
 	}
 	t.Status.Operators = statuses
+	if len(errs) == 0 {
+		if err := c.releaseLeaving(ctx, t, p); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	return errors.Join(errs...)
 }
 

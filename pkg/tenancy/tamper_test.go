@@ -137,3 +137,28 @@ func testRelease(name, ns string, version int, status release.Status, manifest s
 		Chart: &chart.Chart{Metadata: &chart.Metadata{Name: "c", Version: "0.1.0"}},
 	}
 }
+
+// A namespace the Tenant is leaving holds objects of its stored revisions
+// until Helm deletes them: Verify accepts them there, but nothing may be
+// applied there again, neither a rollback target nor a render.
+func TestVerifyLeavingNamespaces(t *testing.T) {
+	s := testScope(t)
+	s.Leaving = []string{"ns-left"}
+	ctx := context.Background()
+	left := testRelease("kv", "ns-a", 1, release.StatusDeployed, "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: x\n  namespace: ns-left\n")
+	if err := s.Verify(ctx, left); err != nil {
+		t.Errorf("a stored object in a namespace the tenant is leaving: %v", err)
+	}
+	var te *guard.TamperError
+	if err := s.VerifyApply(ctx, left); !errors.As(err, &te) || !strings.Contains(err.Error(), "ns-left/x") {
+		t.Errorf("a rollback target into a namespace the tenant is leaving: %v", err)
+	}
+	g := guard.RenderGuard{Ctx: ctx, Scope: s, Labels: map[string]string{tenancyv1.LabelTenant: "a"}}
+	if _, err := g.Run(bytes.NewBufferString(left.Manifest)); !errors.As(err, &te) {
+		t.Errorf("a render into a namespace the tenant is leaving: %v", err)
+	}
+	s.Leaving = nil
+	if err := s.Verify(ctx, left); !errors.As(err, &te) {
+		t.Errorf("a stored object in a namespace not the tenant's: %v", err)
+	}
+}

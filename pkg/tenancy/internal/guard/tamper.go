@@ -49,8 +49,14 @@ type ReleaseScope struct {
 	Tenant             string
 	Release, Namespace string
 	Namespaces         []string
-	Mapper             meta.RESTMapper
-	Reader             client.Reader
+	// Leaving are namespaces the Tenant's spec no longer lists that still
+	// carry its label: the controller hands them back once no release
+	// holds objects there. A stored revision may name objects in them
+	// (Helm deletes those as it upgrades or uninstalls); a rendered chart
+	// or a rollback target may not.
+	Leaving []string
+	Mapper  meta.RESTMapper
+	Reader  client.Reader
 	// Grants is what the release's RBAC may grant outside the namespaces.
 	Grants GrantPolicy
 }
@@ -61,6 +67,13 @@ type ReleaseScope struct {
 // it. An error is a failure to read the cluster, not a finding.
 func (s ReleaseScope) Foreign(ctx context.Context, manifest string) ([]string, error) {
 	return s.foreignDocs(ctx, ManifestDocs(manifest))
+}
+
+// foreignStored is foreignDocs of a stored revision Helm only deletes
+// from: objects in the namespaces the tenant is leaving are its own.
+func (s ReleaseScope) foreignStored(ctx context.Context, docs []ManifestDoc) ([]string, error) {
+	s.Namespaces = slices.Concat(s.Namespaces, s.Leaving)
+	return s.foreignDocs(ctx, docs)
 }
 
 // foreignDocs is foreign of a manifest already split and parsed.
@@ -222,7 +235,10 @@ func (s ReleaseScope) verifyRevision(ctx context.Context, rel *release.Release, 
 	}
 	what := fmt.Sprintf("revision %d", rel.Version)
 	docs := ManifestDocs(rel.Manifest)
-	foreign, err := s.foreignDocs(ctx, docs)
+	foreign, err := s.foreignStored(ctx, docs)
+	if applies {
+		foreign, err = s.foreignDocs(ctx, docs)
+	}
 	if err != nil {
 		return err
 	}
