@@ -205,7 +205,7 @@ func crdChart(files Files, p *Project, chartDir string, conversion bool) error {
 		"type": "application", "description": "CustomResourceDefinitions of " + p.Name + ", installed once per cluster.",
 	}
 	if conversion {
-		meta["annotations"] = map[string]string{contract.RequiredValues: "conversion.release"}
+		meta["annotations"] = map[string]string{contract.RequiredValues: contract.FormatValues([]string{"conversion.release"})}
 	}
 	b, err := yaml.Marshal(meta)
 	if err != nil {
@@ -316,7 +316,27 @@ func (p *Project) chartAnnotations(mgr Grant) map[string]string {
 	if p.PodSecurity.Reasons != "" {
 		ann[contract.PodSecurityReasons] = p.PodSecurity.Reasons
 	}
+	if req := p.requiredValues(); len(req) > 0 {
+		ann[contract.RequiredValues] = contract.FormatValues(req)
+	}
 	return ann
+}
+
+// requiredValues are the value paths the chart cannot render without: the
+// project's placeholders without a default (placeholders.VAR) and its ko
+// images (images.<name>).
+func (p *Project) requiredValues() []string {
+	phs, kos := p.scanPlaceholders()
+	var out []string
+	for _, ph := range phs {
+		if ph.Required {
+			out = append(out, "placeholders."+ph.Var)
+		}
+	}
+	for _, k := range kos {
+		out = append(out, "images."+k.Name)
+	}
+	return out
 }
 
 // readmeNamespaces says which namespaces the operator watches and why.

@@ -18,6 +18,8 @@ import (
 	"helm.sh/helm/v3/pkg/chartutil"
 	"helm.sh/helm/v3/pkg/engine"
 	"helm.sh/helm/v3/pkg/release"
+
+	"opctl.dev/opctl/pkg/packaging/contract"
 )
 
 // MaxReleaseRecordBytes is the most a Helm release record holds: Helm
@@ -153,28 +155,14 @@ func plainCRDTemplate(name string, data []byte) bool {
 	return strings.HasPrefix(name, "templates/crds/") && bytes.HasPrefix(data, []byte(crdInstallCondition))
 }
 
-// recordValues are the values a record is measured with: none, but for a
-// CRD chart of converted CRDs the longest release to name and a CA as
-// large as Helm's (a lookup finds nothing here), and what the chart
-// requires of its project's placeholders.
+// recordValues are the values a record is measured with: what the chart
+// requires (contract.RequiredValues), as long as an image reference by
+// digest, and for a CRD chart of converted CRDs the longest release to
+// name and a CA as large as Helm's (a lookup finds nothing here).
 func recordValues(ch *chart.Chart) map[string]any {
-	vals := map[string]any{}
+	vals := contract.StandIns(ch.Metadata.Annotations[contract.RequiredValues], func(string) any { return strings.Repeat("q", 100) })
 	if _, ok := ch.Values["conversion"]; ok {
 		vals["conversion"] = map[string]any{"release": recordRelease, "caBundle": strings.Repeat("Q", 1600)}
-	}
-	// The placeholders and ko images a user must set, as long as an
-	// image reference by digest.
-	for _, group := range []string{"placeholders", "images"} {
-		m, _ := ch.Values[group].(map[string]any)
-		set := map[string]any{}
-		for k, v := range m {
-			if v == "" || v == nil {
-				set[k] = strings.Repeat("q", 100)
-			}
-		}
-		if len(set) > 0 {
-			vals[group] = set
-		}
 	}
 	return vals
 }

@@ -65,44 +65,22 @@ func (rd *chartRender) namespaceScope() bool { return rd.namespace }
 // checks judge the chart, not the stand-in.
 const standInImage = "registry.invalid/stand-in@sha256:0000000000000000000000000000000000000000000000000000000000000000"
 
-// standIns are values for what a chart of opctl package requires the user
-// to set: the project's placeholders (placeholders.VAR) and ko images
-// (images.<name>) that have no default, and the values its Chart.yaml
-// names (contract.RequiredValues, such as a converted CRD chart's
-// conversion.release). The checks render with them, as a user must
-// install with them.
+// standIns are values for what the chart's Chart.yaml says it cannot
+// render without (contract.RequiredValues: a project's placeholders
+// without a default, its ko images, a converted CRD chart's
+// conversion.release): the checks render with them, as a user must
+// install with them; an image is a pinned stand-in, so the image checks
+// judge the chart, not the stand-in.
 func standIns(c *chart.Chart) map[string]any {
-	out := map[string]any{}
-	for group, val := range map[string]string{"placeholders": "stand-in", "images": standInImage} {
-		m, _ := c.Values[group].(map[string]any)
-		set := map[string]any{}
-		for k, v := range m {
-			if v == "" || v == nil {
-				set[k] = val
-			}
-		}
-		if len(set) > 0 {
-			out[group] = set
-		}
+	if c.Metadata == nil {
+		return map[string]any{}
 	}
-	if c.Metadata != nil {
-		for _, path := range contract.SplitValues(c.Metadata.Annotations[contract.RequiredValues]) {
-			keys := strings.Split(path, ".")
-			m := out
-			for _, k := range keys[:len(keys)-1] {
-				next, ok := m[k].(map[string]any)
-				if !ok {
-					next = map[string]any{}
-					m[k] = next
-				}
-				m = next
-			}
-			if _, set := m[keys[len(keys)-1]]; !set {
-				m[keys[len(keys)-1]] = "stand-in"
-			}
+	return contract.StandIns(c.Metadata.Annotations[contract.RequiredValues], func(path string) any {
+		if strings.HasPrefix(path, "images.") {
+			return standInImage
 		}
-	}
-	return out
+		return "stand-in"
+	})
 }
 
 // workload is a rendered object that runs pods.

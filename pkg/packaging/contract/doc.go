@@ -28,7 +28,9 @@
 //	  the value paths, comma-separated, that the chart's templates require
 //	  (Helm's required): a chart that a release must be told something to
 //	  render, such as a CRD chart whose conversion webhook is another
-//	  release's (Chart.yaml only)
+//	  release's, a project's placeholder without a default or its ko
+//	  image (Chart.yaml only); validate renders and the release record is
+//	  measured with StandIns of them
 //
 // It has no dependencies beyond the standard library, so every producer
 // and consumer can import it.

@@ -1,6 +1,9 @@
 package contract
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestInstallModes(t *testing.T) {
 	tests := []struct {
@@ -42,6 +45,26 @@ func TestLevelAtLeast(t *testing.T) {
 	} {
 		if got := LevelAtLeast(tt.level, tt.min); got != tt.want {
 			t.Errorf("LevelAtLeast(%q, %q) = %v, want %v", tt.level, tt.min, got, tt.want)
+		}
+	}
+}
+
+func TestStandIns(t *testing.T) {
+	fill := func(path string) any { return "<" + path + ">" }
+	cases := []struct {
+		ann  string
+		want map[string]any
+	}{
+		{"", map[string]any{}},
+		{"conversion.release", map[string]any{"conversion": map[string]any{"release": "<conversion.release>"}}},
+		{" placeholders.A, placeholders.B ,images.x", map[string]any{
+			"placeholders": map[string]any{"A": "<placeholders.A>", "B": "<placeholders.B>"},
+			"images":       map[string]any{"x": "<images.x>"}}},
+		{"top", map[string]any{"top": "<top>"}},
+	}
+	for _, tc := range cases {
+		if got := StandIns(tc.ann, fill); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("StandIns(%q) = %v, want %v", tc.ann, got, tc.want)
 		}
 	}
 }
