@@ -140,6 +140,7 @@ and the permissions in config/rbac; docs in README.md.`,
 	f.BoolVar(&opts.DeleteUnusedCRDs, "delete-unused-crds", false, "delete a shared CRD, and all its objects, when the last Tenant using it is deleted")
 	f.StringVar(&opts.StorageNamespace, "storage-namespace", envOr("POD_NAMESPACE", tenancy.DefaultStorageNamespace), "namespace of the Helm release records of every tenant; no tenant may have access to it (default: $POD_NAMESPACE, else opctl-system)")
 	f.StringSliceVar(&opts.ClusterRoles, "tenant-cluster-roles", nil, "ClusterRoles, written by the platform team, whose rules every Tenant's operators may hold cluster-wide (a TenantProfile's spec.clusterRoles adds more); anything else cluster-wide is refused")
+	f.StringVar(&opts.ClusterRolesConfigMap, "tenant-cluster-roles-configmap", "", "ConfigMap in the storage namespace whose data key "+tenancy.ClusterRolesKey+" lists more such ClusterRoles (charts/opctl's tenantClusterRoles value); read at every reconcile")
 	f.BoolVar(&opts.PlainHTTPRegistries, "plain-http-registries", false, "pull oci:// charts, catalog images and bundle images over plain HTTP")
 	f.DurationVar(&opts.CatalogPollInterval, "catalog-poll-interval", time.Minute, "how often a bundle source's catalog is read again, to follow its channel")
 	f.DurationVar(&opts.DriftInterval, "drift-interval", 10*time.Minute, "how often the release objects of kinds no informer follows are compared with their release and restored")

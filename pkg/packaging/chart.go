@@ -307,6 +307,9 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 		return nil, nil, err
 	}
 	files[dir+"templates/rbac-manager.yaml"] = []byte(rbac)
+	if err := p.extraTemplates(files, dir); err != nil {
+		return nil, nil, err
+	}
 	for _, o := range slices.Concat(p.Objects, p.Optional) {
 		w, err := p.checkKind(o)
 		if err != nil {

@@ -137,7 +137,8 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		}
 	}
 	for _, k := range sortedKeys(p.Config.ExtraValues) {
-		vs = append(vs, value{Key: k, Doc: "From extraValues in " + ConfigFile + ".", Val: p.Config.ExtraValues[k], Free: true})
+		doc := firstNonEmpty(p.Config.ExtraValueDocs[k], "From extraValues in "+ConfigFile+".")
+		vs = append(vs, value{Key: k, Doc: doc, Val: p.Config.ExtraValues[k], Free: true})
 	}
 	return vs
 }

@@ -74,6 +74,13 @@ type Config struct {
 	Main string `json:"main,omitempty"`
 	// ExtraValues are merged into the chart's values.yaml.
 	ExtraValues map[string]any `json:"extraValues,omitempty"`
+	// ExtraValueDocs describe extraValues, by key, in values.yaml and the
+	// chart's README.
+	ExtraValueDocs map[string]string `json:"extraValueDocs,omitempty"`
+	// ExtraTemplates are files of the project (Helm templates of the
+	// chart's own, reading extraValues) copied into the chart's templates/
+	// as they are; the bundle, which OLM does not template, leaves them out.
+	ExtraTemplates []string `json:"extraTemplates,omitempty"`
 	// Operands describe, per CRD, what one custom resource runs: the
 	// platform-as-code figures.
 	Operands map[string]Operand `json:"operands,omitempty"`

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
@@ -67,6 +68,12 @@ type Options struct {
 	// may hold cluster-wide (a TenantProfile adds its own): the allow-list
 	// of grants.go.
 	ClusterRoles []string
+	// ClusterRolesConfigMap names a ConfigMap in StorageNamespace whose
+	// data key clusterRoles lists (comma- or line-separated) more of them:
+	// charts/opctl's tenantClusterRoles value, which the chart also binds
+	// to the controller. Read at every reconcile, so a helm upgrade of the
+	// value needs no restart.
+	ClusterRolesConfigMap string
 	// Shard, when set, makes this replica one shard of a ring: it
 	// reconciles only the Tenants the ring assigns it (package sharding).
 	Shard *sharding.Options
@@ -127,6 +134,9 @@ type Controller struct {
 	finalized sync.Map
 	// held memoizes what of the named ClusterRoles it does not hold.
 	held heldRoles
+	// namedRoles are the platform's ClusterRoles as last read
+	// (platformRoles), for the deletion path, which has no plan.
+	namedRoles atomic.Pointer[[]string]
 }
 
 // plan is the scope of one reconcile: what Check worked out for a Tenant.
@@ -160,7 +170,11 @@ func (c *Controller) Check(ctx context.Context, t *tenancyv1.Tenant) (*plan, err
 	if profile == nil || profile.Spec.DefaultQuota == nil {
 		maps.Copy(p.settings.DefaultQuota.Hard, c.servedCounts)
 	}
-	p.settings.ClusterRoles = append(slices.Clone(c.opts.ClusterRoles), p.settings.ClusterRoles...)
+	named, err := c.platformRoles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p.settings.ClusterRoles = append(named, p.settings.ClusterRoles...)
 	p.settings.Actor = c.actorUser(t.Name)
 	if err := c.checkHeld(ctx, p.settings.ClusterRoles); err != nil {
 		return nil, err
@@ -299,6 +313,9 @@ func (p *plan) countOwnObjects(objs []client.Object, scheme *runtime.Scheme) {
 func (c *Controller) deletionSettings(t *tenancyv1.Tenant) settings {
 	s := effectiveSettings(t, nil)
 	s.ClusterRoles = slices.Clone(c.opts.ClusterRoles)
+	if named := c.namedRoles.Load(); named != nil {
+		s.ClusterRoles = slices.Clone(*named)
+	}
 	s.Actor = c.actorUser(t.Name)
 	return s
 }

@@ -27,12 +27,12 @@ import (
 
 // renderOpctl renders charts/opctl as a release "opctl" in the storage
 // namespace with its default values, as a platform team installs it.
-func renderOpctl() (map[string]string, error) {
+func renderOpctl(values map[string]any) (map[string]string, error) {
 	ch, err := loader.Load("../../charts/opctl")
 	if err != nil {
 		return nil, err
 	}
-	vals, err := chartutil.ToRenderValues(ch, map[string]any{}, chartutil.ReleaseOptions{Name: "opctl", Namespace: tenancy.DefaultStorageNamespace, IsInstall: true}, chartutil.DefaultCapabilities)
+	vals, err := chartutil.ToRenderValues(ch, values, chartutil.ReleaseOptions{Name: "opctl", Namespace: tenancy.DefaultStorageNamespace, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func renderOpctl() (map[string]string, error) {
 // chartControllerOptions are the controller's options as charts/opctl's
 // Deployment sets them, parsed with `opctl tenancy run`'s own flags.
 func chartControllerOptions() (tenancy.Options, error) {
-	rendered, err := renderOpctl()
+	rendered, err := renderOpctl(nil)
 	if err != nil {
 		return tenancy.Options{}, err
 	}
@@ -108,8 +108,8 @@ func checkNoTestGrants(c *testcluster.Cluster) error {
 
 // applyOpctl applies the objects of charts/opctl whose kinds keep says,
 // and returns them.
-func applyOpctl(ctx context.Context, cl client.Client, keep func(kind string) bool) ([]*unstructured.Unstructured, error) {
-	rendered, err := renderOpctl()
+func applyOpctl(ctx context.Context, cl client.Client, values map[string]any, keep func(u *unstructured.Unstructured) bool) ([]*unstructured.Unstructured, error) {
+	rendered, err := renderOpctl(values)
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func applyOpctl(ctx context.Context, cl client.Client, keep func(kind string) bo
 			if err := yaml.Unmarshal([]byte(doc), &u.Object); err != nil {
 				return nil, fmt.Errorf("%s: %w", name, err)
 			}
-			if len(u.Object) == 0 || !keep(u.GetKind()) {
+			if len(u.Object) == 0 || !keep(u) {
 				continue
 			}
 			if u.GetNamespace() == "" && u.GetKind() != "ClusterRole" && u.GetKind() != "ClusterRoleBinding" && !strings.HasPrefix(u.GetKind(), "ValidatingAdmissionPolicy") {
@@ -141,7 +141,7 @@ func applyOpctl(ctx context.Context, cl client.Client, keep func(kind string) bo
 // installGuardrails applies the ValidatingAdmissionPolicies and bindings
 // of charts/opctl: what a platform team gets from the chart.
 func installGuardrails(ctx context.Context) error {
-	objs, err := applyOpctl(ctx, cl, func(kind string) bool { return strings.HasPrefix(kind, "ValidatingAdmissionPolicy") })
+	objs, err := applyOpctl(ctx, cl, nil, func(u *unstructured.Unstructured) bool { return strings.HasPrefix(u.GetKind(), "ValidatingAdmissionPolicy") })
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func installGuardrails(ctx context.Context) error {
 // grants it more (checkNoTestGrants).
 func controllerIdentity(ctx context.Context, tc *testcluster.Cluster, c client.Client, dir string) (*rest.Config, string, error) {
 	rbac := map[string]bool{"ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "Role": true, "RoleBinding": true}
-	objs, err := applyOpctl(ctx, c, func(kind string) bool { return rbac[kind] })
+	objs, err := applyOpctl(ctx, c, nil, func(u *unstructured.Unstructured) bool { return rbac[u.GetKind()] })
 	if err != nil {
 		return nil, "", err
 	}

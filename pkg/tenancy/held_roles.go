@@ -18,8 +18,8 @@ import (
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
-// heldRoles memoizes, by ClusterRole name and resourceVersion, what of
-// the role the controller does not hold ("" for nothing).
+// heldRoles memoizes, by ClusterRole name and resourceVersion, the roles
+// the controller holds all of.
 type heldRoles struct{ m sync.Map }
 
 // checkHeld refuses, naming the rules, a named ClusterRole whose rules
@@ -45,11 +45,15 @@ func (c *Controller) checkHeld(ctx context.Context, roles []string) error {
 			if covered, lacking := validation.Covers(have, role.Rules); !covered {
 				m = guard.DescribeRules(lacking)
 			}
-			c.held.m.Store(key, m)
+			if m == "" {
+				c.held.m.Store(key, m) // once held, held; a missing binding is looked for again
+			}
 			missing = m
 		}
 		if missing != "" {
-			return operatorkit.Terminal(tenancyv1.ReasonClusterRoleNotHeld, fmt.Errorf(
+			// Retried, not terminal: the platform's fix is a binding,
+			// which changes nothing the controller watches.
+			return operatorkit.WithReason(tenancyv1.ReasonClusterRoleNotHeld, fmt.Errorf(
 				"ClusterRole %s, which the platform names for this Tenant's operators, grants %s, which the tenancy controller does not hold, so it cannot pass it on: "+
 					"bind the ClusterRole to the controller's ServiceAccount too (charts/opctl), or stop naming it", name, missing))
 		}

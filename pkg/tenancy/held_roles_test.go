@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/operatorkit"
@@ -48,5 +50,68 @@ func TestClusterRoleNotHeld(t *testing.T) {
 		if cond.Type == operatorkit.ConditionDegraded && (!strings.Contains(cond.Message, role.Name) || !strings.Contains(cond.Message, "nodes")) {
 			t.Errorf("condition %q, want the role and its missing rules named", cond.Message)
 		}
+	}
+}
+
+// charts/opctl's tenantClusterRoles value names a ClusterRole for every
+// Tenant: the chart lists it in the ConfigMap the controller reads at
+// every reconcile and binds it to the controller. Listed but not bound
+// (the chart's objects applied in part) the Tenants say so; bound, they
+// install, and the role's rules are theirs to pass on.
+func TestTenantClusterRolesValue(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	id := suffix()
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "node-reader-" + id},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"nodes"}, Verbs: []string{"get", "list"}}}}
+	if err := cl.Create(ctx, role); err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]any{"tenantClusterRoles": []any{role.Name}}
+	var applied []*unstructured.Unstructured
+	t.Cleanup(func() {
+		for _, o := range applied {
+			_ = cl.Delete(context.Background(), o)
+		}
+		_ = c.Client.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
+	})
+	// First the ConfigMap alone: the role is named, the binding missing.
+	objs, err := applyOpctl(ctx, cl, values, func(u *unstructured.Unstructured) bool {
+		return u.GetKind() == "ConfigMap" && u.GetName() == chartRolesConfigMap
+	})
+	applied = append(applied, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 || objs[0].GetName() != chartRolesConfigMap {
+		t.Fatalf("charts/opctl renders ConfigMaps %v, want the one its Deployment names (%s)", objs, chartRolesConfigMap)
+	}
+	startController(t, tenancy.Options{})
+	name := "named-" + id
+	createTenant(t, newTenant(name, []string{name}, sampleChart(t, "", "0.1.0"), 1))
+	waitTenant(t, name, time.Minute, "the Tenant refused for the unbound role", func(tn *tenancyv1.Tenant) error {
+		return testcluster.HasCondition(tn.Status.Conditions, operatorkit.ConditionDegraded, metav1.ConditionTrue, tenancyv1.ReasonClusterRoleNotHeld)
+	})
+	// Then the chart's binding of the role to the controller.
+	objs, err = applyOpctl(ctx, cl, values, func(u *unstructured.Unstructured) bool {
+		ref, _, _ := unstructured.NestedString(u.Object, "roleRef", "name")
+		return u.GetKind() == "ClusterRoleBinding" && ref == role.Name
+	})
+	applied = append(applied, objs...)
+	controllerRBAC = append(controllerRBAC, objs...) // the chart's own binding, for the after-suite check
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 1 {
+		t.Fatalf("charts/opctl binds %s to the controller %d times, want once", role.Name, len(objs))
+	}
+	waitTenant(t, name, 2*time.Minute, "the Tenant ready with the role bound", ready)
+	sar, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
+		User: controllerUser, ResourceAttributes: &authzv1.ResourceAttributes{Verb: "list", Resource: "nodes"}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sar.Status.Allowed {
+		t.Errorf("the controller does not hold %s's rules after the chart's binding", role.Name)
 	}
 }

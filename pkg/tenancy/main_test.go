@@ -56,6 +56,10 @@ const sampleProject = "../../operators/sample"
 // operator fits the shipped baseline.
 var chartRoles []string
 
+// chartRolesConfigMap is the ConfigMap of further such ClusterRoles that
+// charts/opctl's Deployment names (its tenantClusterRoles value).
+var chartRolesConfigMap string
+
 func TestMain(m *testing.M) { os.Exit(testcluster.Main(m, &cluster, setup)) }
 
 func setup(c *testcluster.Cluster) (func(), error) {
@@ -99,6 +103,7 @@ func setup(c *testcluster.Cluster) (func(), error) {
 		return nil, err
 	}
 	chartRoles = append([]string{}, chartOpts.ClusterRoles...)
+	chartRolesConfigMap = chartOpts.ClusterRolesConfigMap
 	managerBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/operators/sample/cmd", "")
 	if err == nil {
 		opctlBin, err = testcluster.GoBuild(dir, "opctl.dev/opctl/cmd/opctl", "")
@@ -119,6 +124,9 @@ func startController(t *testing.T, opts tenancy.Options) (stop func()) {
 	shareSampleCRDs(t)
 	if opts.ClusterRoles == nil {
 		opts.ClusterRoles = chartRoles
+	}
+	if opts.ClusterRolesConfigMap == "" {
+		opts.ClusterRolesConfigMap = chartRolesConfigMap
 	}
 	// Tests start one controller after another in this process.
 	skip := true
