@@ -141,7 +141,9 @@ func applyOpctl(ctx context.Context, cl client.Client, values map[string]any, ke
 // installGuardrails applies the ValidatingAdmissionPolicies and bindings
 // of charts/opctl: what a platform team gets from the chart.
 func installGuardrails(ctx context.Context) error {
-	objs, err := applyOpctl(ctx, cl, nil, func(u *unstructured.Unstructured) bool { return strings.HasPrefix(u.GetKind(), "ValidatingAdmissionPolicy") })
+	objs, err := applyOpctl(ctx, cl, nil, func(u *unstructured.Unstructured) bool {
+		return strings.HasPrefix(u.GetKind(), "ValidatingAdmissionPolicy")
+	})
 	if err != nil {
 		return err
 	}
