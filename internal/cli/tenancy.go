@@ -21,7 +21,7 @@ func newTenancyCommand(g *GlobalOptions) *cobra.Command {
 		Short: "The tenancy controller: per-tenant namespaces, quota, isolation and operator instances",
 	}
 	run, _ := newTenancyRunCommand(g)
-	cmd.AddCommand(run)
+	cmd.AddCommand(run, newTenancyCheckCommand(g))
 	return cmd
 }
 

@@ -27,7 +27,7 @@ func (c *Controller) platformRoles(ctx context.Context) ([]string, error) {
 		case err != nil:
 			return nil, fmt.Errorf("reading the platform's tenant ClusterRoles from ConfigMap %s/%s: %w", c.opts.StorageNamespace, name, err)
 		default:
-			roles = append(roles, splitRoles(cm.Data[ClusterRolesKey])...)
+			roles = append(roles, SplitClusterRoles(cm.Data[ClusterRolesKey])...)
 		}
 	}
 	roles = sortedUnique(roles)
@@ -35,7 +35,8 @@ func (c *Controller) platformRoles(ctx context.Context) ([]string, error) {
 	return slices.Clone(roles), nil
 }
 
-// splitRoles splits a list of names separated by commas or lines.
-func splitRoles(s string) []string {
+// SplitClusterRoles splits the ConfigMap's list of names, separated by
+// commas, spaces or lines.
+func SplitClusterRoles(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '\n' || r == ' ' || r == '\t' || r == '\r' })
 }

@@ -31,10 +31,25 @@ var tenantKinds = []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceD
 const againstBaseline = "for a tenant (against the shipped baseline only): "
 
 func checkTenantReady(c *Check, r *Report, in *chartInput) {
+	judgeTenant(c, r, in, nil)
+}
+
+// judgeTenant adds to r what the tenancy controller would refuse of the
+// chart for a tenant, the platform's roles allowing more than the shipped
+// baseline, and returns the cluster-wide rules nothing allows.
+func judgeTenant(c *Check, r *Report, in *chartInput, platform []rbacv1.ClusterRole) (missing []rbacv1.PolicyRule) {
 	// The tenancy controller installs with rbac.scope=namespace.
 	rd := &in.renders[len(in.renders)-1]
 	if rd.err != nil {
-		return
+		return nil
+	}
+	againstBaseline := againstBaseline
+	var names []string
+	for _, role := range platform {
+		names = append(names, role.Name)
+	}
+	if len(names) > 0 {
+		againstBaseline = "for a tenant (against the shipped baseline and ClusterRoles " + strings.Join(names, ", ") + "): "
 	}
 	if in.chart.Metadata != nil {
 		ann := in.chart.Metadata.Annotations
@@ -62,6 +77,9 @@ func checkTenantReady(c *Check, r *Report, in *chartInput) {
 		}
 	}
 	allowed := append(slices.Clone(baseline.ClusterRules), rbacv1.PolicyRule{APIGroups: []string{"apiextensions.k8s.io"}, Resources: []string{"customresourcedefinitions"}, Verbs: []string{"get", "list", "watch"}, ResourceNames: crds})
+	for _, role := range platform {
+		allowed = append(allowed, role.Rules...)
+	}
 	for _, o := range rd.objs {
 		kind, group := o.obj.GetKind(), o.obj.GroupVersionKind().Group
 		id := kind + "/" + o.obj.GetName()
@@ -78,8 +96,10 @@ func checkTenantReady(c *Check, r *Report, in *chartInput) {
 				r.add(c, againstBaseline+"binds ClusterRole "+b.RoleRef.Name+", which the chart does not define, cluster-wide", o.template, id)
 				continue
 			}
-			for _, beyond := range beyondBaseline(rules, allowed) {
-				r.add(c, againstBaseline+"ClusterRole "+b.RoleRef.Name+" grants cluster-wide "+beyond, o.template, id)
+			lacking := beyondAllowed(rules, allowed)
+			missing = append(missing, lacking...)
+			for _, rule := range lacking {
+				r.add(c, againstBaseline+"ClusterRole "+b.RoleRef.Name+" grants cluster-wide "+describeRule(rule), o.template, id)
 			}
 			continue
 		}
@@ -98,6 +118,7 @@ func checkTenantReady(c *Check, r *Report, in *chartInput) {
 		}
 		r.add(c, fmt.Sprintf("%sits pods meet Pod Security %s, not restricted, which every tenant namespace enforces: %s", againstBaseline, res.Level, res.Refusals[podsecurity.Restricted]), w.template, w.id)
 	}
+	return missing
 }
 
 // templateGate is the value that turns off the template of ch at path
@@ -111,15 +132,15 @@ func templateGate(ch *chart.Chart, path string) string {
 	return ""
 }
 
-// beyondBaseline lists, as "verbs on group/resource[/names]", what rules
-// grant that no allowed rule covers. A rule covers another when it holds
-// each of its groups, resources and verbs, and either names no resource
-// or names each the other does.
-func beyondBaseline(rules, allowed []rbacv1.PolicyRule) []string {
-	var out []string
+// beyondAllowed is what rules grant that no allowed rule covers, a rule
+// per group, resource and resource names with the verbs missing. A rule
+// covers another when it holds each of its groups, resources and verbs,
+// and either names no resource or names each the other does.
+func beyondAllowed(rules, allowed []rbacv1.PolicyRule) []rbacv1.PolicyRule {
+	var out []rbacv1.PolicyRule
 	for _, rule := range rules {
 		if len(rule.NonResourceURLs) > 0 {
-			out = append(out, strings.Join(rule.Verbs, ",")+" on "+strings.Join(rule.NonResourceURLs, ","))
+			out = append(out, rule)
 			continue
 		}
 		for _, g := range rule.APIGroups {
@@ -131,16 +152,25 @@ func beyondBaseline(rules, allowed []rbacv1.PolicyRule) []string {
 					}
 				}
 				if len(missing) > 0 {
-					what := strings.Join(missing, ",") + " on " + strings.TrimPrefix(g+"/"+res, "/")
-					if len(rule.ResourceNames) > 0 {
-						what += " (" + strings.Join(rule.ResourceNames, ",") + ")"
-					}
-					out = append(out, what)
+					out = append(out, rbacv1.PolicyRule{APIGroups: []string{g}, Resources: []string{res}, Verbs: missing, ResourceNames: rule.ResourceNames})
 				}
 			}
 		}
 	}
 	return out
+}
+
+// describeRule says what a rule of beyondAllowed grants, as "verbs on
+// group/resource[ (names)]".
+func describeRule(rule rbacv1.PolicyRule) string {
+	if len(rule.NonResourceURLs) > 0 {
+		return strings.Join(rule.Verbs, ",") + " on " + strings.Join(rule.NonResourceURLs, ",")
+	}
+	what := strings.Join(rule.Verbs, ",") + " on " + strings.TrimPrefix(rule.APIGroups[0]+"/"+rule.Resources[0], "/")
+	if len(rule.ResourceNames) > 0 {
+		what += " (" + strings.Join(rule.ResourceNames, ",") + ")"
+	}
+	return what
 }
 
 func covers(a rbacv1.PolicyRule, group, resource, verb string, names []string) bool {

@@ -1,0 +1,184 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	sigsyaml "sigs.k8s.io/yaml"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"opctl.dev/opctl/pkg/tenancy"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/validate"
+)
+
+func newTenancyCheckCommand(g *GlobalOptions) *cobra.Command {
+	var (
+		roleFiles          []string
+		offline            bool
+		profile, storageNS string
+		configMap          string
+	)
+	cmd := &cobra.Command{
+		Use:   "check CHART",
+		Short: "Say, before any install, whether a chart can run for a tenant and what would allow it",
+		Long: `check judges a Helm chart (a directory or .tgz, as opctl package writes it)
+the way the tenancy controller would before installing it for a tenant: its
+cluster-wide rules against the shipped baseline and the platform's
+ClusterRoles, its manager's watched namespaces, Pod Security restricted and
+its cluster-scoped objects. It prints each refusal with its rule or object
+and the reason, and a ClusterRole (YAML) that would allow the cluster-wide
+rules still missing.
+
+The platform's ClusterRoles are read from the cluster of --kubeconfig (the
+ConfigMap charts/opctl's tenantClusterRoles value writes, and the
+TenantProfile of --profile), or, with --offline, only from --cluster-role-file.
+Exit codes: 0 it fits, 1 something would be refused, 2 unusable input.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFormat(g.Output, FormatText, FormatJSON); err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			var roles []rbacv1.ClusterRole
+			for _, f := range roleFiles {
+				rs, err := readClusterRoles(f)
+				if err != nil {
+					return &ExitError{Code: 2, Err: err}
+				}
+				roles = append(roles, rs...)
+			}
+			if !offline {
+				rs, err := platformClusterRoles(cmd, g, storageNS, configMap, profile)
+				if err != nil {
+					return &ExitError{Code: 2, Err: fmt.Errorf("%w (use --offline with --cluster-role-file to judge without a cluster)", err)}
+				}
+				roles = append(roles, rs...)
+			}
+			v, err := validate.CheckTenant(args[0], roles)
+			if err != nil {
+				return &ExitError{Code: 2, Err: err}
+			}
+			if err := writeVerdict(cmd.OutOrStdout(), g.Output, v); err != nil {
+				return err
+			}
+			if !v.Fits {
+				return &ExitError{Code: 1}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVar(&roleFiles, "cluster-role-file", nil, "YAML file of ClusterRoles the platform names for tenants (repeatable; several documents allowed)")
+	f.BoolVar(&offline, "offline", false, "read no cluster: judge against the shipped baseline and --cluster-role-file only")
+	f.StringVar(&profile, "profile", "", "TenantProfile whose spec.clusterRoles the tenant gets (read from the cluster)")
+	f.StringVar(&storageNS, "storage-namespace", envOr("POD_NAMESPACE", tenancy.DefaultStorageNamespace), "the tenancy controller's namespace, holding the ConfigMap of --tenant-cluster-roles-configmap")
+	f.StringVar(&configMap, "tenant-cluster-roles-configmap", "opctl-tenant-cluster-roles", "the ConfigMap of the platform's tenant ClusterRoles, as charts/opctl writes it")
+	return cmd
+}
+
+// readClusterRoles reads every ClusterRole of a YAML file.
+func readClusterRoles(path string) ([]rbacv1.ClusterRole, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("--cluster-role-file: %w", err)
+	}
+	var out []rbacv1.ClusterRole
+	dec := yaml.NewYAMLOrJSONDecoder(bytes.NewReader(b), 4096)
+	for i := 0; ; i++ {
+		var role rbacv1.ClusterRole
+		if err := dec.Decode(&role); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("%s: document %d: %w", path, i+1, err)
+		}
+		if role.Kind == "" && role.Name == "" {
+			continue // an empty document
+		}
+		if role.Kind != "ClusterRole" || role.Name == "" {
+			return nil, fmt.Errorf("%s: document %d is a %q named %q: want a ClusterRole with a name", path, i+1, role.Kind, role.Name)
+		}
+		out = append(out, role)
+	}
+	return out, nil
+}
+
+// platformClusterRoles reads the ClusterRoles the platform names for
+// tenants from the cluster: the tenancy controller's ConfigMap and the
+// TenantProfile's, each ClusterRole as it is there.
+func platformClusterRoles(cmd *cobra.Command, g *GlobalOptions, ns, configMap, profile string) ([]rbacv1.ClusterRole, error) {
+	cfg, err := g.RESTConfig()
+	if err != nil {
+		return nil, err
+	}
+	cl, err := client.New(cfg, client.Options{Scheme: tenancy.Scheme()})
+	if err != nil {
+		return nil, err
+	}
+	ctx := cmd.Context()
+	var names []string
+	cm := &corev1.ConfigMap{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: configMap}, cm); client.IgnoreNotFound(err) != nil {
+		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ns, configMap, err)
+	}
+	names = append(names, tenancy.SplitClusterRoles(cm.Data[tenancy.ClusterRolesKey])...)
+	if profile != "" {
+		p := &tenancyv1.TenantProfile{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: profile}, p); err != nil {
+			return nil, fmt.Errorf("reading TenantProfile %s: %w", profile, err)
+		}
+		names = append(names, p.Spec.ClusterRoles...)
+	}
+	var out []rbacv1.ClusterRole
+	for _, name := range names {
+		role := &rbacv1.ClusterRole{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: name}, role); err != nil {
+			return nil, fmt.Errorf("reading ClusterRole %s, which the platform names for tenants: %w", name, err)
+		}
+		out = append(out, *role)
+	}
+	return out, nil
+}
+
+// writeVerdict prints v as text or JSON.
+func writeVerdict(w io.Writer, format string, v *validate.TenantVerdict) error {
+	if format == FormatJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+	against := "the shipped baseline"
+	if len(v.ClusterRoles) > 0 {
+		against += " and ClusterRoles " + strings.Join(v.ClusterRoles, ", ")
+	}
+	if v.Fits {
+		_, err := fmt.Fprintf(w, "%s fits a tenant (judged against %s)\n", v.Chart, against)
+		return err
+	}
+	fmt.Fprintf(w, "%s would be refused for a tenant (judged against %s):\n", v.Chart, against)
+	for _, f := range v.Refusals {
+		where := strings.TrimSpace(f.File + " " + f.Object)
+		msg := f.Message
+		if _, rest, ok := strings.Cut(msg, "): "); ok && strings.HasPrefix(msg, "for a tenant (") {
+			msg = rest // the heading says what it was judged against
+		}
+		fmt.Fprintf(w, "- %s: %s\n", where, msg)
+	}
+	if v.Allow == nil {
+		return nil
+	}
+	b, err := sigsyaml.Marshal(v.Allow)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "\nThis ClusterRole allows the cluster-wide rules missing: name it in charts/opctl's tenantClusterRoles (every tenant) or a TenantProfile's spec.clusterRoles (bound to the controller too):\n---\n%s", b)
+	return err
+}
