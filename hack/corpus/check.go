@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,6 +27,9 @@ type result struct {
 	status     map[string]string
 	warnings   int
 	details    []string
+	// tenant is opctl tenancy check's verdict on the main chart under the
+	// shipped policy: fits, or the reasons it would be refused.
+	tenant string
 }
 
 func (r *result) set(step string, err error) bool {
@@ -67,7 +72,11 @@ func (r *result) row(p project) string {
 	if r.incomplete != "" {
 		note = "input incomplete: " + oneLine(r.incomplete)
 	}
-	cells = append(cells, fmt.Sprint(r.warnings), note)
+	tenant := r.tenant
+	if tenant == "" {
+		tenant = "-"
+	}
+	cells = append(cells, tenant, fmt.Sprint(r.warnings), note)
 	return strings.Join(cells, "\t")
 }
 
@@ -122,6 +131,12 @@ func check(ctx context.Context, t tools, corpus, dir string, p project, doInstal
 		r.set("rerun", sameTrees(out, out2))
 	}
 	r.set("dropped", checkDropped(t, ref, charts, bundles, res, set))
+	if verdict, err := tenantCheck(t.opctl, charts); err != nil {
+		r.details = append(r.details, "tenant: "+oneLine(err.Error()))
+		r.tenant = "error"
+	} else {
+		r.tenant = verdict
+	}
 	if doInstall {
 		r.set("install", install(ctx, t.helm3, charts, set...))
 	}
@@ -199,10 +214,22 @@ func checkDropped(t tools, ref []*unstructured.Unstructured, charts, bundles []s
 }
 
 // summary counts the rows.
-type summary struct{ total, incomplete, failed, passed int }
+type summary struct {
+	total, incomplete, failed, passed int
+	// tenant counts the packaged projects by tenant verdict reason.
+	tenant map[string]int
+}
 
 func (s *summary) add(r *result) {
 	s.total++
+	if r.tenant != "" {
+		if s.tenant == nil {
+			s.tenant = map[string]int{}
+		}
+		for _, why := range strings.Split(r.tenant, ",") {
+			s.tenant[why]++
+		}
+	}
 	switch {
 	case r.incomplete != "":
 		s.incomplete++
@@ -223,7 +250,15 @@ func (s summary) String(installed bool) string {
 	if !installed {
 		what = "every check but install (INSTALL=1 adds it)"
 	}
-	return fmt.Sprintf("corpus: %d projects: %d passed %s, %d failed, %d input incomplete (%.0f%% of the %d checked passed)", s.total, s.passed, what, s.failed, s.incomplete, pct, checked)
+	line := fmt.Sprintf("corpus: %d projects: %d passed %s, %d failed, %d input incomplete (%.0f%% of the %d checked passed)", s.total, s.passed, what, s.failed, s.incomplete, pct, checked)
+	if len(s.tenant) > 0 {
+		var counts []string
+		for _, why := range slices.Sorted(maps.Keys(s.tenant)) {
+			counts = append(counts, fmt.Sprintf("%s %d", why, s.tenant[why]))
+		}
+		line += "\ncorpus: tenant (opctl tenancy check, shipped policy, before install; a project may have several reasons): " + strings.Join(counts, ", ")
+	}
+	return line
 }
 
 // buildTimeRefs are what a release build of a project resolves, left in

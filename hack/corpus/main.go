@@ -81,7 +81,7 @@ func runCorpus(list, corpus, opctl, only string, doInstall, keep bool) int {
 	defer stop()
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "project\tobjs\tpackage\tlint3\tlint4\tnames\tvalidate\trerun\tdropped\tinstall\twarns\tnote")
+	fmt.Fprintln(tw, "project\tobjs\tpackage\tlint3\tlint4\tnames\tvalidate\trerun\tdropped\tinstall\ttenant\twarns\tnote")
 	var sum summary
 	for i, p := range projects {
 		if only != "" && !strings.Contains(p.ID(), only) {
