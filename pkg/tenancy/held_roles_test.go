@@ -2,6 +2,7 @@ package tenancy_test
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -85,6 +86,25 @@ func TestTenantClusterRolesValue(t *testing.T) {
 	}
 	if len(objs) != 1 || objs[0].GetName() != chartRolesConfigMap {
 		t.Fatalf("charts/opctl renders ConfigMaps %v, want the one its Deployment names (%s)", objs, chartRolesConfigMap)
+	}
+	// opctl tenancy check reads the platform's roles from the cluster as
+	// the controller does: a chart whose manager reads nodes fits with
+	// the ConfigMap in place, and is refused without it (offline).
+	nodes := writeChart(t, map[string]string{
+		"Chart.yaml": chartYAML,
+		"templates/rbac.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: nodes\nrules:\n- apiGroups: [\"\"]\n  resources: [nodes]\n  verbs: [get, list]\n---\n" +
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: nodes\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: nodes\n" +
+			"subjects:\n- kind: ServiceAccount\n  name: op\n  namespace: {{ .Release.Namespace }}\n",
+	})
+	for _, tc := range []struct {
+		args []string
+		code int
+	}{{nil, 0}, {[]string{"--offline"}, 1}} {
+		cmd := exec.Command(opctlBin, append([]string{"tenancy", "check", "--kubeconfig", c.Kubeconfig, "--storage-namespace", tenancy.DefaultStorageNamespace, nodes}, tc.args...)...)
+		out, _ := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != tc.code {
+			t.Errorf("opctl tenancy check %v: exit %d, want %d:\n%s", tc.args, cmd.ProcessState.ExitCode(), tc.code, out)
+		}
 	}
 	startController(t, tenancy.Options{})
 	name := "named-" + id
