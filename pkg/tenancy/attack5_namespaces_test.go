@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -73,29 +74,13 @@ func TestAttack5NamespaceRemovedKeepsWebhook(t *testing.T) {
 	})
 
 	// The platform takes namespace b away from the tenant.
-	tn := &tenancyv1.Tenant{}
-	if err := cl.Get(ctx, client.ObjectKey{Name: name}, tn); err != nil {
-		t.Fatal(err)
-	}
-	tn.Spec.Namespaces = []string{a}
-	if err := cl.Update(ctx, tn); err != nil {
-		t.Fatal(err)
-	}
+	setNamespaces(t, name, a)
 	// The release is upgraded to the one namespace (its Role in b deleted,
 	// its webhook and binding narrowed to a; its webhook's Service never
 	// answers, so it stays Progressing), then b is handed back: no
 	// label, annotation or ownerReference of the Tenant's, no rights of
 	// its owners.
-	testcluster.Eventually(t, 2*time.Minute, "namespace "+b+" handed back", func(ctx context.Context) error {
-		ns := &corev1.Namespace{}
-		if err := cl.Get(ctx, client.ObjectKey{Name: b}, ns); err != nil {
-			return err
-		}
-		if ns.Labels[tenancyv1.LabelTenant] != "" || ns.Annotations[tenancyv1.AnnotationActor] != "" || len(ns.OwnerReferences) > 0 {
-			return fmt.Errorf("labels %v, annotations %v, owners %v", ns.Labels, ns.Annotations, ns.OwnerReferences)
-		}
-		return nil
-	})
+	waitHandedBack(t, b, 2*time.Minute)
 	if _, err := c.Client.RbacV1().Roles(b).Get(ctx, "reader", metav1.GetOptions{}); err == nil {
 		t.Errorf("the release's Role %s/reader outlives the namespace's removal", b)
 	}
@@ -186,14 +171,7 @@ func TestAttack5NamespaceRemovedBlocksUninstall(t *testing.T) {
 			_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 		}
 	})
-	tn := &tenancyv1.Tenant{}
-	if err := cl.Get(ctx, client.ObjectKey{Name: name}, tn); err != nil {
-		t.Fatal(err)
-	}
-	tn.Spec.Namespaces = []string{a}
-	if err := cl.Update(ctx, tn); err != nil {
-		t.Fatal(err)
-	}
+	tn := setNamespaces(t, name, a)
 	if err := cl.Delete(ctx, tn); err != nil {
 		t.Fatal(err)
 	}
@@ -227,4 +205,22 @@ func perNamespaceChart() map[string]string {
 			"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: system:auth-delegator\n" +
 			"subjects:\n{{- range .Values.watchNamespaces }}\n- kind: ServiceAccount\n  name: op\n  namespace: {{ . }}\n{{- end }}\n",
 	}
+}
+
+// setNamespaces sets Tenant name's spec.namespaces, as the platform does,
+// retrying when the controller's status writes got there first.
+func setNamespaces(t *testing.T, name string, namespaces ...string) *tenancyv1.Tenant {
+	t.Helper()
+	tn := &tenancyv1.Tenant{}
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := cl.Get(context.Background(), client.ObjectKey{Name: name}, tn); err != nil {
+			return err
+		}
+		tn.Spec.Namespaces = namespaces
+		return cl.Update(context.Background(), tn)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tn
 }

@@ -7,14 +7,17 @@ import (
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"opctl.dev/opctl/pkg/sharding"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
-	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
 // leavingNamespaces are the namespaces that still carry t's label though
@@ -39,15 +42,40 @@ func leavingNamespaces(ctx context.Context, reader client.Reader, t *tenancyv1.T
 	return out, nil
 }
 
+// moveReleases uninstalls, before the backends act, the releases of t
+// recorded in a namespace it is leaving: the release namespace is the
+// first of spec.namespaces, so when the platform takes that one away each
+// release is installed again in the new first namespace, and its old
+// objects (a webhook selecting the old namespace, a binding of its
+// ServiceAccounts) must go first, with the actor's rights there.
+func (c *Controller) moveReleases(ctx context.Context, t *tenancyv1.Tenant, p *plan) error {
+	for _, op := range p.operators {
+		if op.release == nil {
+			continue
+		}
+		for _, ns := range p.leaving {
+			recorded, err := c.releases.engine.Recorded(t, ns, op.release.Name)
+			if err != nil {
+				return err
+			}
+			if !recorded {
+				continue
+			}
+			scope := c.releases.scope(t, ns, op.release.Name, p)
+			if err := c.releases.engine.Uninstall(ctx, t, ns, op.release.Name, scope); err != nil {
+				return fmt.Errorf("moving release %s out of namespace %s, which the tenant is leaving: %w", op.release.Name, ns, err)
+			}
+			c.event(t, "Normal", "ReleaseMoved", "uninstalled %s from namespace %s, which the tenant is leaving, to install it in %s", op.release.Name, ns, op.release.Namespace)
+		}
+	}
+	return nil
+}
+
 // releaseLeaving hands the namespaces t is leaving back to the platform
-// once no operator of t holds anything there: no release's last revision
-// names an object in them (Helm deleted those as it upgraded to the
-// spec's namespaces), and OLM's OperatorGroup no longer targets them. It
-// deletes what the controller made in each (the owners' and the actor's
-// bindings and roles, the quota, the limit range, the network policies),
-// then takes the Tenant's labels, annotations and ownerReference off the
-// namespace. The tenant's own objects there stay, for the platform to keep
-// or delete.
+// once no operator of t holds anything there: no release is recorded there
+// and no release's last revision names an object there (Helm deleted those
+// as it upgraded to the spec's namespaces), and no OperatorGroup of t's
+// targets them. handBackAll says what a hand-back takes away.
 func (c *Controller) releaseLeaving(ctx context.Context, t *tenancyv1.Tenant, p *plan) error {
 	if len(p.leaving) == 0 {
 		return nil
@@ -56,68 +84,99 @@ func (c *Controller) releaseLeaving(ctx context.Context, t *tenancyv1.Tenant, p 
 		if op.release == nil {
 			continue
 		}
-		held, err := c.releases.engine.Holds(t, op.release.Namespace, op.release.Name, p.leaving)
-		if err != nil || held {
-			return err
+		for _, ns := range append([]string{op.release.Namespace}, p.leaving...) {
+			held, err := c.releases.engine.Holds(t, ns, op.release.Name, p.leaving)
+			if err != nil || held {
+				return err
+			}
 		}
 	}
-	if held, err := c.operatorGroupTargets(ctx, t, p.leaving); err != nil || held {
+	if held, err := c.operatorGroupTargets(ctx, t, slices.Concat(t.Spec.Namespaces[:1], p.leaving), p.leaving); err != nil || held {
 		return err
 	}
 	return c.handBackAll(ctx, t, p.settings, p.leaving)
 }
 
-// operatorGroupTargets reports whether t's OperatorGroup, if it has one,
-// still targets any of namespaces: OLM's grants to its operators there go
-// once it does not.
-func (c *Controller) operatorGroupTargets(ctx context.Context, t *tenancyv1.Tenant, namespaces []string) (bool, error) {
-	og := &operatorsv1.OperatorGroup{}
-	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: t.Spec.Namespaces[0], Name: OperatorGroupName}, og); err != nil {
-		if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
-			return false, nil
+// operatorGroupTargets reports whether an OperatorGroup of t's, in any of
+// in, still exists in or targets any of namespaces: OLM's grants to its
+// operators there go once none does.
+func (c *Controller) operatorGroupTargets(ctx context.Context, t *tenancyv1.Tenant, in, namespaces []string) (bool, error) {
+	for _, at := range in {
+		og := &operatorsv1.OperatorGroup{}
+		if err := c.reader.Get(ctx, client.ObjectKey{Namespace: at, Name: OperatorGroupName}, og); err != nil {
+			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+				continue
+			}
+			return false, err
 		}
-		return false, err
-	}
-	for _, ns := range slices.Concat(og.Spec.TargetNamespaces, og.Status.Namespaces) {
-		if slices.Contains(namespaces, ns) {
+		if slices.Contains(namespaces, at) {
 			return true, nil
+		}
+		for _, ns := range slices.Concat(og.Spec.TargetNamespaces, og.Status.Namespaces) {
+			if slices.Contains(namespaces, ns) {
+				return true, nil
+			}
 		}
 	}
 	return false, nil
 }
 
-// handBackAll hands the namespaces back to the platform (releaseLeaving).
+// handedBackKinds are the kinds of the controller's objects in a tenant
+// namespace, which a hand-back deletes where they carry t's label.
+func handedBackKinds() []client.ObjectList {
+	return []client.ObjectList{&corev1.ResourceQuotaList{}, &corev1.LimitRangeList{}, &networkingv1.NetworkPolicyList{}, &rbacv1.RoleList{}}
+}
+
+// handBackAll hands the namespaces back to the platform: no grant of the
+// tenant's stays there. It deletes every RoleBinding in each (the owners',
+// the actor's and OLM's, and those the owners made, which would keep them
+// or their ServiceAccounts in a namespace no guardrail watches any more),
+// the controller's quota, limit range, network policies and roles (by t's
+// label, whatever the plan's quota), then takes the Tenant's labels (but
+// the Pod Security level), the actor annotation and the ownerReference off
+// the namespace. The tenant's workloads and other objects stay, for the
+// platform to keep or delete; the namespace is still t's (labelled) while
+// this runs, so a failure is retried.
 func (c *Controller) handBackAll(ctx context.Context, t *tenancyv1.Tenant, s settings, namespaces []string) error {
 	for _, ns := range namespaces {
-		gone := t.DeepCopy()
-		gone.Spec.Namespaces = []string{ns}
-		objs := slices.Concat(namespaceObjects(gone, ns, s, quota.Quota{}), actorObjects(gone, s, c.opts.StorageNamespace, nil))
-		for _, o := range objs {
-			if o.GetNamespace() != ns {
-				continue // the namespace itself, and the actor's ServiceAccount in the controller's namespace
+		live := &corev1.Namespace{}
+		if err := c.reader.Get(ctx, client.ObjectKey{Name: ns}, live); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
 			}
-			if err := c.deleteIfTenants(ctx, t, o); err != nil {
+			return err
+		}
+		if live.Labels[tenancyv1.LabelTenant] != t.Name {
+			continue // not t's to hand back
+		}
+		var rbs rbacv1.RoleBindingList
+		if err := c.reader.List(ctx, &rbs, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("releasing namespace %s: %w", ns, err)
+		}
+		for i := range rbs.Items {
+			if err := c.deleteExactly(ctx, &rbs.Items[i]); err != nil {
+				return err
+			}
+		}
+		for _, list := range handedBackKinds() {
+			if err := c.reader.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{tenancyv1.LabelTenant: t.Name}); err != nil {
+				return fmt.Errorf("releasing namespace %s: %w", ns, err)
+			}
+			if err := meta.EachListItem(list, func(o runtime.Object) error { return c.deleteExactly(ctx, o.(client.Object)) }); err != nil {
 				return err
 			}
 		}
 		if err := c.handBackNamespace(ctx, t, s, ns); err != nil {
 			return err
 		}
-		c.event(t, "Normal", "NamespaceReleased", "namespace %s is no longer the tenant's: its owners' rights and the controller's objects there are gone, its workloads stay", ns)
+		c.event(t, "Normal", "NamespaceReleased", "namespace %s is no longer the tenant's: every RoleBinding there and the controller's objects are gone, its workloads stay", ns)
 	}
 	return nil
 }
 
-// deleteIfTenants deletes o if the live object carries t's label.
-func (c *Controller) deleteIfTenants(ctx context.Context, t *tenancyv1.Tenant, o client.Object) error {
-	live := o.DeepCopyObject().(client.Object)
-	if err := c.reader.Get(ctx, client.ObjectKeyFromObject(o), live); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	if live.GetLabels()[tenancyv1.LabelTenant] != t.Name {
-		return nil
-	}
-	if err := c.client.Delete(ctx, live, client.Preconditions{UID: ptr.To(live.GetUID())}); err != nil && !apierrors.IsNotFound(err) {
+// deleteExactly deletes the object o read, not one of its name made since.
+func (c *Controller) deleteExactly(ctx context.Context, o client.Object) error {
+	if err := c.client.Delete(ctx, o, client.Preconditions{UID: ptr.To(o.GetUID())}); err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("releasing namespace %s: deleting %s: %w", o.GetNamespace(), o.GetName(), err)
 	}
 	return nil
@@ -139,6 +198,9 @@ func (c *Controller) handBackNamespace(ctx context.Context, t *tenancyv1.Tenant,
 		if k != labelPSAEnforce {
 			delete(live.Labels, k)
 		}
+	}
+	if c.opts.Shard != nil {
+		delete(live.Labels, sharding.ShardLabel(c.opts.Shard.Ring)) // the deletion path's settings have no shard
 	}
 	delete(live.Annotations, tenancyv1.AnnotationActor)
 	live.OwnerReferences = slices.DeleteFunc(live.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == t.UID })

@@ -62,10 +62,14 @@ func (r releaser) uninstallAll(ctx context.Context, t *tenancyv1.Tenant, names [
 		return err
 	}
 	for _, name := range names {
-		scope := r.scope(t, t.Spec.Namespaces[0], name, nil)
-		scope.Leaving = leaving
-		if err := r.engine.Uninstall(ctx, t, t.Spec.Namespaces[0], name, scope); err != nil {
-			return err
+		// A release is recorded in the first namespace, or in a namespace
+		// the tenant is leaving that was first before (moveReleases).
+		for _, ns := range append([]string{t.Spec.Namespaces[0]}, leaving...) {
+			scope := r.scope(t, ns, name, nil)
+			scope.Leaving = leaving
+			if err := r.engine.Uninstall(ctx, t, ns, name, scope); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

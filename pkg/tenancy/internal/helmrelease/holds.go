@@ -26,3 +26,13 @@ func (c *Reconciler) Holds(t *tenancyv1.Tenant, ns, name string, namespaces []st
 	}
 	return false, nil
 }
+
+// Recorded reports whether release name of t has a revision in ns.
+func (c *Reconciler) Recorded(t *tenancyv1.Tenant, ns, name string) (bool, error) {
+	cfg, err := c.Helm.action(t.Name, ns)
+	if err != nil {
+		return false, err
+	}
+	rel, err := last(cfg, name)
+	return rel != nil, err
+}
