@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"opctl.dev/opctl/internal/crschema"
 )
@@ -29,6 +30,10 @@ func checkExamples(c *Check, r *Report, in *bundleInput) {
 		r.add(c, "alm-examples is not a JSON list of objects: "+err.Error(), file, obj)
 		return
 	}
+	// One compiled schema per CRD version, however many examples use it:
+	// compiling is most of the check's cost on large CRDs.
+	compiled := map[string]*crschema.Schema{}
+	compileErr := map[string]error{}
 	for i, ex := range examples {
 		apiVersion, _ := ex["apiVersion"].(string)
 		kind, _ := ex["kind"].(string)
@@ -38,7 +43,17 @@ func checkExamples(c *Check, r *Report, in *bundleInput) {
 			r.add(c, fmt.Sprintf("alm-examples[%d] is a %s %s, but the bundle has no CRD for it", i, apiVersion, kind), file, obj)
 			continue
 		}
-		errs, err := crschema.Validate(crd, version, ex)
+		key := crd.Name + "/" + version
+		sch, seen := compiled[key]
+		if !seen {
+			sch, compileErr[key] = crschema.Compile(crd, version)
+			compiled[key] = sch
+		}
+		err := compileErr[key]
+		var errs field.ErrorList
+		if err == nil {
+			errs, err = sch.Validate(ex)
+		}
 		if err != nil {
 			r.add(c, fmt.Sprintf("alm-examples[%d] (%s): %v", i, kind, err), file, obj)
 			continue
