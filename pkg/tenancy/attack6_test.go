@@ -221,6 +221,14 @@ func TestAttack6HandBackLeavesControllerObjects(t *testing.T) {
 			}
 		}
 	}
+	// The default-deny policy stays, the platform's: the pods the tenant
+	// left there are not opened to every namespace.
+	deny := &networkingv1.NetworkPolicy{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: b, Name: tenancy.PolicyDenyAll}, deny); err != nil {
+		t.Errorf("namespace %s handed back without its default-deny NetworkPolicy: %v", b, err)
+	} else if deny.Labels[tenancyv1.LabelTenant] != "" {
+		t.Errorf("the kept default-deny NetworkPolicy of %s still carries the tenant label: %v", b, deny.Labels)
+	}
 	for kind, list := range map[string]client.ObjectList{"LimitRange": &corev1.LimitRangeList{}, "ResourceQuota": &corev1.ResourceQuotaList{},
 		"RoleBinding": &rbacv1.RoleBindingList{}, "NetworkPolicy": &networkingv1.NetworkPolicyList{}} {
 		if err := cl.List(ctx, list, client.InNamespace(b)); err != nil {

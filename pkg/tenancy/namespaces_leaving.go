@@ -42,18 +42,29 @@ func leavingNamespaces(ctx context.Context, reader client.Reader, t *tenancyv1.T
 	return out, nil
 }
 
+// formerReleaseNamespaces are where t's releases may be recorded besides
+// the first of spec.namespaces, the release namespace: the other
+// namespaces of the spec (reordered) and those t is leaving.
+func formerReleaseNamespaces(t *tenancyv1.Tenant, leaving []string) []string {
+	return slices.Concat(t.Spec.Namespaces[1:], leaving)
+}
+
 // moveReleases uninstalls, before the backends act, the releases of t
-// recorded in a namespace it is leaving: the release namespace is the
-// first of spec.namespaces, so when the platform takes that one away each
-// release is installed again in the new first namespace, and its old
-// objects (a webhook selecting the old namespace, a binding of its
-// ServiceAccounts) must go first, with the actor's rights there.
+// recorded in another namespace than the release namespace, the first of
+// spec.namespaces: when the platform takes that one away or reorders the
+// list, each release is installed again in the new first namespace, and
+// its old objects (a webhook selecting a namespace no longer the
+// tenant's, a binding of its ServiceAccounts) and records must go first,
+// with the actor's rights there.
 func (c *Controller) moveReleases(ctx context.Context, t *tenancyv1.Tenant, p *plan) error {
+	if err := c.moveSubscriptions(ctx, t, p); err != nil {
+		return err
+	}
 	for _, op := range p.operators {
 		if op.release == nil {
 			continue
 		}
-		for _, ns := range p.leaving {
+		for _, ns := range formerReleaseNamespaces(t, p.leaving) {
 			recorded, err := c.releases.engine.Recorded(t, ns, op.release.Name)
 			if err != nil {
 				return err
@@ -65,7 +76,40 @@ func (c *Controller) moveReleases(ctx context.Context, t *tenancyv1.Tenant, p *p
 			if err := c.releases.engine.Uninstall(ctx, t, ns, op.release.Name, scope); err != nil {
 				return fmt.Errorf("moving release %s out of namespace %s, which the tenant is leaving: %w", op.release.Name, ns, err)
 			}
-			c.event(t, "Normal", "ReleaseMoved", "uninstalled %s from namespace %s, which the tenant is leaving, to install it in %s", op.release.Name, ns, op.release.Namespace)
+			c.event(t, "Normal", "ReleaseMoved", "uninstalled %s from namespace %s, no longer the tenant's first, to install it in %s", op.release.Name, ns, op.release.Namespace)
+		}
+	}
+	return nil
+}
+
+// moveSubscriptions is moveReleases for OLM: the OperatorGroup and
+// Subscriptions live in the first namespace too, and those left in a
+// namespace that was first before are removed (Subscriptions, CSVs, the
+// OperatorGroup) so that OLM installs in the new first namespace alone.
+func (c *Controller) moveSubscriptions(ctx context.Context, t *tenancyv1.Tenant, p *plan) error {
+	for _, b := range c.backends {
+		olm, ok := b.(*olmBackend)
+		if !ok {
+			continue
+		}
+		var names []string
+		for _, op := range p.operators {
+			if op.backend == b {
+				names = append(names, op.spec.Name)
+			}
+		}
+		for _, ns := range formerReleaseNamespaces(t, p.leaving) {
+			has, err := olm.hasOperatorGroup(ctx, ns)
+			if err != nil {
+				return err
+			}
+			if !has {
+				continue
+			}
+			if err := olm.removeFrom(ctx, t, ns, names); err != nil {
+				return fmt.Errorf("moving the OLM operators out of namespace %s, no longer the tenant's first: %w", ns, err)
+			}
+			c.event(t, "Normal", "ReleaseMoved", "removed the OperatorGroup and Subscriptions from namespace %s, no longer the tenant's first, to install them in %s", ns, t.Spec.Namespaces[0])
 		}
 	}
 	return nil
@@ -149,14 +193,13 @@ func (c *Controller) handBackAll(ctx context.Context, t *tenancyv1.Tenant, s set
 		if live.Labels[tenancyv1.LabelTenant] != t.Name {
 			continue // not t's to hand back
 		}
-		var rbs rbacv1.RoleBindingList
-		if err := c.reader.List(ctx, &rbs, client.InNamespace(ns)); err != nil {
-			return fmt.Errorf("releasing namespace %s: %w", ns, err)
+		if err := c.deleteRoleBindings(ctx, ns); err != nil {
+			return err
 		}
-		for i := range rbs.Items {
-			if err := c.deleteExactly(ctx, &rbs.Items[i]); err != nil {
-				return err
-			}
+		// The default-deny policy stays, the platform's now: the tenant's
+		// pods left there are not opened to every namespace.
+		if err := c.disownDenyAll(ctx, t, ns); err != nil {
+			return err
 		}
 		for _, list := range handedBackKinds() {
 			if err := c.reader.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{tenancyv1.LabelTenant: t.Name}); err != nil {
@@ -170,6 +213,55 @@ func (c *Controller) handBackAll(ctx context.Context, t *tenancyv1.Tenant, s set
 			return err
 		}
 		c.event(t, "Normal", "NamespaceReleased", "namespace %s is no longer the tenant's: every RoleBinding there and the controller's objects are gone, its workloads stay", ns)
+	}
+	return nil
+}
+
+// roleBindingRounds bounds deleteRoleBindings' rounds.
+const roleBindingRounds = 20
+
+// deleteRoleBindings deletes every RoleBinding in ns until a list finds
+// none: one the owner creates while the first are deleted (with a binding
+// not yet gone) is found by the next round, and once all are gone nobody
+// of the tenant's may create one there. Still some after the last round
+// is an error, retried.
+func (c *Controller) deleteRoleBindings(ctx context.Context, ns string) error {
+	for range roleBindingRounds {
+		var rbs rbacv1.RoleBindingList
+		if err := c.reader.List(ctx, &rbs, client.InNamespace(ns)); err != nil {
+			return fmt.Errorf("releasing namespace %s: %w", ns, err)
+		}
+		if len(rbs.Items) == 0 {
+			return nil
+		}
+		for i := range rbs.Items {
+			if err := c.deleteExactly(ctx, &rbs.Items[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return fmt.Errorf("releasing namespace %s: RoleBindings are still being created there after %d rounds of deleting them", ns, roleBindingRounds)
+}
+
+// disownDenyAll takes t's label and ownerReference off the default-deny
+// NetworkPolicy of ns, so the hand-back keeps it.
+func (c *Controller) disownDenyAll(ctx context.Context, t *tenancyv1.Tenant, ns string) error {
+	np := &networkingv1.NetworkPolicy{}
+	if err := c.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: PolicyDenyAll}, np); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if np.Labels[tenancyv1.LabelTenant] != t.Name {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(np.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	for k := range np.Labels {
+		if k == tenancyv1.LabelTenant || (c.opts.Shard != nil && k == sharding.ShardLabel(c.opts.Shard.Ring)) {
+			delete(np.Labels, k)
+		}
+	}
+	np.OwnerReferences = slices.DeleteFunc(np.OwnerReferences, func(r metav1.OwnerReference) bool { return r.UID == t.UID })
+	if err := c.client.Patch(ctx, np, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("releasing namespace %s: keeping NetworkPolicy %s: %w", ns, PolicyDenyAll, err)
 	}
 	return nil
 }

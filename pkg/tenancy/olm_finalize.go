@@ -3,19 +3,55 @@ package tenancy
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// remove unsubscribes each operator, then deletes the OperatorGroup.
+// remove unsubscribes each operator and deletes the OperatorGroup, in the
+// first namespace and in every other namespace of t's, or that t is
+// leaving, that holds an OperatorGroup of t's (it was first before).
 func (c *olmBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
-	ns := t.Spec.Namespaces[0]
+	leaving, err := leavingNamespaces(ctx, c.reader, t)
+	if err != nil {
+		return err
+	}
+	for i, ns := range slices.Concat(t.Spec.Namespaces, leaving) {
+		if i > 0 {
+			has, err := c.hasOperatorGroup(ctx, ns)
+			if err != nil {
+				return err
+			}
+			if !has {
+				continue
+			}
+		}
+		if err := c.removeFrom(ctx, t, ns, names); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hasOperatorGroup reports whether ns holds the tenant OperatorGroup.
+func (c *olmBackend) hasOperatorGroup(ctx context.Context, ns string) (bool, error) {
+	err := c.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: OperatorGroupName}, &operatorsv1.OperatorGroup{})
+	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// removeFrom unsubscribes each operator in ns, then deletes the
+// OperatorGroup there.
+func (c *olmBackend) removeFrom(ctx context.Context, t *tenancyv1.Tenant, ns string, names []string) error {
 	for _, name := range names {
 		if err := c.unsubscribe(ctx, t, ns, name); err != nil {
 			return err

@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"slices"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
@@ -62,9 +63,9 @@ func (r releaser) uninstallAll(ctx context.Context, t *tenancyv1.Tenant, names [
 		return err
 	}
 	for _, name := range names {
-		// A release is recorded in the first namespace, or in a namespace
-		// the tenant is leaving that was first before (moveReleases).
-		for _, ns := range append([]string{t.Spec.Namespaces[0]}, leaving...) {
+		// A release is recorded in the first namespace, or in one that
+		// was first before (moveReleases).
+		for _, ns := range slices.Concat(t.Spec.Namespaces[:1], formerReleaseNamespaces(t, leaving)) {
 			scope := r.scope(t, ns, name, nil)
 			scope.Leaving = leaving
 			if err := r.engine.Uninstall(ctx, t, ns, name, scope); err != nil {
