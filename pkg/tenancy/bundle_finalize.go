@@ -23,6 +23,6 @@ func (b *bundleBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names [
 }
 
 // disconnect hands each release's records back to its namespace.
-func (b *bundleBackend) disconnect(_ context.Context, t *tenancyv1.Tenant, names []string) ([]client.Object, error) {
-	return nil, b.releases.handBackAll(t, names)
+func (b *bundleBackend) disconnect(ctx context.Context, t *tenancyv1.Tenant, names []string) ([]client.Object, error) {
+	return nil, b.releases.handBackAll(ctx, t, names)
 }

@@ -15,6 +15,6 @@ func (h *chartBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []
 
 // disconnect hands each release's records back to its namespace, where
 // the owners' helm CLI finds them.
-func (h *chartBackend) disconnect(_ context.Context, t *tenancyv1.Tenant, names []string) ([]client.Object, error) {
-	return nil, h.releases.handBackAll(t, names)
+func (h *chartBackend) disconnect(ctx context.Context, t *tenancyv1.Tenant, names []string) ([]client.Object, error) {
+	return nil, h.releases.handBackAll(ctx, t, names)
 }

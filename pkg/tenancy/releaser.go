@@ -76,8 +76,13 @@ func (r releaser) uninstallAll(ctx context.Context, t *tenancyv1.Tenant, names [
 	return nil
 }
 
-// handBackAll moves the records of the named releases back to the release
-// namespace: the owners take the releases over.
-func (r releaser) handBackAll(t *tenancyv1.Tenant, names []string) error {
-	return r.engine.HandBack(t, names)
+// handBackAll moves the records of the named releases back to the
+// namespaces they are recorded for (the first, or one that was first
+// before): the owners take the releases over.
+func (r releaser) handBackAll(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
+	leaving, err := leavingNamespaces(ctx, r.reader, t)
+	if err != nil {
+		return err
+	}
+	return r.engine.HandBack(t, slices.Concat(t.Spec.Namespaces[:1], formerReleaseNamespaces(t, leaving)), names)
 }

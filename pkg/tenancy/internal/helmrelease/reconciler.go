@@ -284,17 +284,20 @@ func (c *Reconciler) event(t *tenancyv1.Tenant, typ, reason, format string, args
 	}
 }
 
-// HandBack moves the records of the named releases back to the
-// release namespace: the owners take the releases over.
-func (c *Reconciler) HandBack(t *tenancyv1.Tenant, names []string) error {
-	ns := t.Spec.Namespaces[0]
-	for _, name := range names {
-		moved, err := c.Helm.handBack(t.Name, ns, name)
-		if err != nil {
-			return err
-		}
-		if len(moved) > 0 {
-			c.event(t, "Normal", "ReleaseRecordsHandedBack", "moved the records of release %s (revisions %v) back to namespace %s", name, moved, ns)
+// HandBack moves the records of the named releases back to the namespace
+// each is recorded for, of namespaces (the release namespace, and those a
+// release may be recorded in from before): the owners take the releases
+// over.
+func (c *Reconciler) HandBack(t *tenancyv1.Tenant, namespaces, names []string) error {
+	for _, ns := range namespaces {
+		for _, name := range names {
+			moved, err := c.Helm.handBack(t.Name, ns, name)
+			if err != nil {
+				return err
+			}
+			if len(moved) > 0 {
+				c.event(t, "Normal", "ReleaseRecordsHandedBack", "moved the records of release %s (revisions %v) back to namespace %s", name, moved, ns)
+			}
 		}
 	}
 	return nil
