@@ -40,30 +40,6 @@ func (c *olmBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []st
 	return nil
 }
 
-// unsubscribeEverywhere unsubscribes the named operators in every
-// namespace of t's, or that t is leaving, that holds its OperatorGroup.
-func (c *olmBackend) unsubscribeEverywhere(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
-	leaving, err := leavingNamespaces(ctx, c.reader, t)
-	if err != nil {
-		return err
-	}
-	for _, ns := range slices.Concat(t.Spec.Namespaces, leaving) {
-		has, err := c.hasOperatorGroup(ctx, ns)
-		if err != nil {
-			return err
-		}
-		for _, name := range names {
-			if !has {
-				break
-			}
-			if err := c.unsubscribe(ctx, t, ns, name); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // hasOperatorGroup reports whether ns holds the tenant OperatorGroup.
 func (c *olmBackend) hasOperatorGroup(ctx context.Context, ns string) (bool, error) {
 	err := c.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: OperatorGroupName}, &operatorsv1.OperatorGroup{})

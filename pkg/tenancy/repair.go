@@ -27,10 +27,6 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 	statuses := make([]tenancyv1.OperatorStatus, len(p.operators))
 	crdsOK := make([]bool, len(p.operators))
 	var errs []error
-	dropped, err := c.removeDropped(ctx, t)
-	if err != nil {
-		errs = append(errs, err)
-	}
 	for i, op := range p.operators {
 		st := operatorStatus(t, op.spec.Name)
 		if !op.backend.installed(st) { // the source changed
@@ -120,7 +116,6 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 	if err := c.guardScale(ctx, p); err != nil {
 		errs = append(errs, err)
 	}
-	statuses = append(statuses, dropped...)
 	sort.Slice(statuses, func(i, j int) bool { return statuses[i].Name < statuses[j].Name })
 	for i := range statuses {
 		statuses[i].LastError = operatorkit.BoundText(statuses[i].LastError)
