@@ -137,6 +137,9 @@ type Controller struct {
 	// namedRoles are the platform's ClusterRoles as last read
 	// (platformRoles), for the deletion path, which has no plan.
 	namedRoles atomic.Pointer[[]string]
+	// rbsDeleted holds, by namespace being handed back, when its
+	// RoleBindings were last deleted (handBackAll).
+	rbsDeleted sync.Map
 }
 
 // plan is the scope of one reconcile: what Check worked out for a Tenant.

@@ -41,7 +41,7 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 		if err := c.disconnect(ctx, t, byBackend); err != nil {
 			return false, err
 		}
-		if err := c.handBackLeaving(ctx, t); err != nil {
+		if done, err := c.handBackLeaving(ctx, t); err != nil || !done {
 			return false, err
 		}
 		c.finalized.Store(t.UID, true)
@@ -60,7 +60,7 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 			return false, err
 		}
 	}
-	if err := c.handBackLeaving(ctx, t); err != nil {
+	if done, err := c.handBackLeaving(ctx, t); err != nil || !done {
 		return false, err
 	}
 	if err := c.removeActor(ctx, t, true); err != nil {
@@ -73,10 +73,12 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 // handBackLeaving hands the namespaces t is leaving back to the platform
 // once its releases are gone or disconnected, so that no ownerReference
 // has the garbage collector delete a namespace the spec no longer names.
-func (c *Controller) handBackLeaving(ctx context.Context, t *tenancyv1.Tenant) error {
+// done is false while a namespace needs another look (handBackAll), and
+// Finalize is called again.
+func (c *Controller) handBackLeaving(ctx context.Context, t *tenancyv1.Tenant) (done bool, err error) {
 	leaving, err := leavingNamespaces(ctx, c.reader, t)
 	if err != nil {
-		return err
+		return false, err
 	}
 	return c.handBackAll(ctx, t, c.deletionSettings(t), leaving)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -138,8 +139,18 @@ func (c *Controller) releaseLeaving(ctx context.Context, t *tenancyv1.Tenant, p 
 	if held, err := c.operatorGroupTargets(ctx, t, slices.Concat(t.Spec.Namespaces[:1], p.leaving), p.leaving); err != nil || held {
 		return err
 	}
-	return c.handBackAll(ctx, t, p.settings, p.leaving)
+	done, err := c.handBackAll(ctx, t, p.settings, p.leaving)
+	if err == nil && !done {
+		p.requeueAtMost(authorizerLag)
+	}
+	return err
 }
+
+// authorizerLag is how long the next look at a namespace being handed
+// back waits after RoleBindings were deleted there: the API server
+// authorizes from a cache, so a binding just deleted may still let its
+// subject create another for a moment.
+const authorizerLag = 2 * time.Second
 
 // operatorGroupTargets reports whether an OperatorGroup of t's, in any of
 // in, still exists in or targets any of namespaces: OLM's grants to its
@@ -180,67 +191,80 @@ func handedBackKinds() []client.ObjectList {
 // the Pod Security level), the actor annotation and the ownerReference off
 // the namespace. The tenant's workloads and other objects stay, for the
 // platform to keep or delete; the namespace is still t's (labelled) while
-// this runs, so a failure is retried.
-func (c *Controller) handBackAll(ctx context.Context, t *tenancyv1.Tenant, s settings, namespaces []string) error {
+// this runs, so a failure is retried. A namespace is handed back only by
+// a pass that finds no RoleBinding there to delete (done reports whether
+// every one was): one the authorizer's cache still allowed after the
+// deletes is caught by the next pass.
+func (c *Controller) handBackAll(ctx context.Context, t *tenancyv1.Tenant, s settings, namespaces []string) (done bool, err error) {
+	done = true
 	for _, ns := range namespaces {
 		live := &corev1.Namespace{}
 		if err := c.reader.Get(ctx, client.ObjectKey{Name: ns}, live); err != nil {
 			if apierrors.IsNotFound(err) {
 				continue
 			}
-			return err
+			return false, err
 		}
 		if live.Labels[tenancyv1.LabelTenant] != t.Name {
 			continue // not t's to hand back
 		}
-		if err := c.deleteRoleBindings(ctx, ns); err != nil {
-			return err
+		deleted, err := c.deleteRoleBindings(ctx, ns)
+		if err != nil {
+			return false, err
 		}
+		if deleted {
+			c.rbsDeleted.Store(ns, time.Now())
+		}
+		if at, ok := c.rbsDeleted.Load(ns); ok && time.Since(at.(time.Time)) < authorizerLag {
+			done = false // look again once the authorizer has seen the deletes
+			continue
+		}
+		c.rbsDeleted.Delete(ns)
 		// The default-deny policy stays, the platform's now: the tenant's
 		// pods left there are not opened to every namespace.
 		if err := c.disownDenyAll(ctx, t, ns); err != nil {
-			return err
+			return false, err
 		}
 		for _, list := range handedBackKinds() {
 			if err := c.reader.List(ctx, list, client.InNamespace(ns), client.MatchingLabels{tenancyv1.LabelTenant: t.Name}); err != nil {
-				return fmt.Errorf("releasing namespace %s: %w", ns, err)
+				return false, fmt.Errorf("releasing namespace %s: %w", ns, err)
 			}
 			if err := meta.EachListItem(list, func(o runtime.Object) error { return c.deleteExactly(ctx, o.(client.Object)) }); err != nil {
-				return err
+				return false, err
 			}
 		}
 		if err := c.handBackNamespace(ctx, t, s, ns); err != nil {
-			return err
+			return false, err
 		}
 		c.event(t, "Normal", "NamespaceReleased", "namespace %s is no longer the tenant's: every RoleBinding there and the controller's objects are gone, its workloads stay", ns)
 	}
-	return nil
+	return done, nil
 }
 
 // roleBindingRounds bounds deleteRoleBindings' rounds.
 const roleBindingRounds = 20
 
 // deleteRoleBindings deletes every RoleBinding in ns until a list finds
-// none: one the owner creates while the first are deleted (with a binding
-// not yet gone) is found by the next round, and once all are gone nobody
-// of the tenant's may create one there. Still some after the last round
-// is an error, retried.
-func (c *Controller) deleteRoleBindings(ctx context.Context, ns string) error {
+// none, and reports whether it deleted any: one the owner creates while
+// the first are deleted (with a binding not yet gone) is found by the next
+// round. Still some after the last round is an error, retried.
+func (c *Controller) deleteRoleBindings(ctx context.Context, ns string) (deleted bool, err error) {
 	for range roleBindingRounds {
 		var rbs rbacv1.RoleBindingList
 		if err := c.reader.List(ctx, &rbs, client.InNamespace(ns)); err != nil {
-			return fmt.Errorf("releasing namespace %s: %w", ns, err)
+			return deleted, fmt.Errorf("releasing namespace %s: %w", ns, err)
 		}
 		if len(rbs.Items) == 0 {
-			return nil
+			return deleted, nil
 		}
 		for i := range rbs.Items {
 			if err := c.deleteExactly(ctx, &rbs.Items[i]); err != nil {
-				return err
+				return true, err
 			}
 		}
+		deleted = true
 	}
-	return fmt.Errorf("releasing namespace %s: RoleBindings are still being created there after %d rounds of deleting them", ns, roleBindingRounds)
+	return true, fmt.Errorf("releasing namespace %s: RoleBindings are still being created there after %d rounds of deleting them", ns, roleBindingRounds)
 }
 
 // disownDenyAll takes t's label and ownerReference off the default-deny
