@@ -105,7 +105,7 @@ func TestGoldenProjects(t *testing.T) {
 		// replaces, skips), the Makefile (IMG with an empty tag) and the
 		// manager (<OPERATOR_IMG>), beside an empty optional component and
 		// a *_IMAGE variable that holds a file path.
-		{"releasetemplates", PackageOptions{}, 8, "", []string{
+		{"releasetemplates", PackageOptions{}, 7, "", []string{
 			`config/network-policy is not carried as the optional networkPolicy component: building kustomize overlay testdata/releasetemplates/config/network-policy: kustomization.yaml is empty`,
 			`image "<OPERATOR_IMG>" (manager) is not an image reference`,
 			`Makefile: IMG "registry.example.com/memcache/memcache-operator:" is not an image reference`,
