@@ -3,17 +3,14 @@ package tenancy_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -45,33 +42,8 @@ func TestAttack5NamespaceRemovedKeepsWebhook(t *testing.T) {
 	name := "nsrm-" + suffix()
 	a, b := name+"-a", name+"-b"
 	owner := "owner-" + name
-	files := perNamespaceChart()
-	maps.Copy(files, map[string]string{
-		"templates/vwc.yaml": "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: hook\n" +
-			"webhooks:\n- name: hook.nsrm.example.com\n  admissionReviewVersions: [v1]\n  sideEffects: None\n  failurePolicy: Fail\n" +
-			"  clientConfig:\n    service:\n      namespace: " + a + "\n      name: hook\n      path: /validate\n" +
-			"  rules:\n  - apiGroups: [\"\"]\n    apiVersions: [v1]\n    operations: [CREATE]\n    resources: [configmaps]\n",
-	})
-	createTenant(t, newTenant(name, []string{a, b}, writeChart(t, files), 1, owner))
-	hooks := func() []admissionregistrationv1.ValidatingWebhookConfiguration {
-		t.Helper()
-		var wl admissionregistrationv1.ValidatingWebhookConfigurationList
-		if err := cl.List(ctx, &wl, client.MatchingLabels{tenancyv1.LabelTenant: name}); err != nil {
-			t.Fatal(err)
-		}
-		return wl.Items
-	}
-	testcluster.Eventually(t, 2*time.Minute, "the release's webhook configuration installed", func(ctx context.Context) error {
-		if n := len(hooks()); n != 1 {
-			return fmt.Errorf("%d webhook configurations", n)
-		}
-		return nil
-	})
-	t.Cleanup(func() {
-		for _, w := range hooks() {
-			_ = c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), w.Name, metav1.DeleteOptions{})
-		}
-	})
+	createTenant(t, newTenant(name, []string{a, b}, writeChart(t, hookedChart("hook.nsrm.example.com", a)), 1, owner))
+	releaseBinding(t, c, name, true)
 
 	// The platform takes namespace b away from the tenant.
 	setNamespaces(t, name, a)
@@ -84,20 +56,15 @@ func TestAttack5NamespaceRemovedKeepsWebhook(t *testing.T) {
 	if _, err := c.Client.RbacV1().Roles(b).Get(ctx, "reader", metav1.GetOptions{}); err == nil {
 		t.Errorf("the release's Role %s/reader outlives the namespace's removal", b)
 	}
-	for _, w := range hooks() {
+	for _, w := range tenantWebhooks(t, name) {
 		for _, h := range w.Webhooks {
 			if strings.Contains(dump(h.NamespaceSelector), b) {
 				t.Errorf("webhook %s still selects namespace %s: %s", h.Name, b, dump(h.NamespaceSelector))
 			}
 		}
 	}
-	sar, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
-		User: owner, ResourceAttributes: &authzv1.ResourceAttributes{Namespace: b, Verb: "create", Resource: "secrets"}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sar.Status.Allowed {
-		t.Errorf("after the removal, %s's owner may still create Secrets in %s (%s)", name, b, sar.Status.Reason)
+	if ok, why := review(t, c, owner, nil, authzv1.ResourceAttributes{Namespace: b, Verb: "create", Resource: "secrets"}); ok {
+		t.Errorf("after the removal, %s's owner may still create Secrets in %s (%s)", name, b, why)
 	}
 
 	// The platform deletes namespace b and later gives the name to another
@@ -116,16 +83,11 @@ func TestAttack5NamespaceRemovedKeepsWebhook(t *testing.T) {
 	waitTenant(t, other, 2*time.Minute, "the other tenant ready", ready)
 	// The release's ClusterRoleBinding still names ServiceAccount op of b:
 	// the other tenant's ServiceAccount of that name holds its rights.
-	sar, err = c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
-		User: "system:serviceaccount:" + b + ":op", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + b},
-		ResourceAttributes: &authzv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sar.Status.Allowed {
-		t.Errorf("ServiceAccount op of namespace %s, now tenant %s's, holds tenant %s's cluster-wide binding (%s)", b, other, name, sar.Status.Reason)
+	if ok, why := reviewServiceAccount(t, c, b, "op", delegation); ok {
+		t.Errorf("ServiceAccount op of namespace %s, now tenant %s's, holds tenant %s's cluster-wide binding (%s)", b, other, name, why)
 	}
 	vc := kubernetes.NewForConfigOrDie(c.As(victim))
+	var err error
 	testcluster.Eventually(t, time.Minute, "the other tenant's owner creating a ConfigMap in "+b, func(ctx context.Context) error {
 		_, err = vc.CoreV1().ConfigMaps(b).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "secret-" + suffix()}, Data: map[string]string{"password": "hunter2"}}, metav1.CreateOptions{})
 		if err != nil && strings.Contains(err.Error(), "forbidden") {
@@ -153,15 +115,9 @@ func TestAttack5NamespaceRemovedBlocksUninstall(t *testing.T) {
 	startController(t, tenancy.Options{})
 	name := "nsrd-" + suffix()
 	a, b := name+"-a", name+"-b"
-	files := perNamespaceChart()
-	createTenant(t, newTenant(name, []string{a, b}, writeChart(t, files), 1, "owner-"+name))
-	crb := "opctl." + name + ".kv.delegate"
-	testcluster.Eventually(t, 2*time.Minute, "the release's ClusterRoleBinding installed", func(ctx context.Context) error {
-		_, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crb, metav1.GetOptions{})
-		return err
-	})
+	createTenant(t, newTenant(name, []string{a, b}, writeChart(t, perNamespaceChart()), 1, "owner-"+name))
+	crb := releaseBinding(t, c, name, false)
 	t.Cleanup(func() {
-		_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb, metav1.DeleteOptions{})
 		tn := &tenancyv1.Tenant{}
 		if cl.Get(context.Background(), client.ObjectKey{Name: name}, tn) == nil {
 			tn.Finalizers = nil
@@ -191,36 +147,4 @@ func TestAttack5NamespaceRemovedBlocksUninstall(t *testing.T) {
 	case ns.DeletionTimestamp != nil || ns.Labels[tenancyv1.LabelTenant] != "" || len(ns.OwnerReferences) > 0:
 		t.Errorf("namespace %s not handed back: deleting %v, labels %v, owners %v", b, ns.DeletionTimestamp, ns.Labels, ns.OwnerReferences)
 	}
-}
-
-// perNamespaceChart is a chart with a Role in each watched namespace and
-// a ClusterRoleBinding of each one's ServiceAccount op, as multi-namespace
-// charts have.
-func perNamespaceChart() map[string]string {
-	return map[string]string{
-		"Chart.yaml": chartYAML,
-		"templates/roles.yaml": "{{- range .Values.watchNamespaces }}\n---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: reader\n  namespace: {{ . }}\n" +
-			"rules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get]\n{{- end }}\n",
-		"templates/crb.yaml": "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: delegate\n" +
-			"roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: system:auth-delegator\n" +
-			"subjects:\n{{- range .Values.watchNamespaces }}\n- kind: ServiceAccount\n  name: op\n  namespace: {{ . }}\n{{- end }}\n",
-	}
-}
-
-// setNamespaces sets Tenant name's spec.namespaces, as the platform does,
-// retrying when the controller's status writes got there first.
-func setNamespaces(t *testing.T, name string, namespaces ...string) *tenancyv1.Tenant {
-	t.Helper()
-	tn := &tenancyv1.Tenant{}
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := cl.Get(context.Background(), client.ObjectKey{Name: name}, tn); err != nil {
-			return err
-		}
-		tn.Spec.Namespaces = namespaces
-		return cl.Update(context.Background(), tn)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tn
 }

@@ -3,12 +3,10 @@ package tenancy_test
 import (
 	"context"
 	"fmt"
-	"maps"
 	"strings"
 	"testing"
 	"time"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
@@ -43,35 +41,9 @@ func TestAttack6FirstNamespaceRemoved(t *testing.T) {
 	startController(t, tenancy.Options{})
 	name := "nsfirst-" + suffix()
 	a, b := name+"-a", name+"-b"
-	files := perNamespaceChart()
-	maps.Copy(files, map[string]string{
-		"templates/vwc.yaml": "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: hook\n" +
-			"webhooks:\n- name: hook.nsfirst.example.com\n  admissionReviewVersions: [v1]\n  sideEffects: None\n  failurePolicy: Fail\n" +
-			"  clientConfig:\n    service:\n      namespace: " + b + "\n      name: hook\n      path: /validate\n" +
-			"  rules:\n  - apiGroups: [\"\"]\n    apiVersions: [v1]\n    operations: [CREATE]\n    resources: [configmaps]\n",
-	})
-	createTenant(t, newTenant(name, []string{a, b}, writeChart(t, files), 1, "owner-"+name))
-	crb := "opctl." + name + ".kv.delegate"
-	hooks := func() []admissionregistrationv1.ValidatingWebhookConfiguration {
-		t.Helper()
-		var wl admissionregistrationv1.ValidatingWebhookConfigurationList
-		if err := cl.List(ctx, &wl, client.MatchingLabels{tenancyv1.LabelTenant: name}); err != nil {
-			t.Fatal(err)
-		}
-		return wl.Items
-	}
-	testcluster.Eventually(t, 2*time.Minute, "the release's webhook configuration and binding installed", func(ctx context.Context) error {
-		if n := len(hooks()); n != 1 {
-			return fmt.Errorf("%d webhook configurations", n)
-		}
-		_, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crb, metav1.GetOptions{})
-		return err
-	})
+	createTenant(t, newTenant(name, []string{a, b}, writeChart(t, hookedChart("hook.nsfirst.example.com", b)), 1, "owner-"+name))
+	crb := releaseBinding(t, c, name, true)
 	t.Cleanup(func() {
-		for _, w := range hooks() {
-			_ = c.Client.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), w.Name, metav1.DeleteOptions{})
-		}
-		_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb, metav1.DeleteOptions{})
 		for _, ns := range []string{a, b} {
 			_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 		}
@@ -82,7 +54,7 @@ func TestAttack6FirstNamespaceRemoved(t *testing.T) {
 	waitHandedBack(t, a, 2*time.Minute)
 	// Handed back, a must hold nothing of the tenant's release: no
 	// webhook of it selects a, its binding names no ServiceAccount of a.
-	for _, w := range hooks() {
+	for _, w := range tenantWebhooks(t, name) {
 		for _, h := range w.Webhooks {
 			if strings.Contains(dump(h.NamespaceSelector), a) {
 				t.Errorf("namespace %s handed back, yet webhook %s of tenant %s still selects it: %s", a, h.Name, name, dump(h.NamespaceSelector))
@@ -99,19 +71,13 @@ func TestAttack6FirstNamespaceRemoved(t *testing.T) {
 	if _, err := c.Client.RbacV1().Roles(a).Get(ctx, "reader", metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace %s handed back, yet the release's Role %s/reader is still there", a, a)
 	}
-	sar, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
-		User: "system:serviceaccount:" + a + ":op", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + a},
-		ResourceAttributes: &authzv1.ResourceAttributes{Verb: "create", Group: "authorization.k8s.io", Resource: "subjectaccessreviews"}}}, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sar.Status.Allowed {
-		t.Errorf("ServiceAccount op of namespace %s, handed back, holds tenant %s's cluster-wide binding (%s)", a, name, sar.Status.Reason)
+	if ok, why := reviewServiceAccount(t, c, a, "op", delegation); ok {
+		t.Errorf("ServiceAccount op of namespace %s, handed back, holds tenant %s's cluster-wide binding (%s)", a, name, why)
 	}
 	// The release moved: uninstalled from a (ReleaseMoved), installed
 	// again in b, its webhook selecting b alone.
 	testcluster.Eventually(t, 2*time.Minute, "the release installed again in "+b, func(ctx context.Context) error {
-		ws := hooks()
+		ws := tenantWebhooks(t, name)
 		if len(ws) != 1 || len(ws[0].Webhooks) != 1 {
 			return fmt.Errorf("%d webhook configurations", len(ws))
 		}
@@ -156,12 +122,7 @@ func TestAttack6HandBackKeepsOwnerBindings(t *testing.T) {
 	waitHandedBack(t, b, 2*time.Minute)
 	can := func(user, verb, resource string) (bool, string) {
 		t.Helper()
-		sar, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
-			User: user, ResourceAttributes: &authzv1.ResourceAttributes{Namespace: b, Verb: verb, Resource: resource}}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return sar.Status.Allowed, sar.Status.Reason
+		return review(t, c, user, nil, authzv1.ResourceAttributes{Namespace: b, Verb: verb, Resource: resource})
 	}
 	if ok, why := can(owner, "create", "secrets"); ok {
 		t.Errorf("namespace %s handed back, yet tenant %s's owner may still create Secrets there (%s)", b, name, why)
@@ -275,14 +236,8 @@ func TestAttack6OLMHandBackKeepsInstallerBindings(t *testing.T) {
 	waitHandedBack(t, b, 3*time.Minute)
 	for _, sa := range []string{tenancy.OperatorGroupName, olmSA} {
 		user := "system:serviceaccount:" + a + ":" + sa
-		sar, err := c.Client.AuthorizationV1().SubjectAccessReviews().Create(ctx, &authzv1.SubjectAccessReview{Spec: authzv1.SubjectAccessReviewSpec{
-			User: user, Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + a},
-			ResourceAttributes: &authzv1.ResourceAttributes{Namespace: b, Verb: "get", Resource: "secrets"}}}, metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if sar.Status.Allowed {
-			t.Errorf("namespace %s handed back, yet %s of tenant %s may read its Secrets (%s)", b, user, name, sar.Status.Reason)
+		if ok, why := reviewServiceAccount(t, c, a, sa, authzv1.ResourceAttributes{Namespace: b, Verb: "get", Resource: "secrets"}); ok {
+			t.Errorf("namespace %s handed back, yet %s of tenant %s may read its Secrets (%s)", b, user, name, why)
 		}
 	}
 	// The owner mints the installer's token (admin in a allows it) and
@@ -291,20 +246,4 @@ func TestAttack6OLMHandBackKeepsInstallerBindings(t *testing.T) {
 	if _, err := tc.CoreV1().Secrets(b).List(ctx, metav1.ListOptions{}); err == nil {
 		t.Errorf("tenant %s's owner, with a token of %s/%s, lists the Secrets of %s, handed back", name, a, tenancy.OperatorGroupName, b)
 	}
-}
-
-// waitHandedBack waits until namespace ns carries no tenant label, actor
-// annotation or ownerReference: handed back to the platform.
-func waitHandedBack(t *testing.T, ns string, within time.Duration) {
-	t.Helper()
-	testcluster.Eventually(t, within, "namespace "+ns+" handed back", func(ctx context.Context) error {
-		live := &corev1.Namespace{}
-		if err := cl.Get(ctx, client.ObjectKey{Name: ns}, live); err != nil {
-			return err
-		}
-		if live.Labels[tenancyv1.LabelTenant] != "" || live.Annotations[tenancyv1.AnnotationActor] != "" || len(live.OwnerReferences) > 0 {
-			return fmt.Errorf("labels %v, annotations %v, owners %v", live.Labels, live.Annotations, live.OwnerReferences)
-		}
-		return nil
-	})
 }
