@@ -158,7 +158,7 @@ const authorizerLag = 2 * time.Second
 func (c *Controller) operatorGroupTargets(ctx context.Context, t *tenancyv1.Tenant, in, namespaces []string) (bool, error) {
 	for _, at := range in {
 		og := &operatorsv1.OperatorGroup{}
-		if err := c.reader.Get(ctx, client.ObjectKey{Namespace: at, Name: OperatorGroupName}, og); err != nil {
+		if err := c.getOwned(ctx, client.ObjectKey{Namespace: at, Name: OperatorGroupName}, og); err != nil {
 			if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 				continue
 			}

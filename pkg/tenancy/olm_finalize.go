@@ -40,9 +40,10 @@ func (c *olmBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []st
 	return nil
 }
 
-// hasOperatorGroup reports whether ns holds the tenant OperatorGroup.
+// hasOperatorGroup reports whether ns holds the tenant OperatorGroup (from
+// the cache: it is asked on every reconcile of a Tenant that was moved).
 func (c *olmBackend) hasOperatorGroup(ctx context.Context, ns string) (bool, error) {
-	err := c.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: OperatorGroupName}, &operatorsv1.OperatorGroup{})
+	err := c.owned.Get(ctx, client.ObjectKey{Namespace: ns, Name: OperatorGroupName}, &operatorsv1.OperatorGroup{})
 	if apierrors.IsNotFound(err) || meta.IsNoMatchError(err) {
 		return false, nil
 	}

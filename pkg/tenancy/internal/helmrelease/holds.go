@@ -1,21 +1,37 @@
 package helmrelease
 
 import (
+	"errors"
 	"slices"
+
+	"helm.sh/helm/v3/pkg/release"
+	"helm.sh/helm/v3/pkg/storage"
+	"helm.sh/helm/v3/pkg/storage/driver"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
+// Holds and Recorded run on every reconcile of a Tenant whose namespaces
+// changed, for each release and namespace: they read the records through
+// the storage driver alone (its index when synced), not a whole Helm
+// action configuration with its Kubernetes clients.
+
+// lastRecorded is the latest revision of release name of tenant in ns,
+// or nil.
+func (c *Reconciler) lastRecorded(tenant, ns, name string) (*release.Release, error) {
+	rel, err := storage.Init(c.Helm.storage(tenant, ns)).Last(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	return rel, err
+}
+
 // Holds reports whether the last revision of release name of t, in ns,
 // names objects in any of namespaces: Helm would still delete them there
 // at its next upgrade or uninstall, with the actor's rights in them.
 func (c *Reconciler) Holds(t *tenancyv1.Tenant, ns, name string, namespaces []string) (bool, error) {
-	cfg, err := c.Helm.action(t.Name, ns)
-	if err != nil {
-		return false, err
-	}
-	rel, err := last(cfg, name)
+	rel, err := c.lastRecorded(t.Name, ns, name)
 	if err != nil || rel == nil {
 		return false, err
 	}
@@ -29,10 +45,6 @@ func (c *Reconciler) Holds(t *tenancyv1.Tenant, ns, name string, namespaces []st
 
 // Recorded reports whether release name of t has a revision in ns.
 func (c *Reconciler) Recorded(t *tenancyv1.Tenant, ns, name string) (bool, error) {
-	cfg, err := c.Helm.action(t.Name, ns)
-	if err != nil {
-		return false, err
-	}
-	rel, err := last(cfg, name)
+	rel, err := c.lastRecorded(t.Name, ns, name)
 	return rel != nil, err
 }
