@@ -302,7 +302,7 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 		return nil, nil, err
 	}
 	files[dir+"templates/deployment.yaml"] = []byte(deploy)
-	rbac, err := rbacTemplate(p.Name, p.managerRBACBase(), mgr)
+	rbac, err := rbacTemplate(p.Name, p.managerRBACBase(mgr), mgr)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -361,6 +361,19 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 	return files, warnings, nil
 }
 
+// foldedIntoGrant reports an object the chart renders as the manager's
+// own RBAC (rbacTemplate) rather than as itself: its ClusterRoles and the
+// ClusterRoleBindings that bind them to it.
+func (p *Project) foldedIntoGrant(o *unstructured.Unstructured, mgr Grant) bool {
+	switch o.GetKind() {
+	case "ClusterRole":
+		return slices.Contains(mgr.ClusterRoles, o.GetName())
+	case "ClusterRoleBinding":
+		return p.bindsManager(o, mgr)
+	}
+	return false
+}
+
 // objectTemplate renders one overlay object, or skips it when the chart
 // renders it another way (the manager's ServiceAccount and ClusterRoles).
 func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr Grant) (string, bool, error) {
@@ -372,9 +385,7 @@ func (p *Project) objectTemplate(t *templater, o *unstructured.Unstructured, mgr
 			return "", false, err
 		}
 		return "{{- if .Values.serviceAccount.create }}\n" + text + "{{- end }}\n", false, nil
-	case kind == "ClusterRole" && slices.Contains(mgr.ClusterRoles, o.GetName()):
-		return "", true, nil
-	case kind == "ClusterRoleBinding" && p.bindsManager(o, mgr):
+	case p.foldedIntoGrant(o, mgr):
 		return "", true, nil
 	}
 	o = p.selectRelease(t, o).DeepCopy()

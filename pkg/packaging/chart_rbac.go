@@ -133,9 +133,12 @@ subjects:
 // "manager", unless the chart keeps an RBAC object of the project's by that
 // name (a Role beside the ClusterRole of one name, as operator-sdk's go/v3
 // projects have), then "manager-rules", and so on.
-func (p *Project) managerRBACBase() string {
+func (p *Project) managerRBACBase(mgr Grant) string {
 	taken := map[string]bool{}
 	for _, o := range slices.Concat(p.Objects, p.Optional) {
+		if p.foldedIntoGrant(o, mgr) {
+			continue // rendered as the manager's RBAC itself
+		}
 		if slices.Contains(rbacKinds, o.GetKind()) {
 			taken[strings.TrimPrefix(o.GetName(), p.NamePrefix)] = true
 		}

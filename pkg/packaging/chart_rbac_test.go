@@ -3,6 +3,7 @@ package packaging
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -59,6 +60,27 @@ subjects:
 				t.Errorf("the project's Role is not rendered as kv-memcache-operator-manager: %v", seen)
 			}
 		})
+	}
+}
+
+// The manager's own ClusterRole named manager (cloudnative-pg's) is the
+// manager's RBAC itself, folded into the chart's: it takes no other name
+// for the generated RBAC, which keeps "manager".
+func TestManagerRBACNamedManager(t *testing.T) {
+	dir := copyProject(t, sdkDir)
+	for _, f := range []string{"role.yaml", "role_binding.yaml"} {
+		path := filepath.Join(dir, "config", "rbac", f)
+		if err := os.WriteFile(path, []byte(strings.ReplaceAll(string(readFile(t, path)), "name: manager-role\n", "name: manager\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _ := packageTo(t, dir, PackageOptions{})
+	chart := filepath.Join(out, chartsDir, "memcache-operator")
+	for _, d := range renderedDocs(t, render(t, chart, "ops", map[string]any{"rbac": map[string]any{"scope": "cluster"}})) {
+		md, _ := d["metadata"].(map[string]any)
+		if d["kind"] == "ClusterRole" && strings.Contains(str(md["name"]), "manager-rules") {
+			t.Errorf("the manager's ClusterRole is named %s, want kv-memcache-operator-ops-manager", str(md["name"]))
+		}
 	}
 }
 
