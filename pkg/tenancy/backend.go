@@ -45,6 +45,12 @@ type backend interface {
 	watch(b *builder.Builder) *builder.Builder
 }
 
+// releaseBackend marks the backends whose operators run as Helm releases
+// through the shared release engine (chart, bundle): the controller knows
+// their releases from its storage (releaser.recorded), and removes one no
+// operator of the spec runs.
+type releaseBackend interface{ runsReleases() }
+
 // operatorPlan is what a backend's check step worked out for one operator.
 type operatorPlan struct {
 	spec    tenancyv1.OperatorSpec

@@ -153,3 +153,5 @@ func namespacedManager(lc *loadedChart, operator string, namespaces int) error {
 	}
 	return nil
 }
+
+func (h *chartBackend) runsReleases() {}

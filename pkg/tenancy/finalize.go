@@ -33,19 +33,25 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 	if _, done := c.finalized.Load(t.UID); done {
 		return true, nil
 	}
-	if err := c.ensureActor(ctx, t); err != nil {
-		return false, err
-	}
 	byBackend := c.operatorsByBackend(t)
 	if policy == operatorkit.DeletionOrphan {
-		if err := c.disconnect(ctx, t, byBackend); err != nil {
+		// The namespaces t is leaving go back first: disconnect takes
+		// t's label off the others, after which the actor (which
+		// settleLeaving needs) cannot be written there again.
+		if done, err := c.settleLeaving(ctx, t); err != nil || !done {
 			return false, err
 		}
 		if done, err := c.handBackLeaving(ctx, t); err != nil || !done {
 			return false, err
 		}
+		if err := c.disconnect(ctx, t, byBackend); err != nil {
+			return false, err
+		}
 		c.finalized.Store(t.UID, true)
 		return true, nil
+	}
+	if err := c.ensureActor(ctx, t); err != nil {
+		return false, err
 	}
 	for i, b := range c.backends {
 		if len(byBackend[i]) == 0 {
@@ -54,6 +60,10 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 		if err := b.remove(ctx, t, byBackend[i]); err != nil {
 			return false, err
 		}
+	}
+	// The releases no operator of the spec or status names any more.
+	if err := c.releases.uninstallAll(ctx, t, nil); err != nil {
+		return false, err
 	}
 	if c.opts.DeleteUnusedCRDs {
 		if err := c.deleteUnusedCRDs(ctx, t); err != nil {
@@ -68,6 +78,34 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 	}
 	c.finalized.Store(t.UID, true)
 	return true, nil
+}
+
+// settleLeaving brings t's operators to its spec before an Orphan
+// deletion leaves them running, when one still holds a namespace t is
+// leaving (the platform took it and deleted the Tenant before the
+// controller saw the change): the owners keep the releases as the spec
+// has them, and the namespace is handed back without the release's
+// objects and grants there. done is false until nothing holds one.
+func (c *Controller) settleLeaving(ctx context.Context, t *tenancyv1.Tenant) (done bool, err error) {
+	leaving, err := leavingNamespaces(ctx, c.reader, t)
+	if err != nil || len(leaving) == 0 {
+		return err == nil, err
+	}
+	if held, err := c.leavingHeld(ctx, t, leaving); err != nil || !held {
+		return err == nil, err
+	}
+	if err := c.ensureActor(ctx, t); err != nil {
+		return false, err
+	}
+	p, err := c.Check(ctx, t)
+	if err != nil {
+		return false, fmt.Errorf("bringing the operators to the spec before leaving them running (namespaces %s are being handed back): %w", strings.Join(leaving, ", "), err)
+	}
+	if err := c.Repair(ctx, t, p, nil); err != nil {
+		return false, err
+	}
+	held, err := c.leavingHeld(ctx, t, leaving)
+	return err == nil && !held, err
 }
 
 // handBackLeaving hands the namespaces t is leaving back to the platform
@@ -174,6 +212,9 @@ func (c *Controller) disconnect(ctx context.Context, t *tenancyv1.Tenant, byBack
 			return err
 		}
 		objs = append(objs, more...)
+	}
+	if err := c.releases.handBackAll(ctx, t, nil); err != nil {
+		return err
 	}
 	// The actor is the controller's identity, not the tenant's: it goes,
 	// with its rights there.

@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -50,43 +51,66 @@ func formerReleaseNamespaces(t *tenancyv1.Tenant, leaving []string) []string {
 	return slices.Concat(t.Spec.Namespaces[1:], leaving)
 }
 
-// moveReleases uninstalls, before the backends act, the releases of t
-// recorded in another namespace than the release namespace, the first of
-// spec.namespaces: when the platform takes that one away or reorders the
-// list, each release is installed again in the new first namespace, and
-// its old objects (a webhook selecting a namespace no longer the
-// tenant's, a binding of its ServiceAccounts) and records must go first,
-// with the actor's rights there.
-func (c *Controller) moveReleases(ctx context.Context, t *tenancyv1.Tenant, p *plan) error {
+// moveReleases uninstalls, before the backends act, every release of t the
+// controller's storage records that the plan does not run where it is
+// recorded: one recorded in another namespace than the release namespace,
+// the first of spec.namespaces (the platform took that one away, deleted
+// it or reordered the list: the release is installed again in the new
+// first namespace), and one whose operator the spec no longer names (or
+// names with another backend). Its old objects (a webhook selecting a
+// namespace no longer the tenant's, a binding of its ServiceAccounts) and
+// records go first, with the actor's rights there. A release whose
+// operator waits for its plan (a catalog not readable yet) is left as it
+// is until the plan can install it again.
+func (c *Controller) moveReleases(ctx context.Context, t *tenancyv1.Tenant, p *plan) (moving, removing error) {
 	if err := c.moveSubscriptions(ctx, t, p); err != nil {
-		return err
+		return err, nil
 	}
-	for _, op := range p.operators {
-		if op.release == nil {
+	recorded, err := c.releases.recorded(ctx, t, nil)
+	if err != nil {
+		return err, nil
+	}
+	var moves, removes []error
+	for _, rec := range recorded {
+		op, named := p.releaseOperator(rec.Name)
+		switch {
+		case named && op.release == nil:
+			continue
+		case named && rec.Namespace == op.release.Namespace:
 			continue
 		}
-		for _, ns := range formerReleaseNamespaces(t, p.leaving) {
-			recorded, err := c.releases.engine.Recorded(t, ns, op.release.Name)
-			if err != nil {
-				return err
-			}
-			if !recorded {
-				continue
-			}
-			scope := c.releases.scope(t, ns, op.release.Name, p)
-			if err := c.releases.engine.Uninstall(ctx, t, ns, op.release.Name, scope); err != nil {
-				return fmt.Errorf("moving release %s out of namespace %s, which the tenant is leaving: %w", op.release.Name, ns, err)
-			}
-			c.event(t, "Normal", "ReleaseMoved", "uninstalled %s from namespace %s, no longer the tenant's first, to install it in %s", op.release.Name, ns, op.release.Namespace)
+		scope := c.releases.scope(t, rec.Namespace, rec.Name, p)
+		err := c.releases.engine.Uninstall(ctx, t, rec.Namespace, rec.Name, scope)
+		switch {
+		case named && err != nil:
+			moves = append(moves, fmt.Errorf("moving release %s out of namespace %s, no longer the tenant's first: %w", rec.Name, rec.Namespace, err))
+		case err != nil:
+			// Not the spec's operators' concern: they install.
+			removes = append(removes, fmt.Errorf("uninstalling release %s from namespace %s, whose operator the spec no longer names: %w", rec.Name, rec.Namespace, err))
+		case named:
+			c.event(t, "Normal", "ReleaseMoved", "uninstalled %s from namespace %s, no longer the tenant's first, to install it in %s", rec.Name, rec.Namespace, op.release.Namespace)
+		default:
+			c.event(t, "Normal", "ReleaseRemoved", "uninstalled %s from namespace %s: the spec no longer names its operator", rec.Name, rec.Namespace)
 		}
 	}
-	return nil
+	return errors.Join(moves...), errors.Join(removes...)
+}
+
+// releaseOperator is the operator of p that runs as release name, if any.
+func (p *plan) releaseOperator(name string) (operatorPlan, bool) {
+	for _, op := range p.operators {
+		if _, ok := op.backend.(releaseBackend); ok && op.spec.Name == name {
+			return op, true
+		}
+	}
+	return operatorPlan{}, false
 }
 
 // moveSubscriptions is moveReleases for OLM: the OperatorGroup and
 // Subscriptions live in the first namespace too, and those left in a
 // namespace that was first before are removed (Subscriptions, CSVs, the
-// OperatorGroup) so that OLM installs in the new first namespace alone.
+// OperatorGroup) so that OLM installs in the new first namespace alone. A
+// Subscription of an operator the spec no longer names is removed too.
 func (c *Controller) moveSubscriptions(ctx context.Context, t *tenancyv1.Tenant, p *plan) error {
 	for _, b := range c.backends {
 		olm, ok := b.(*olmBackend)
@@ -98,6 +122,9 @@ func (c *Controller) moveSubscriptions(ctx context.Context, t *tenancyv1.Tenant,
 			if op.backend == b {
 				names = append(names, op.spec.Name)
 			}
+		}
+		if err := olm.unsubscribeDropped(ctx, t, t.Spec.Namespaces[0], names); err != nil {
+			return err
 		}
 		for _, ns := range formerReleaseNamespaces(t, p.leaving) {
 			has, err := olm.hasOperatorGroup(ctx, ns)
@@ -117,26 +144,16 @@ func (c *Controller) moveSubscriptions(ctx context.Context, t *tenancyv1.Tenant,
 }
 
 // releaseLeaving hands the namespaces t is leaving back to the platform
-// once no operator of t holds anything there: no release is recorded there
-// and no release's last revision names an object there (Helm deleted those
+// once no operator of t holds anything there: no release of t the storage
+// records (whatever the spec names) is recorded there or has a last
+// revision naming an object there (Helm deleted those
 // as it upgraded to the spec's namespaces), and no OperatorGroup of t's
 // targets them. handBackAll says what a hand-back takes away.
 func (c *Controller) releaseLeaving(ctx context.Context, t *tenancyv1.Tenant, p *plan) error {
 	if len(p.leaving) == 0 {
 		return nil
 	}
-	for _, op := range p.operators {
-		if op.release == nil {
-			continue
-		}
-		for _, ns := range append([]string{op.release.Namespace}, p.leaving...) {
-			held, err := c.releases.engine.Holds(t, ns, op.release.Name, p.leaving)
-			if err != nil || held {
-				return err
-			}
-		}
-	}
-	if held, err := c.operatorGroupTargets(ctx, t, slices.Concat(t.Spec.Namespaces[:1], p.leaving), p.leaving); err != nil || held {
+	if held, err := c.leavingHeld(ctx, t, p.leaving); err != nil || held {
 		return err
 	}
 	done, err := c.handBackAll(ctx, t, p.settings, p.leaving)
@@ -144,6 +161,27 @@ func (c *Controller) releaseLeaving(ctx context.Context, t *tenancyv1.Tenant, p 
 		p.requeueAtMost(authorizerLag)
 	}
 	return err
+}
+
+// leavingHeld reports whether an operator of t still holds one of the
+// namespaces t is leaving: a release of t the storage records (whatever
+// the spec names) is recorded there or its last revision names an object
+// there, or an OperatorGroup of t's is there or targets it.
+func (c *Controller) leavingHeld(ctx context.Context, t *tenancyv1.Tenant, leaving []string) (bool, error) {
+	recorded, err := c.releases.recorded(ctx, t, nil)
+	if err != nil {
+		return false, err
+	}
+	for _, rec := range recorded {
+		if slices.Contains(leaving, rec.Namespace) {
+			return true, nil // moveReleases has not moved it yet
+		}
+		held, err := c.releases.engine.Holds(t, rec.Namespace, rec.Name, leaving)
+		if err != nil || held {
+			return held, err
+		}
+	}
+	return c.operatorGroupTargets(ctx, t, slices.Concat(t.Spec.Namespaces[:1], leaving), leaving)
 }
 
 // authorizerLag is how long the next look at a namespace being handed

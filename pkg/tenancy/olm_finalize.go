@@ -33,8 +33,34 @@ func (c *olmBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []st
 				continue
 			}
 		}
+		if err := c.unsubscribeDropped(ctx, t, ns, names); err != nil {
+			return err
+		}
 		if err := c.removeFrom(ctx, t, ns, names); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// unsubscribeDropped unsubscribes, in ns, each of t's Subscriptions that
+// is not one of keep: its operator is gone from the spec, or uses another
+// backend now. The Subscriptions are the controller's (labelled for t;
+// owners may not write Subscriptions).
+func (c *olmBackend) unsubscribeDropped(ctx context.Context, t *tenancyv1.Tenant, ns string, keep []string) error {
+	var subs operatorsv1alpha1.SubscriptionList
+	if err := c.owned.List(ctx, &subs, client.InNamespace(ns), client.MatchingLabels{tenancyv1.LabelTenant: t.Name}); err != nil {
+		if meta.IsNoMatchError(err) {
+			return nil
+		}
+		return fmt.Errorf("listing the Subscriptions of tenant %s in %s: %w", t.Name, ns, err)
+	}
+	for _, sub := range subs.Items {
+		if slices.Contains(keep, sub.Name) {
+			continue
+		}
+		if err := c.unsubscribe(ctx, t, ns, sub.Name); err != nil {
+			return fmt.Errorf("unsubscribing %s, whose operator the spec no longer names: %w", sub.Name, err)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
+	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -55,34 +56,46 @@ func (r releaser) scope(t *tenancyv1.Tenant, ns, name string, p *plan) guard.Rel
 	return scope
 }
 
-// uninstallAll uninstalls the named releases of t.
-// Objects its last revisions hold in the namespaces t is leaving go too.
+// recorded lists the releases of t the controller's storage records,
+// wherever recorded, whose name is one of names (every one for nil): what
+// the controller installed for t, whatever its spec says now.
+func (r releaser) recorded(ctx context.Context, t *tenancyv1.Tenant, names []string) ([]records.Recorded, error) {
+	all, err := r.engine.Releases(ctx, t.Name)
+	if err != nil || names == nil {
+		return all, err
+	}
+	return slices.DeleteFunc(all, func(rec records.Recorded) bool { return !slices.Contains(names, rec.Name) }), nil
+}
+
+// uninstallAll uninstalls the named releases of t (every one for nil),
+// wherever recorded. Objects their last revisions hold in the namespaces
+// t is leaving, or in namespaces deleted meanwhile, go too.
 func (r releaser) uninstallAll(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
+	recorded, err := r.recorded(ctx, t, names)
+	if err != nil || len(recorded) == 0 {
+		return err
+	}
 	leaving, err := leavingNamespaces(ctx, r.reader, t)
 	if err != nil {
 		return err
 	}
-	for _, name := range names {
-		// A release is recorded in the first namespace, or in one that
-		// was first before (moveReleases).
-		for _, ns := range slices.Concat(t.Spec.Namespaces[:1], formerReleaseNamespaces(t, leaving)) {
-			scope := r.scope(t, ns, name, nil)
-			scope.Leaving = leaving
-			if err := r.engine.Uninstall(ctx, t, ns, name, scope); err != nil {
-				return err
-			}
+	for _, rec := range recorded {
+		scope := r.scope(t, rec.Namespace, rec.Name, nil)
+		scope.Leaving = leaving
+		if err := r.engine.Uninstall(ctx, t, rec.Namespace, rec.Name, scope); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// handBackAll moves the records of the named releases back to the
-// namespaces they are recorded for (the first, or one that was first
-// before): the owners take the releases over.
+// handBackAll moves the records of the named releases of t (every one for
+// nil) back to the namespaces they are recorded for: the owners take the
+// releases over.
 func (r releaser) handBackAll(ctx context.Context, t *tenancyv1.Tenant, names []string) error {
-	leaving, err := leavingNamespaces(ctx, r.reader, t)
+	recorded, err := r.recorded(ctx, t, names)
 	if err != nil {
 		return err
 	}
-	return r.engine.HandBack(t, slices.Concat(t.Spec.Namespaces[:1], formerReleaseNamespaces(t, leaving)), names)
+	return r.engine.HandBack(t, recorded)
 }

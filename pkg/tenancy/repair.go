@@ -101,9 +101,13 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 	// brings the next reconcile.
 	q := &corev1.ResourceQuota{}
 	counted := c.getOwned(ctx, client.ObjectKey{Namespace: ns, Name: QuotaName}, q) == nil && quotaCounted(q)
-	if err := c.moveReleases(ctx, t, p); err != nil {
-		errs = append(errs, err)
+	moving, removing := c.moveReleases(ctx, t, p)
+	if moving != nil {
+		errs = append(errs, moving)
 		counted = false // nothing installs over the old release's objects
+	}
+	if removing != nil {
+		errs = append(errs, removing)
 	}
 	for i, op := range p.operators {
 		if !crdsOK[i] || !counted {

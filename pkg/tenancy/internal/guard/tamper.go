@@ -70,10 +70,42 @@ func (s ReleaseScope) Foreign(ctx context.Context, manifest string) ([]string, e
 }
 
 // foreignStored is foreignDocs of a stored revision Helm only deletes
-// from: objects in the namespaces the tenant is leaving are its own.
+// from: objects in the namespaces the tenant is leaving are its own, and
+// so are those in a namespace that no longer exists (the platform took
+// it and deleted it while the controller was not looking): there is
+// nothing there for Helm to delete, and the actor holds no right in a
+// namespace made later that is not the tenant's.
 func (s ReleaseScope) foreignStored(ctx context.Context, docs []ManifestDoc) ([]string, error) {
 	s.Namespaces = slices.Concat(s.Namespaces, s.Leaving)
+	gone, err := s.goneNamespaces(ctx, docs)
+	if err != nil {
+		return nil, err
+	}
+	s.Namespaces = append(s.Namespaces, gone...)
 	return s.foreignDocs(ctx, docs)
+}
+
+// goneNamespaces are the namespaces outside the scope that docs name and
+// that do not exist.
+func (s ReleaseScope) goneNamespaces(ctx context.Context, docs []ManifestDoc) ([]string, error) {
+	var gone []string
+	for _, d := range docs {
+		if d.Obj == nil {
+			continue
+		}
+		ns := d.Obj.GetNamespace()
+		if ns == "" || slices.Contains(s.Namespaces, ns) || slices.Contains(gone, ns) {
+			continue
+		}
+		live := &metav1.PartialObjectMetadata{}
+		live.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
+		if err := s.Reader.Get(ctx, client.ObjectKey{Name: ns}, live); apierrors.IsNotFound(err) {
+			gone = append(gone, ns)
+		} else if err != nil {
+			return nil, fmt.Errorf("checking namespace %s of the stored revision: %w", ns, err)
+		}
+	}
+	return gone, nil
 }
 
 // foreignDocs is foreign of a manifest already split and parsed.

@@ -1,6 +1,7 @@
 package helmrelease
 
 import (
+	"context"
 	"errors"
 	"slices"
 
@@ -10,6 +11,7 @@ import (
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
 
 // Holds and Recorded run on every reconcile of a Tenant whose namespaces
@@ -47,4 +49,10 @@ func (c *Reconciler) Holds(t *tenancyv1.Tenant, ns, name string, namespaces []st
 func (c *Reconciler) Recorded(t *tenancyv1.Tenant, ns, name string) (bool, error) {
 	rel, err := c.lastRecorded(t.Name, ns, name)
 	return rel != nil, err
+}
+
+// Releases lists every release of tenant the controller's storage
+// records, wherever recorded (records.Store.Releases).
+func (c *Reconciler) Releases(ctx context.Context, tenant string) ([]records.Recorded, error) {
+	return c.Helm.Records.Releases(ctx, tenant)
 }

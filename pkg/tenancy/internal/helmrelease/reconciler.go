@@ -18,6 +18,7 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
@@ -284,20 +285,16 @@ func (c *Reconciler) event(t *tenancyv1.Tenant, typ, reason, format string, args
 	}
 }
 
-// HandBack moves the records of the named releases back to the namespace
-// each is recorded for, of namespaces (the release namespace, and those a
-// release may be recorded in from before): the owners take the releases
-// over.
-func (c *Reconciler) HandBack(t *tenancyv1.Tenant, namespaces, names []string) error {
-	for _, ns := range namespaces {
-		for _, name := range names {
-			moved, err := c.Helm.handBack(t.Name, ns, name)
-			if err != nil {
-				return err
-			}
-			if len(moved) > 0 {
-				c.event(t, "Normal", "ReleaseRecordsHandedBack", "moved the records of release %s (revisions %v) back to namespace %s", name, moved, ns)
-			}
+// HandBack moves the records of each release back to the namespace it is
+// recorded for: the owners take the releases over.
+func (c *Reconciler) HandBack(t *tenancyv1.Tenant, recorded []records.Recorded) error {
+	for _, r := range recorded {
+		moved, err := c.Helm.handBack(t.Name, r.Namespace, r.Name)
+		if err != nil {
+			return err
+		}
+		if len(moved) > 0 {
+			c.event(t, "Normal", "ReleaseRecordsHandedBack", "moved the records of release %s (revisions %v) back to namespace %s", r.Name, moved, r.Namespace)
 		}
 	}
 	return nil

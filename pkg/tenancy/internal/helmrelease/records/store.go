@@ -71,8 +71,20 @@ func NewStore(secrets typedcorev1.SecretInterface, namespace string) *Store {
 	return &Store{secrets: secrets, Namespace: namespace, seen: map[string]string{}, pending: map[string]pendingWrite{}}
 }
 
-// byOwner indexes records by tenant and release namespace.
-const byOwner = "owner"
+// byOwner indexes records by tenant and release namespace, byTenant by
+// tenant alone.
+const (
+	byOwner  = "owner"
+	byTenant = "tenant"
+)
+
+func indexByTenant(o any) ([]string, error) {
+	m, ok := o.(metav1.Object)
+	if !ok {
+		return nil, nil
+	}
+	return []string{m.GetLabels()[LabelRecordTenant]}, nil
+}
 
 func ownerKey(tenant, namespace string) string { return tenant + "/" + namespace }
 
@@ -90,7 +102,7 @@ func indexByOwner(o any) ([]string, error) {
 func (s *Store) WithIndex(client metadata.Interface) {
 	hasTenant, _ := labels.NewRequirement(LabelRecordTenant, selection.Exists, nil)
 	sel := labels.SelectorFromSet(labels.Set{"owner": "helm"}).Add(*hasTenant).String()
-	inf := metadatainformer.NewFilteredMetadataInformer(client, SecretsResource, s.Namespace, 0, cache.Indexers{byOwner: indexByOwner},
+	inf := metadatainformer.NewFilteredMetadataInformer(client, SecretsResource, s.Namespace, 0, cache.Indexers{byOwner: indexByOwner, byTenant: indexByTenant},
 		func(o *metav1.ListOptions) { o.LabelSelector = sel })
 	_ = inf.Informer().SetTransform(cache.TransformFunc(func(o any) (any, error) {
 		if m, ok := o.(metav1.Object); ok {
@@ -149,6 +161,11 @@ func (s *Store) synced() bool { return s.index != nil && s.index.HasSynced() }
 // that the index does not show yet, by record name. It forgets the writes
 // the index shows, and those older than pendingTTL.
 func (s *Store) unshown(tenant, namespace string) map[string]pendingWrite {
+	return s.unshownWhere(func(w pendingWrite) bool { return w.tenant == tenant && w.namespace == namespace })
+}
+
+// unshownWhere is unshown of the writes mine selects.
+func (s *Store) unshownWhere(mine func(pendingWrite) bool) map[string]pendingWrite {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out map[string]pendingWrite
@@ -157,7 +174,7 @@ func (s *Store) unshown(tenant, namespace string) map[string]pendingWrite {
 			delete(s.pending, name)
 			continue
 		}
-		if w.tenant == tenant && w.namespace == namespace {
+		if mine(w) {
 			if out == nil {
 				out = map[string]pendingWrite{}
 			}
