@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"opctl.dev/opctl/internal/testcatalog"
 	"opctl.dev/opctl/internal/testcluster"
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/tenancy"
@@ -325,4 +327,47 @@ func unfinalize(name string) {
 		tn.Finalizers = nil
 		_ = cl.Update(ctx, tn)
 	}
+}
+
+// The OLM side of TestAttack8OperatorRemovedWithNamespace: an OLM
+// operator taken out of spec.operators is unsubscribed (its Subscription
+// and CSV deleted, OLM's ownerReferences take its Deployment and RBAC),
+// not left running with the grants OLM gave it.
+func TestOLMOperatorRemovedUnsubscribed(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	c.StartOLM(t)
+	addr := testcatalog.Serve(t, publishSampleCatalog(t, "0.1.0"))
+	startController(t, tenancy.Options{})
+	name := "olmrm-" + suffix()
+	tn := olmTenant(name, "owner-"+name, tenancyv1.OLMSource{Catalog: tenancyv1.OLMCatalog{Address: addr}, Package: olmPackage, Channel: "stable"}, "0.1.0")
+	createTenant(t, tn)
+	waitTenant(t, name, 4*time.Minute, "OLM tenant on 0.1.0", olmReady("0.1.0"))
+	sub := &operatorsv1alpha1.Subscription{}
+	if err := cl.Get(ctx, client.ObjectKey{Namespace: name, Name: tn.Spec.Operators[0].Name}, sub); err != nil {
+		t.Fatal(err)
+	}
+	csv := sub.Status.InstalledCSV
+	if csv == "" {
+		t.Fatalf("Subscription %s/%s names no installed CSV", name, sub.Name)
+	}
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		live := &tenancyv1.Tenant{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: name}, live); err != nil {
+			return err
+		}
+		live.Spec.Operators = nil
+		return cl.Update(ctx, live)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 2*time.Minute, "the Subscription and CSV of the operator taken out of the spec deleted", func(ctx context.Context) error {
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: name, Name: sub.Name}, &operatorsv1alpha1.Subscription{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("Subscription %s: %v", sub.Name, err)
+		}
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: name, Name: csv}, &operatorsv1alpha1.ClusterServiceVersion{}); !apierrors.IsNotFound(err) {
+			return fmt.Errorf("CSV %s: %v", csv, err)
+		}
+		return nil
+	})
 }
