@@ -101,6 +101,9 @@ func TestGoldenProjects(t *testing.T) {
 		// envsubst placeholders and a ko:// image: chart values, bundle
 		// warnings.
 		{"placeholders", PackageOptions{}, 4, "does not set: icon (a warning);", nil},
+		// Placeholders in values taken from the manager (affinity,
+		// tolerations, nodeSelector, priorityClassName, args).
+		{"placeholdervalues", PackageOptions{}, 3, "does not set: icon (a warning);", []string{"the bundle keeps the placeholders NODE_POOL,"}},
 		// Values a release flow fills in, in the base CSV (minKubeVersion,
 		// replaces, skips), the Makefile (IMG with an empty tag) and the
 		// manager (<OPERATOR_IMG>), beside an empty optional component and
