@@ -43,9 +43,10 @@ func affinityKey(t *testing.T, pod corev1.PodSpec) string {
 }
 
 // Placeholders in values the chart takes from the manager (affinity,
-// tolerations, nodeSelector, priorityClassName, args) are filled where
-// the template renders them: placeholders.VAR changes every place its
-// placeholder was, and setting the value itself replaces the project's.
+// tolerations, nodeSelector, priorityClassName, args, a resources
+// quantity) are filled where the template renders them: placeholders.VAR
+// changes every place its placeholder was, and setting the value itself
+// replaces the project's. One in a number is read with its default.
 func TestPlaceholdersInValues(t *testing.T) {
 	out, res := packageTo(t, placeholderValuesDir, PackageOptions{})
 	dir := filepath.Join(out, "charts", "pvdemo")
@@ -78,6 +79,13 @@ func TestPlaceholdersInValues(t *testing.T) {
 	}
 	if args := pod.Containers[0].Args; !slices.Contains(args, "--v=0") {
 		t.Errorf("args %q lack --v=0", args)
+	}
+	if cpu := pod.Containers[0].Resources.Limits.Cpu().String(); cpu != "500m" || *pod.TerminationGracePeriodSeconds != 10 {
+		t.Errorf("cpu limit %s, terminationGracePeriodSeconds %d: want 500m and 10", cpu, *pod.TerminationGracePeriodSeconds)
+	}
+	pod = renderManager(t, dir, vals("placeholders.CPU_LIMIT", "2"))
+	if cpu := pod.Containers[0].Resources.Limits.Cpu().String(); cpu != "2" {
+		t.Errorf("CPU_LIMIT 2: cpu limit %s", cpu)
 	}
 
 	// placeholders.CP_LABEL changes the affinity and the tolerations alike;
@@ -117,18 +125,23 @@ func TestPlaceholdersInValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(values["affinity"])
-	if !strings.Contains(string(b), "${CP_LABEL:="+cp+"}") || !strings.Contains(string(text), "Holds ${CP_LABEL:="+cp+"}: the chart fills it from placeholders.CP_LABEL.") {
-		t.Errorf("values.yaml: want the affinity as written and a doc naming placeholders.CP_LABEL:\n%s", text)
+	r, _ := json.Marshal(values["resources"])
+	if !strings.Contains(string(b), "${CP_LABEL:="+cp+"}") || !strings.Contains(string(text), "Holds ${CP_LABEL:="+cp+"}: the chart fills it from placeholders.CP_LABEL.") || !strings.Contains(string(r), "${CPU_LIMIT:=500m}") {
+		t.Errorf("values.yaml: want the affinity and resources as written and a doc naming placeholders.CP_LABEL:\n%s", text)
 	}
-	if len(res.Placeholders) != 4 {
-		t.Errorf("result placeholders %+v, want CP_LABEL, LOG_LEVEL, NODE_POOL and PRIORITY_CLASS", res.Placeholders)
+	var names []string
+	for _, ph := range res.Placeholders {
+		names = append(names, ph.Var)
+	}
+	if want := []string{"CPU_LIMIT", "CP_LABEL", "LOG_LEVEL", "NODE_POOL", "PRIORITY_CLASS"}; !slices.Equal(names, want) {
+		t.Errorf("result placeholders %q, want %q (GRACE_SECONDS is read with its default)", names, want)
 	}
 }
 
 // The bundle fills the same placeholders from their defaults and
 // --set-env, and warns of those left, as it does elsewhere.
 func TestPlaceholdersInValuesBundle(t *testing.T) {
-	for _, env := range []map[string]string{nil, {"NODE_POOL": "pool-b", "CP_LABEL": "example.com/cp"}} {
+	for _, env := range []map[string]string{nil, {"NODE_POOL": "pool-b", "CP_LABEL": "example.com/cp", "CPU_LIMIT": "2", "GRACE_SECONDS": "30"}} {
 		out, res := packageTo(t, placeholderValuesDir, PackageOptions{Load: Options{SetEnv: env}})
 		var csv struct {
 			Spec struct {
@@ -145,12 +158,15 @@ func TestPlaceholdersInValuesBundle(t *testing.T) {
 			t.Fatal(err)
 		}
 		pod := csv.Spec.Install.Spec.Deployments[0].Spec.Template.Spec
-		label, pool := "node-role.kubernetes.io/control-plane", "${NODE_POOL}"
+		label, pool, cpu, grace := "node-role.kubernetes.io/control-plane", "${NODE_POOL}", "500m", int64(10)
 		if env != nil {
-			label, pool = env["CP_LABEL"], env["NODE_POOL"]
+			label, pool, cpu, grace = env["CP_LABEL"], env["NODE_POOL"], env["CPU_LIMIT"], 30
 		}
 		if got := affinityKey(t, pod); got != label || pod.Tolerations[0].Key != label || pod.NodeSelector["example.com/pool"] != pool {
 			t.Errorf("env %v: affinity key %q, tolerations %+v, nodeSelector %v: want %s and %s", env, got, pod.Tolerations, pod.NodeSelector, label, pool)
+		}
+		if got := pod.Containers[0].Resources.Limits.Cpu().String(); got != cpu || *pod.TerminationGracePeriodSeconds != grace {
+			t.Errorf("env %v: cpu limit %s, terminationGracePeriodSeconds %d: want %s and %d", env, got, *pod.TerminationGracePeriodSeconds, cpu, grace)
 		}
 		warned := slices.ContainsFunc(res.Warnings, func(w string) bool {
 			return strings.Contains(w, "the bundle keeps the placeholders NODE_POOL, ") && strings.Contains(w, "--set-env")

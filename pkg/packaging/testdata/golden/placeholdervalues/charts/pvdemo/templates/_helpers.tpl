@@ -85,6 +85,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $v := (index . 0).Values.placeholders | default (dict) -}}
 {{- $i := (index . 0).Values.images | default (dict) -}}
 {{- $s := index . 1 | toString -}}
+{{- if contains "${CPU_LIMIT:=500m}" $s }}{{ $s = replace "${CPU_LIMIT:=500m}" ((default "500m" (index $v "CPU_LIMIT")) | toString) $s }}{{ end -}}
 {{- if contains "${CP_LABEL:=node-role.kubernetes.io/control-plane}" $s }}{{ $s = replace "${CP_LABEL:=node-role.kubernetes.io/control-plane}" ((default "node-role.kubernetes.io/control-plane" (index $v "CP_LABEL")) | toString) $s }}{{ end -}}
 {{- if contains "${LOG_LEVEL:=0}" $s }}{{ $s = replace "${LOG_LEVEL:=0}" ((default "0" (index $v "LOG_LEVEL")) | toString) $s }}{{ end -}}
 {{- if contains "${NODE_POOL}" $s }}{{ $s = replace "${NODE_POOL}" ((required "placeholders.NODE_POOL is required: the project's manifests use ${NODE_POOL}, which its release step fills; set it with --set-string placeholders.NODE_POOL=..." (index $v "NODE_POOL")) | toString) $s }}{{ end -}}
@@ -97,6 +98,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- $v := (index . 0).Values.placeholders | default (dict) -}}
 {{- $i := (index . 0).Values.images | default (dict) -}}
 {{- $s := toJson (dict "v" (index . 1)) -}}
+{{- if contains "${CPU_LIMIT:=500m}" $s }}{{ $s = replace "${CPU_LIMIT:=500m}" ((default "500m" (index $v "CPU_LIMIT")) | toString | toJson | trimPrefix "\"" | trimSuffix "\"") $s }}{{ end -}}
 {{- if contains "${CP_LABEL:=node-role.kubernetes.io/control-plane}" $s }}{{ $s = replace "${CP_LABEL:=node-role.kubernetes.io/control-plane}" ((default "node-role.kubernetes.io/control-plane" (index $v "CP_LABEL")) | toString | toJson | trimPrefix "\"" | trimSuffix "\"") $s }}{{ end -}}
 {{- if contains "${LOG_LEVEL:=0}" $s }}{{ $s = replace "${LOG_LEVEL:=0}" ((default "0" (index $v "LOG_LEVEL")) | toString | toJson | trimPrefix "\"" | trimSuffix "\"") $s }}{{ end -}}
 {{- if contains "${NODE_POOL}" $s }}{{ $s = replace "${NODE_POOL}" ((required "placeholders.NODE_POOL is required: the project's manifests use ${NODE_POOL}, which its release step fills; set it with --set-string placeholders.NODE_POOL=..." (index $v "NODE_POOL")) | toString | toJson | trimPrefix "\"" | trimSuffix "\"") $s }}{{ end -}}
