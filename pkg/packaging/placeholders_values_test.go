@@ -176,3 +176,25 @@ func TestPlaceholdersInValuesBundle(t *testing.T) {
 		}
 	}
 }
+
+// A security context that opctl makes restricted fills its placeholders
+// too, before opctl's additions are merged in.
+func TestPlaceholdersInHardenedContext(t *testing.T) {
+	dir := copyProject(t, placeholderValuesDir)
+	replaceIn("config/manager/manager.yaml", "          allowPrivilegeEscalation: false\n",
+		"          seccompProfile:\n            type: Localhost\n            localhostProfile: ${PROFILE:=profiles/manager.json}\n")(t, dir)
+	out, _ := packageTo(t, dir, PackageOptions{})
+	chart := filepath.Join(out, "charts", "pvdemo")
+	for _, profile := range []string{"", "profiles/other.json"} {
+		v := map[string]any{"NODE_POOL": "pool-a"}
+		want := "profiles/manager.json"
+		if profile != "" {
+			v["PROFILE"], want = profile, profile
+		}
+		sc := renderManager(t, chart, map[string]any{"placeholders": v}).Containers[0].SecurityContext
+		if sc == nil || sc.SeccompProfile == nil || sc.SeccompProfile.LocalhostProfile == nil || *sc.SeccompProfile.LocalhostProfile != want ||
+			sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation {
+			t.Errorf("PROFILE %q: security context %+v, want the profile %s and allowPrivilegeEscalation false", profile, sc, want)
+		}
+	}
+}
