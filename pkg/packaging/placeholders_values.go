@@ -14,9 +14,9 @@ import (
 // replaces the project's as usual.
 
 // placeheldValues finds the values whose defaults hold placeholders, by
-// values path (.Values.affinity), with the placeholders each holds. The
-// placeholders and images groups and opctl.yaml's extraValues, which the
-// chart's templates do not render, are not looked at.
+// values path (.Values.affinity), with the placeholders each holds,
+// sorted. The placeholders and images groups and opctl.yaml's extraValues,
+// which the chart's templates do not render, are not looked at.
 func placeheldValues(vs []value, extra map[string]any) map[string][]string {
 	out := map[string][]string{}
 	var walk func(vs []value, prefix string)
@@ -30,6 +30,7 @@ func placeheldValues(vs []value, extra map[string]any) map[string][]string {
 				walk(v.Kids, path)
 			default:
 				if uses := PlaceholdersIn(map[string]any{"v": v.Val}); len(uses) > 0 {
+					slices.Sort(uses) // PlaceholdersIn walks maps in any order
 					out[path] = uses
 				}
 			}

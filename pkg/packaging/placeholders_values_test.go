@@ -198,3 +198,20 @@ func TestPlaceholdersInHardenedContext(t *testing.T) {
 		}
 	}
 }
+
+// placeheldValues lists a value's placeholders in one order, however its
+// maps are walked: the docs that name them are output.
+func TestPlaceheldValuesOrder(t *testing.T) {
+	m := map[string]any{}
+	var want []string
+	for _, k := range []string{"a", "b", "c", "d", "e", "f", "g", "h"} {
+		m[k] = "${" + strings.ToUpper(k) + "}"
+		want = append(want, "${"+strings.ToUpper(k)+"}")
+	}
+	for range 20 {
+		got := placeheldValues([]value{{Key: "nodeSelector", Val: m}}, nil)[".Values.nodeSelector"]
+		if !slices.Equal(got, want) {
+			t.Fatalf("uses %q, want %q", got, want)
+		}
+	}
+}
