@@ -105,6 +105,8 @@ func TestBadInputGivesClearErrors(t *testing.T) {
 			[]string{"manager Deployment kvstore-controller-manager: spec.template.spec.containers is empty"}},
 		{"a manager that is not a Deployment's shape", "", PackageOptions{}, replaceIn("config/manager/manager.yaml", "  replicas: 1\n", "  replicas: one\n"),
 			[]string{"manager Deployment kvstore-controller-manager:", "spec.replicas"}},
+		{"a placeholder without default where the API takes no string", "", PackageOptions{}, replaceIn("config/manager/manager.yaml", "  replicas: 1\n", "  replicas: ${REPLICAS}\n"),
+			[]string{"manager Deployment kvstore-controller-manager:", "spec.replicas", "its placeholders REPLICAS, which have no default", "--set-env VAR=value"}},
 		{"a CRD that is not a CRD's shape", "", PackageOptions{}, replaceIn("config/crd/bases/kv.opctl.dev_kvstores.yaml", "  scope: Namespaced\n", "  scope: [Namespaced]\n"),
 			[]string{"CustomResourceDefinition kvstores.kv.opctl.dev:", "spec.scope"}},
 		{"a Role that is not a Role's shape", "", PackageOptions{}, replaceIn("config/rbac/leader_election_role.yaml", "  verbs:\n  - get\n  - list\n  - watch\n  - create\n  - update\n  - patch\n  - delete\n", "  verbs: all\n"),

@@ -272,6 +272,10 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 	t.podName = p.Manager.Spec.Template.Labels[nameLabel]
 	phs, kos := p.scanPlaceholders()
 	t.fills = len(phs)+len(kos) > 0
+	vals := p.values(opts, images, pacs)
+	t.placeheld = placeheldValues(vals, p.Config.ExtraValues)
+	notePlaceheld(vals, t.placeheld, kos, ".Values")
+	vals = append(vals, placeholderValues(phs, kos)...)
 	t.imageKeys = map[string]string{}
 	for _, img := range images {
 		t.imageKeys[img.Image] = img.Name
@@ -354,9 +358,11 @@ func (p *Project) chart(opts ChartOptions) (Files, []string, error) {
 	if scopeWarning != "" {
 		warnings = append(warnings, scopeWarning)
 	}
-	vals := append(p.values(opts, images, pacs), placeholderValues(phs, kos)...)
 	if err := chartMeta(files, dir, p, vals, mgr, opts); err != nil {
 		return nil, nil, err
+	}
+	if t.filledValues {
+		files[dir+"templates/_helpers.tpl"] = append(files[dir+"templates/_helpers.tpl"], filledValueHelper(p.Name, phs, kos)...)
 	}
 	return files, warnings, nil
 }

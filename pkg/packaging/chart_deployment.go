@@ -18,7 +18,7 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	spec := d.Object["spec"].(map[string]any)
 	spec["replicas"] = t.token("{{ .Values.replicas }}")
 	delete(spec, "strategy")
-	spec[t.line(withBlock("strategy", ".Values.strategy"))] = ""
+	spec[t.line(t.withBlock("strategy", ".Values.strategy"))] = ""
 	matchLabels, _, _ := unstructured.NestedMap(spec, "selector", "matchLabels")
 	t.selector(matchLabels)
 	_ = unstructured.SetNestedMap(spec, matchLabels, "selector", "matchLabels")
@@ -47,11 +47,11 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 	if pc := p.ownPriorityClass(); pc != "" {
 		own = t.nameExpr("PriorityClass", pc, true)
 	}
-	pod[t.line(func(indent int) string { return podExtras(indent, own) })] = ""
+	pod[t.line(t.podExtras(own))] = ""
 	pod["securityContext"] = t.block(".Values.podSecurityContext")
 	h := p.hardening
 	if h != nil && len(h.pod) > 0 {
-		pod["securityContext"] = t.securityContext(".Values.podSecurityContext", h.pod)
+		pod["securityContext"] = t.securityContext(t.mapOf(".Values.podSecurityContext"), h.pod)
 	}
 	pod["serviceAccountName"] = t.token(t.include("serviceAccountName"))
 	if p.Webhook != nil {
@@ -86,10 +86,13 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 			cm["image"] = t.token(fmt.Sprintf(`"{{ include "%s.image" . }}"`, t.chart))
 		}
 		cm["imagePullPolicy"] = t.token("{{ .Values.image.pullPolicy }}")
+		if len(t.placeheld[".Values.image.pullPolicy"]) > 0 {
+			cm["imagePullPolicy"] = t.token(t.filled(".Values.image.pullPolicy"))
+		}
 		cm["resources"] = t.block(".Values.resources")
 		cm["securityContext"] = t.block(".Values.securityContext")
 		if h != nil && len(h.containers[manager]) > 0 {
-			cm["securityContext"] = t.securityContext(".Values.securityContext", h.containers[manager])
+			cm["securityContext"] = t.securityContext(t.mapOf(".Values.securityContext"), h.containers[manager])
 		}
 		cm["env"] = t.templateEnv(cm["env"], images, *mc, p.watchEnvNames())
 		t.appendValues(cm, "env", ".Values.env")

@@ -5,11 +5,12 @@ import (
 	"strings"
 )
 
-// withBlock renders key: toYaml of a values path, only when it is set.
-func withBlock(key, path string) func(indent int) string {
+// withBlock renders key: the YAML of a values path, only when it is set.
+func (t *templater) withBlock(key, path string) func(indent int) string {
+	yaml := t.yamlOf(path, ".")
 	return func(indent int) string {
 		pad := strings.Repeat(" ", indent)
-		return fmt.Sprintf("%s{{- with %s }}\n%s%s:\n%s  {{- toYaml . | nindent %d }}\n%s{{- end }}", pad, path, pad, key, pad, indent+2, pad)
+		return fmt.Sprintf("%s{{- with %s }}\n%s%s:\n%s  {{- %s | nindent %d }}\n%s{{- end }}", pad, path, pad, key, pad, yaml, indent+2, pad)
 	}
 }
 
@@ -41,16 +42,23 @@ func (t *templater) mergeValues(m map[string]any, key, path string) {
 
 // podExtras renders the optional scheduling fields of the pod spec. own is
 // the chart's name of a PriorityClass the chart carries for the pod, or "".
-func podExtras(indent int, own string) string {
-	var parts []string
+func (t *templater) podExtras(own string) func(indent int) string {
+	var blocks []func(int) string
 	for _, f := range []string{"imagePullSecrets", "nodeSelector", "tolerations", "affinity", "topologySpreadConstraints"} {
-		parts = append(parts, withBlock(f, ".Values."+f)(indent))
+		blocks = append(blocks, t.withBlock(f, ".Values."+f))
 	}
-	pad := strings.Repeat(" ", indent)
-	if own != "" {
-		parts = append(parts, fmt.Sprintf("%spriorityClassName: {{ default (%s) .Values.priorityClassName | quote }}", pad, own))
-	} else {
-		parts = append(parts, fmt.Sprintf("%s{{- with .Values.priorityClassName }}\n%spriorityClassName: {{ . | quote }}\n%s{{- end }}", pad, pad, pad))
+	priority := t.stringOf(".Values.priorityClassName", ".")
+	return func(indent int) string {
+		var parts []string
+		for _, b := range blocks {
+			parts = append(parts, b(indent))
+		}
+		pad := strings.Repeat(" ", indent)
+		if own != "" {
+			parts = append(parts, fmt.Sprintf("%spriorityClassName: {{ default (%s) .Values.priorityClassName | quote }}", pad, own))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s{{- with .Values.priorityClassName }}\n%spriorityClassName: %s\n%s{{- end }}", pad, pad, priority, pad))
+		}
+		return strings.Join(parts, "\n")
 	}
-	return strings.Join(parts, "\n")
 }

@@ -43,6 +43,10 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 	if pod.TerminationGracePeriodSeconds != nil {
 		grace = *pod.TerminationGracePeriodSeconds
 	}
+	resources := jsonMap(c.Resources)
+	if raw := p.rawManagerResources(); raw != nil {
+		resources = raw // placeholders in quantities, which the template fills
+	}
 	relImgs := map[string]any{}
 	for _, img := range images {
 		relImgs[img.Name] = img.Image
@@ -77,7 +81,7 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 		{Key: "terminationGracePeriodSeconds", Doc: "Seconds the operator pod has to stop.", Val: grace},
 		{Key: "extraVolumes", Doc: "Extra volumes of the operator pod.", Val: []any{}, Free: true},
 		{Key: "extraVolumeMounts", Doc: "Extra volume mounts of the operator container.", Val: []any{}, Free: true},
-		{Key: "resources", Doc: "Requests and limits of the operator container.", Val: jsonMap(c.Resources), Free: true},
+		{Key: "resources", Doc: "Requests and limits of the operator container.", Val: resources, Free: true},
 		{Key: "nodeSelector", Doc: "Node labels the operator pod must match.", Val: jsonMap(pod.NodeSelector), Free: true},
 		{Key: "tolerations", Doc: "Tolerations of the operator pod.", Val: jsonList(pod.Tolerations), Free: true},
 		{Key: "affinity", Doc: "Affinity of the operator pod.", Val: jsonMap(pod.Affinity), Free: true},

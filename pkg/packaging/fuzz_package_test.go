@@ -23,6 +23,11 @@ func FuzzLoad(f *testing.F) {
 	f.Add([]byte("- a\n- b\n"), []byte("operands: {a: {replicas: -3}}\n"))
 	f.Add([]byte(""), []byte("icon: ../../../etc/passwd\n"))
 	f.Add(readFuzz(f, "config/manager/manager.yaml"), []byte("name: a-name-that-is-forty-characters-long0\nversion: 1.2.3-rc.1\n"))
+	// Placeholders in a number and quantities, with defaults and without.
+	for _, mem := range []string{"${MEM:=64Mi}", "${MEM}"} {
+		f.Add([]byte(strings.NewReplacer("replicas: 1", "replicas: ${REPLICAS:=1}", "cpu: 500m", "cpu: ${CPU:=500m}", "memory: 64Mi", "memory: "+mem).
+			Replace(string(readFuzz(f, "config/manager/manager.yaml")))), readFuzz(f, packaging.ConfigFile))
+	}
 	base := fuzzProject(f)
 	f.Fuzz(func(t *testing.T, manager, config []byte) {
 		dir := copyFuzzProject(t, base)

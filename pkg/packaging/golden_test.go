@@ -101,6 +101,11 @@ func TestGoldenProjects(t *testing.T) {
 		// envsubst placeholders and a ko:// image: chart values, bundle
 		// warnings.
 		{"placeholders", PackageOptions{}, 4, "does not set: icon (a warning);", nil},
+		// Placeholders in values taken from the manager (affinity,
+		// tolerations, nodeSelector, priorityClassName, args, a resources
+		// quantity) and in a number, read with its default.
+		{"placeholdervalues", PackageOptions{}, 4, "does not set: icon (a warning);", []string{"the bundle keeps the placeholders NODE_POOL,",
+			`spec.template.spec.terminationGracePeriodSeconds is "${GRACE_SECONDS:=10}", a placeholder where the API takes no string: the chart and the bundle carry 10`}},
 		// Values a release flow fills in, in the base CSV (minKubeVersion,
 		// replaces, skips), the Makefile (IMG with an empty tag) and the
 		// manager (<OPERATOR_IMG>), beside an empty optional component and

@@ -417,8 +417,7 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 	}
 	p.Objects = append(p.Objects, rest...)
 	p.managerRaw = d
-	p.Manager = &appsv1.Deployment{}
-	if err := fromUnstructured(d, p.Manager); err != nil {
+	if p.Manager, err = p.decodeManager(d); err != nil {
 		return fmt.Errorf("manager %w", err)
 	}
 	if len(p.Manager.Spec.Template.Spec.Containers) == 0 {

@@ -260,9 +260,27 @@ func placeholderHelper(chart string, phs []Placeholder, kos []KoImage) string {
 	var b strings.Builder
 	b.WriteString("\n{{/* Fills the placeholders the project's release step filled (${VAR}, ko://) in a string, from .Values.placeholders and .Values.images. */}}\n")
 	fmt.Fprintf(&b, "{{- define %q -}}\n", chart+".placeholders")
+	fillLines(&b, "index . 1 | toString", phs, kos, false)
+	b.WriteString("{{- $s -}}\n{{- end }}\n")
+	return b.String()
+}
+
+// fillLines writes the template lines that set $s to the text s and
+// replace in it each placeholder use and ko image with its value from
+// (index . 0).Values. In JSON text (inJSON) they are found and replaced as
+// the content of JSON strings.
+func fillLines(b *strings.Builder, s string, phs []Placeholder, kos []KoImage, inJSON bool) {
 	b.WriteString("{{- $v := (index . 0).Values.placeholders | default (dict) -}}\n")
 	b.WriteString("{{- $i := (index . 0).Values.images | default (dict) -}}\n")
-	b.WriteString("{{- $s := index . 1 | toString -}}\n")
+	fmt.Fprintf(b, "{{- $s := %s -}}\n", s)
+	fill := func(text, val string) {
+		val += " | toString"
+		if inJSON {
+			text = jsonContent(text)
+			val += ` | toJson | trimPrefix "\"" | trimSuffix "\""`
+		}
+		fmt.Fprintf(b, "{{- if contains %s $s }}{{ $s = replace %s (%s) $s }}{{ end -}}\n", strconv.Quote(text), strconv.Quote(text), val)
+	}
 	for _, ph := range phs {
 		for _, use := range ph.Uses {
 			g := placeholderPattern.FindStringSubmatch(use)
@@ -276,16 +294,13 @@ func placeholderHelper(chart string, phs []Placeholder, kos []KoImage) string {
 				msg := fmt.Sprintf("placeholders.%s is required: the project's manifests use %s, which its release step fills; set it with --set-string placeholders.%s=...", ph.Var, use, ph.Var)
 				val = fmt.Sprintf("(required %s %s)", strconv.Quote(msg), val)
 			}
-			fmt.Fprintf(&b, "{{- if contains %s $s }}{{ $s = replace %s (%s | toString) $s }}{{ end -}}\n", strconv.Quote(use), strconv.Quote(use), val)
+			fill(use, val)
 		}
 	}
 	for _, k := range kos {
 		msg := fmt.Sprintf("images.%s is required: the project's manifests name %s, an image its release builds with ko; set it with --set-string images.%s=<image>", k.Name, k.Ref, k.Name)
-		val := fmt.Sprintf("(required %s (index $i %q))", strconv.Quote(msg), k.Name)
-		fmt.Fprintf(&b, "{{- if contains %s $s }}{{ $s = replace %s (%s | toString) $s }}{{ end -}}\n", strconv.Quote(k.Ref), strconv.Quote(k.Ref), val)
+		fill(k.Ref, fmt.Sprintf("(required %s (index $i %q))", strconv.Quote(msg), k.Name))
 	}
-	b.WriteString("{{- $s -}}\n{{- end }}\n")
-	return b.String()
 }
 
 // placeholderValues are the placeholders.* and images.* values.

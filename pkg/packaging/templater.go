@@ -29,6 +29,11 @@ type templater struct {
 	// fills is true when the project has placeholders (${VAR}, ko://):
 	// strings holding them render through the chart's placeholders helper.
 	fills bool
+	// placeheld are the values whose defaults hold placeholders, by values
+	// path (placeheldValues); filledValues is set when a template renders
+	// one through the chart's filledValue helper.
+	placeheld    map[string][]string
+	filledValues bool
 }
 
 func newTemplater(chart, prefix, namespace string) *templater {
@@ -77,11 +82,11 @@ func (t *templater) nameExpr(kind, name string, clusterScoped bool) string {
 	return fmt.Sprintf(`include "%s.child" (list . %s)`, t.chart, suffix)
 }
 
-// block marks a field whose content is toYaml of a values path.
+// block marks a field whose content is the YAML of a values path.
 func (t *templater) block(valuesPath string) string {
 	t.n++
 	tok := fmt.Sprintf("OPCTLBLOCK%dX", t.n)
-	t.tokens[tok] = valuesPath
+	t.tokens[tok] = t.yamlOf(valuesPath, valuesPath)
 	return tok
 }
 
@@ -117,7 +122,7 @@ func (t *templater) finish(obj map[string]any) (string, error) {
 			return "", false
 		}
 		inner := len(indent) + len(dash) + 2
-		return fmt.Sprintf("%s%s%s:\n%s{{- toYaml %s | nindent %d }}", indent, dash, key, strings.Repeat(" ", inner), t.tokens[tok], inner), true
+		return fmt.Sprintf("%s%s%s:\n%s{{- %s | nindent %d }}", indent, dash, key, strings.Repeat(" ", inner), t.tokens[tok], inner), true
 	})
 	s = replaceMarks(s, "OPCTLLINE", func(line, tok string) (string, bool) {
 		indent, _, _, ok := markLine(line, tok, func(rest string) (string, bool) {

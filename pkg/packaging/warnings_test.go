@@ -250,6 +250,14 @@ func TestWarnings(t *testing.T) {
 					t.Errorf("the chart lacks the APIService: %v", err)
 				}
 			}},
+		{"a placeholder where the API takes no string is read with its default", sampleDir, replaceIn("config/manager/manager.yaml", "  replicas: 1\n", "  replicas: ${REPLICAS:=2}\n"),
+			[]string{"manager Deployment kvstore-controller-manager: spec.replicas is \"${REPLICAS:=2}\", a placeholder where the API takes no string: the chart and the bundle carry 2"},
+			func(t *testing.T, out string, res *Result) {
+				values := string(readFile(t, filepath.Join(out, "charts/sample-operator/values.yaml")))
+				if !strings.Contains(values, "\nreplicas: 2\n") || !strings.Contains(csvText(t, out, "sample-operator"), "replicas: 2\n") || len(res.Placeholders) > 0 {
+					t.Errorf("want replicas 2 in values.yaml and the CSV, and no placeholders value (%+v):\n%s", res.Placeholders, values)
+				}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
