@@ -376,6 +376,7 @@ func buildOverlay(dir string) ([]*unstructured.Unstructured, error) {
 // sort files the overlay's objects into the project.
 func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error {
 	var deployments, namespaces []*unstructured.Unstructured
+	p.dropPlaceholderKeys(objs)
 	for _, o := range objs {
 		if err := checkSize(o); err != nil {
 			return err

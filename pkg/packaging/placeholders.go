@@ -91,7 +91,7 @@ func (p *Project) scanPlaceholders() ([]Placeholder, []KoImage) {
 					ph.Uses = append(ph.Uses, m[0])
 				}
 				if m[2] != "" && ph.Required {
-					ph.Default, ph.Required = m[3], false
+					ph.Default, ph.Required = placeholderDefault(m[3]), false
 				}
 			}
 			for _, k := range koPattern.FindAllString(s, -1) {
@@ -101,6 +101,20 @@ func (p *Project) scanPlaceholders() ([]Placeholder, []KoImage) {
 			}
 			return s
 		})
+		// A placeholder line is nothing while its variable is unset.
+		for _, l := range substLines(o.Object) {
+			ph := byVar[l.Var]
+			if ph == nil {
+				ph = &Placeholder{Var: l.Var}
+				byVar[l.Var] = ph
+			}
+			if !slices.Contains(ph.Uses, l.Text) {
+				ph.Uses = append(ph.Uses, l.Text)
+			}
+			if ph.Required {
+				ph.Default, ph.Required = "", false
+			}
+		}
 	}
 	var phs []Placeholder
 	for _, v := range sortedKeys(byVar) {
@@ -164,6 +178,7 @@ func placeholderStrings(v any, f func(string) string) {
 // CRDs.
 func PlaceholdersIn(obj map[string]any) []string {
 	var out []string
+	eachPlaceholderKey(obj, func(_ map[string]any, key string) { out = append(out, key) })
 	placeholderStrings(obj, func(s string) string {
 		for _, m := range slices.Concat(placeholderPattern.FindAllString(s, -1), koPattern.FindAllString(s, -1)) {
 			if !slices.Contains(out, m) {
@@ -173,6 +188,20 @@ func PlaceholdersIn(obj map[string]any) []string {
 		return s
 	})
 	return out
+}
+
+// placeholderDefault is the value a placeholder's default stands for: a
+// default written as a YAML quoted string (${VAR:=""}, ${VAR:='x'}) is
+// its content, which is what the YAML reading after the release step's
+// substitution gives where the placeholder is the whole value.
+func placeholderDefault(d string) string {
+	if len(d) >= 2 && (d[0] == '"' || d[0] == '\'') && d[len(d)-1] == d[0] {
+		var s string
+		if err := yaml.Unmarshal([]byte(d), &s); err == nil {
+			return s
+		}
+	}
+	return d
 }
 
 // hasPlaceholder reports a string the chart fills from values.
@@ -192,9 +221,9 @@ func substitute(s string, known map[string]bool, env map[string]string) (string,
 		case !known[g[1]]:
 			return m
 		case (g[2] == ":=" || g[2] == ":-") && val == "":
-			return g[3]
+			return placeholderDefault(g[3])
 		case (g[2] == "=" || g[2] == "-") && !set:
-			return g[3]
+			return placeholderDefault(g[3])
 		case set:
 			return val
 		}
@@ -225,7 +254,10 @@ func (p *Project) fillBundle(files Files, dir string) ([]string, error) {
 		if obj["kind"] == "CustomResourceDefinition" {
 			continue
 		}
-		changed := false
+		changed, err := expandSubstLines(obj, p.setEnv)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
 		placeholderStrings(obj, func(s string) string {
 			for _, k := range koPattern.FindAllString(s, -1) {
 				if !slices.Contains(kos, k) {
@@ -284,12 +316,15 @@ func fillLines(b *strings.Builder, s string, phs []Placeholder, kos []KoImage, i
 	for _, ph := range phs {
 		for _, use := range ph.Uses {
 			g := placeholderPattern.FindStringSubmatch(use)
+			if g == nil || g[0] != use {
+				continue // a placeholder line, which the template renders itself
+			}
 			val := fmt.Sprintf("(index $v %q)", ph.Var)
 			switch g[2] {
 			case "=", "-": // the default only when unset
-				val = fmt.Sprintf("(ternary %s %s (hasKey $v %q))", val, strconv.Quote(g[3]), ph.Var)
+				val = fmt.Sprintf("(ternary %s %s (hasKey $v %q))", val, strconv.Quote(placeholderDefault(g[3])), ph.Var)
 			case ":=", ":-":
-				val = fmt.Sprintf("(default %s %s)", strconv.Quote(g[3]), val)
+				val = fmt.Sprintf("(default %s %s)", strconv.Quote(placeholderDefault(g[3])), val)
 			case "":
 				msg := fmt.Sprintf("placeholders.%s is required: the project's manifests use %s, which its release step fills; set it with --set-string placeholders.%s=...", ph.Var, use, ph.Var)
 				val = fmt.Sprintf("(required %s %s)", strconv.Quote(msg), val)

@@ -9,6 +9,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/yaml"
 )
 
@@ -133,7 +134,7 @@ func TestPlaceholdersInValues(t *testing.T) {
 	for _, ph := range res.Placeholders {
 		names = append(names, ph.Var)
 	}
-	if want := []string{"CPU_LIMIT", "CP_LABEL", "LOG_LEVEL", "NODE_POOL", "PRIORITY_CLASS"}; !slices.Equal(names, want) {
+	if want := []string{"CPU_LIMIT", "CP_LABEL", "IAM_ROLE", "LOG_LEVEL", "NODE_POOL", "PRIORITY_CLASS"}; !slices.Equal(names, want) {
 		t.Errorf("result placeholders %q, want %q (GRACE_SECONDS is read with its default)", names, want)
 	}
 }
@@ -212,6 +213,127 @@ func TestPlaceheldValuesOrder(t *testing.T) {
 		got := placeheldValues([]value{{Key: "nodeSelector", Val: m}}, nil)[".Values.nodeSelector"]
 		if !slices.Equal(got, want) {
 			t.Fatalf("uses %q, want %q", got, want)
+		}
+	}
+}
+
+// A placeholder line (${VAR/#prefix/replacement} that expands to a whole
+// "key: value" line, as in the ServiceAccount's annotations of the
+// fixture) is no key holding "${" in the chart: the annotation is there
+// when placeholders.IAM_ROLE is set, expanded as envsubst would, and
+// absent when it is not.
+func TestPlaceholderLines(t *testing.T) {
+	out, _ := packageTo(t, placeholderValuesDir, PackageOptions{})
+	dir := filepath.Join(out, "charts", "pvdemo")
+	const arn = "arn:aws:iam::123456789012:role/manager"
+	for _, tc := range []struct {
+		role string
+		want map[string]string
+	}{
+		{"", nil},
+		{arn, map[string]string{"eks.amazonaws.com/role-arn": arn}},
+	} {
+		phs := map[string]any{"NODE_POOL": "pool-a"}
+		if tc.role != "" {
+			phs["IAM_ROLE"] = tc.role
+		}
+		rendered := render(t, dir, "ns", map[string]any{"placeholders": phs})
+		for name, text := range rendered {
+			if strings.Contains(text, "${") && !strings.Contains(name, "/crds/") {
+				t.Errorf("IAM_ROLE=%q: %s renders a placeholder:\n%s", tc.role, name, text)
+			}
+		}
+		var sa corev1.ServiceAccount
+		renderedObject(t, rendered, "ServiceAccount", "controller-manager", &sa)
+		got := sa.Annotations
+		if tc.want == nil && len(got) != 0 {
+			t.Errorf("IAM_ROLE unset: annotations %v, want none", got)
+		}
+		for k, v := range tc.want {
+			if got[k] != v {
+				t.Errorf("IAM_ROLE=%q: annotation %s = %q, want %q (all: %v)", tc.role, k, got[k], v, got)
+			}
+		}
+	}
+}
+
+// A value that expands to no "key: value" line fails the render, naming
+// the value and the line.
+func TestPlaceholderLineBadValue(t *testing.T) {
+	out, _ := packageTo(t, placeholderValuesDir, PackageOptions{})
+	dir := filepath.Join(out, "charts", "pvdemo")
+	_, err := renderErr(dir, "ns", map[string]any{"placeholders": map[string]any{"NODE_POOL": "pool-a", "IAM_ROLE": "not-an-arn"}})
+	if err == nil || !strings.Contains(err.Error(), "placeholders.IAM_ROLE") || !strings.Contains(err.Error(), "not one") {
+		t.Errorf("IAM_ROLE=not-an-arn: %v, want a failure naming placeholders.IAM_ROLE", err)
+	}
+}
+
+// In the bundle, --set-env expands a placeholder line as envsubst would,
+// and an unset variable leaves no line; the scan lists the variable as
+// optional, with the line as its use.
+func TestSubstLineExpand(t *testing.T) {
+	l, ok := parseSubstLine("${ROLE/#arn/eks.amazonaws.com/role-arn", "arn}")
+	if !ok {
+		t.Fatal("the placeholder line does not parse")
+	}
+	tests := []struct {
+		env  map[string]string
+		want map[string]any
+	}{
+		{nil, map[string]any{}},
+		{map[string]string{"ROLE": "arn:aws:iam::1:role/x"}, map[string]any{"eks.amazonaws.com/role-arn": "arn:aws:iam::1:role/x"}},
+	}
+	for _, tt := range tests {
+		obj := map[string]any{"metadata": map[string]any{"annotations": map[string]any{l.Text[:strings.Index(l.Text, ": ")]: "arn}"}}}
+		changed, err := expandSubstLines(obj, tt.env)
+		if err != nil || !changed {
+			t.Fatalf("env %v: changed %v, %v", tt.env, changed, err)
+		}
+		got := obj["metadata"].(map[string]any)["annotations"]
+		if b, w := mustJSON(t, got), mustJSON(t, tt.want); b != w {
+			t.Errorf("env %v: annotations %s, want %s", tt.env, b, w)
+		}
+	}
+	// A value that makes no "key: value" line is an error naming it.
+	obj := map[string]any{"a": map[string]any{"${ROLE//x/y}": nil}}
+	if _, err := expandSubstLines(obj, map[string]string{"ROLE": "- x"}); err == nil || !strings.Contains(err.Error(), "--set-env ROLE") {
+		t.Errorf("a line expanding to a list item: %v, want an error naming --set-env ROLE", err)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// A key that holds a placeholder in a form opctl cannot fill is left out
+// with a warning naming the object and the key; a placeholder line stays
+// for the chart to render.
+func TestDropPlaceholderKeys(t *testing.T) {
+	o := &unstructured.Unstructured{Object: map[string]any{"kind": "Service", "metadata": map[string]any{"name": "svc", "annotations": map[string]any{
+		"${ANN}":            "x",
+		"${ROLE/#arn/a/b":   "arn}",
+		"example.com/plain": "y",
+	}}}}
+	p := &Project{}
+	p.dropPlaceholderKeys([]*unstructured.Unstructured{o})
+	got := o.GetAnnotations()
+	if _, ok := got["${ANN}"]; ok || got["${ROLE/#arn/a/b"] != "arn}" || got["example.com/plain"] != "y" {
+		t.Errorf("annotations %v: want ${ANN} dropped, the line and the plain one kept", got)
+	}
+	if len(p.warnings) != 1 || !strings.Contains(p.warnings[0], "Service svc") || !strings.Contains(p.warnings[0], `"${ANN}"`) {
+		t.Errorf("warnings %q: want one naming Service svc and the key", p.warnings)
+	}
+}
+
+func TestPlaceholderDefault(t *testing.T) {
+	for in, want := range map[string]string{`""`: "", `"a b"`: "a b", `'x'`: "x", `plain`: "plain", `"`: `"`, `"a'`: `"a'`} {
+		if got := placeholderDefault(in); got != want {
+			t.Errorf("placeholderDefault(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -107,6 +107,7 @@ var escapeActions = strings.NewReplacer("{{", "{{`{{`}}", "}}", "{{`}}`}}")
 // finish marshals obj and replaces its tokens.
 func (t *templater) finish(obj map[string]any) (string, error) {
 	if t.fills && obj["kind"] != "CustomResourceDefinition" {
+		t.renderSubstLines(obj)
 		t.fillPlaceholders(obj)
 	}
 	b, err := yaml.Marshal(obj)
