@@ -54,7 +54,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, err := p.recordFits(new(recorder), files, opts.CRDs); err != nil {
+		if _, err := p.recordFits(new(recorder), files, opts.CRDs, nil); err != nil {
 			return nil, nil, err
 		}
 		return files, warnings, nil
@@ -124,15 +124,17 @@ type layoutTry struct {
 	err       error  // the chart could not be rendered in this layout
 	packErr   error  // the CRDs could not be packed
 	crds      string // the --crds mode rendered
-	measured  bool
+	// measured are the CRD charts whose record packCRDs measured.
+	measured map[string]bool
+	checked  bool
 }
 
 // try renders and measures the chart in mode.
 func (l *layouts) try(mode string) *layoutTry {
 	t := l.build(mode)
-	if !t.measured && t.err == nil && t.packErr == nil {
-		t.measured = true
-		t.n, t.fitErr = l.p.recordFits(l.records, t.files, t.crds)
+	if !t.checked && t.err == nil && t.packErr == nil {
+		t.checked = true
+		t.n, t.fitErr = l.p.recordFits(l.records, t.files, t.crds, t.measured)
 	}
 	return t
 }
@@ -152,8 +154,15 @@ func (l *layouts) build(mode string) *layoutTry {
 			t.err = err
 			return t
 		}
-		if opts.crdCharts, t.packErr = l.p.packCRDs(a.crdTexts); t.packErr != nil {
+		var measured map[int]bool
+		if opts.crdCharts, measured, t.packErr = l.p.packCRDs(a.crdTexts); t.packErr != nil {
 			return t
+		}
+		t.measured = map[string]bool{}
+		for i, ok := range measured {
+			if ok {
+				t.measured[crdChartDir(l.p.Name, i)+"/"] = true
+			}
 		}
 		opts.CRDs, t.crdCharts = CRDsSeparateChart, opts.crdCharts
 	}
@@ -212,7 +221,7 @@ var layoutNote = map[string]string{
 // recordFits measures the release records of the charts in files, when
 // the CRDs are large enough to matter. It returns the size of the first
 // that does not fit and an error; 0 and an error when measuring failed.
-func (p *Project) recordFits(records *recorder, files Files, mode string) (int, error) {
+func (p *Project) recordFits(records *recorder, files Files, mode string, measured map[string]bool) (int, error) {
 	a, err := p.analyze()
 	if err != nil {
 		return 0, err
@@ -227,8 +236,8 @@ func (p *Project) recordFits(records *recorder, files Files, mode string) (int, 
 		}
 	}
 	for _, dir := range charts {
-		if recordEstimate(files, dir) <= MaxReleaseRecordBytes*4/5 {
-			continue // well inside: no need to render
+		if measured[dir] || recordEstimate(files, dir) <= MaxReleaseRecordBytes*4/5 {
+			continue // measured when packed, or well inside: no need to render
 		}
 		n, err := records.size(files, dir)
 		if err != nil {

@@ -47,11 +47,13 @@ func releaseRecordBytes(files Files, dir string) (int, error) {
 }
 
 // recorder measures release records. The record is built as Helm builds
-// it (the loaded chart, its manifest rendered by Helm's engine, not sorted)
-// and compressed at gzip's default level, which compresses less than
-// Helm's best. A record over the cap by less than recordBand is compressed
-// again at the best level, and one within a percent of the cap is made by
-// a dry-run install, exactly as Helm stores it.
+// it (the loaded chart, its manifest rendered by Helm's engine, not sorted,
+// with stand-in certificates: withStandInCerts) and compressed at gzip's
+// default level, which compresses less than Helm's best (a record with
+// random certificates may come out a few bytes under Helm's). A record
+// from a percent under the cap to recordBand over it is compressed again
+// at the best level, and one within a percent of the cap is made by a
+// dry-run install, exactly as Helm stores it.
 type recorder struct {
 	// renders are the manifests rendered by the engine, by the digest of
 	// what they were rendered from: the layouts tried share all but
@@ -72,7 +74,7 @@ func (r *recorder) size(files Files, dir string) (int, error) {
 	model := &release.Release{Name: recordRelease, Namespace: "default", Chart: ch, Config: recordValues(ch),
 		Info: &release.Info{Status: release.StatusDeployed, Description: "Install complete"}, Manifest: manifest, Version: 1}
 	n, err := encodedRecordBytes(model, gzip.DefaultCompression)
-	if err != nil || n <= MaxReleaseRecordBytes || n > MaxReleaseRecordBytes*recordBand/100 {
+	if err != nil || n <= MaxReleaseRecordBytes*99/100 || n > MaxReleaseRecordBytes*recordBand/100 {
 		return n, err
 	}
 	if n, err = encodedRecordBytes(model, gzip.BestCompression); err != nil || n < MaxReleaseRecordBytes*99/100 || n > MaxReleaseRecordBytes*101/100 {
@@ -121,6 +123,7 @@ func (r *recorder) manifest(ch *chart.Chart, dir string) (string, error) {
 	key := [sha256.Size]byte(h.Sum(nil))
 	text, ok := r.renders[key]
 	if !ok {
+		rest.Templates = withStandInCerts(rest.Templates)
 		vals, err := chartutil.ToRenderValues(&rest, recordValues(ch), chartutil.ReleaseOptions{Name: recordRelease, Namespace: "default", Revision: 1, IsInstall: true}, recordCapabilities())
 		if err != nil {
 			return "", fmt.Errorf("rendering %s: %w", dir, err)
@@ -271,8 +274,10 @@ func crdChartDirs(files Files, name string) []string {
 // CRD's templated text alone, largest first (first fit). CRDs a webhook
 // converts go to charts of their own, after the others: those charts name
 // the release whose webhook Service converts them, so they install after
-// it. A CRD too large for a chart of its own is an error.
-func (p *Project) packCRDs(texts map[string][]byte) (map[string]int, error) {
+// it. A CRD too large for a chart of its own is an error. measured are
+// the charts that hold one CRD whose record was measured alone, with
+// room for a CRD chart's own files: they fit without measuring again.
+func (p *Project) packCRDs(texts map[string][]byte) (charts map[string]int, measured map[int]bool, err error) {
 	type item struct {
 		name string
 		cost int
@@ -280,10 +285,11 @@ func (p *Project) packCRDs(texts map[string][]byte) (map[string]int, error) {
 	budget := MaxReleaseRecordBytes * 4 / 5
 	converted := p.conversionCRDs()
 	var plain, conv []item
+	measuredAlone := map[string]bool{}
 	for _, c := range p.CRDs {
 		text, err := crdTemplateText(texts[c.Name])
 		if err != nil {
-			return nil, fmt.Errorf("CustomResourceDefinition %s: %w", c.Name, err)
+			return nil, nil, fmt.Errorf("CustomResourceDefinition %s: %w", c.Name, err)
 		}
 		cost := recordEstimate(Files{"c/templates/crds/x.yaml": []byte(text)}, "c/")
 		if cost > budget {
@@ -295,12 +301,12 @@ func (p *Project) packCRDs(texts map[string][]byte) (map[string]int, error) {
 				"c/templates/crds/x.yaml": []byte(text),
 			}, "c/")
 			if err != nil {
-				return nil, fmt.Errorf("CustomResourceDefinition %s: %w", c.Name, err)
+				return nil, nil, fmt.Errorf("CustomResourceDefinition %s: %w", c.Name, err)
 			}
 			if n > MaxReleaseRecordBytes-recordHeadroom {
-				return nil, fmt.Errorf("CustomResourceDefinition %s alone would make a Helm release record of %d bytes (%d with a CRD chart's own files)", c.Name, n, n+recordHeadroom)
+				return nil, nil, fmt.Errorf("CustomResourceDefinition %s alone would make a Helm release record of %d bytes (%d with a CRD chart's own files)", c.Name, n, n+recordHeadroom)
 			}
-			cost = budget
+			cost, measuredAlone[c.Name] = budget, true
 		}
 		if slices.Contains(converted, c) {
 			conv = append(conv, item{c.Name, cost})
@@ -309,6 +315,7 @@ func (p *Project) packCRDs(texts map[string][]byte) (map[string]int, error) {
 		}
 	}
 	out := map[string]int{}
+	measured = map[int]bool{}
 	first := 0
 	for _, items := range [][]item{plain, conv} {
 		slices.SortStableFunc(items, func(a, b item) int { return cmp.Compare(b.cost, a.cost) })
@@ -318,12 +325,14 @@ func (p *Project) packCRDs(texts map[string][]byte) (map[string]int, error) {
 			if i < 0 {
 				bins, i = append(bins, 0), len(bins)
 			}
+			// A measured CRD costs the whole budget: it is alone.
+			measured[first+i] = it.cost == budget && bins[i] == 0 && measuredAlone[it.name]
 			bins[i] += it.cost
 			out[it.name] = first + i
 		}
 		first += len(bins)
 	}
-	return out, nil
+	return out, measured, nil
 }
 
 // conversionCharts are the indexes of the packed CRD charts that hold CRDs
