@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -27,26 +28,40 @@ func newTenancyCheckCommand(g *GlobalOptions) *cobra.Command {
 		offline            bool
 		profile, storageNS string
 		configMap          string
+		opts               validate.TenantOptions
 	)
 	cmd := &cobra.Command{
-		Use:   "check CHART",
-		Short: "Say, before any install, whether a chart can run for a tenant and what would allow it",
-		Long: `check judges a Helm chart (a directory or .tgz, as opctl package writes it)
-the way the tenancy controller would before installing it for a tenant: its
-cluster-wide rules against the shipped baseline and the platform's
-ClusterRoles, its manager's watched namespaces, Pod Security restricted and
-its cluster-scoped objects. It prints each refusal with its rule or object
-and the reason, and a ClusterRole (YAML) that would allow the cluster-wide
-rules still missing.
+		Use:   "check PATH",
+		Short: "Say, before any install, whether a chart, bundle or catalog package can run for a tenant and what would allow it",
+		Long: `check judges the chart, bundle or catalog package at PATH the way the
+tenancy controller would before installing it for a tenant: a Helm chart
+(a directory or .tgz), a registry+v1 bundle (a directory with manifests/
+and metadata/, as opctl package writes them) or the bundle of a
+file-based catalog directory's package (--package; the channel head, or
+--version). It judges the cluster-wide rules against the shipped baseline
+and the platform's ClusterRoles, the manager's watched namespaces, Pod
+Security restricted and the cluster-scoped objects. A bundle is first
+rendered as the controller's bundle backend renders it for a tenant of
+--namespaces namespaces: its install modes must fit them, its
+clusterPermissions on namespaced resources become Roles in the tenant's
+namespaces and the rest cluster-wide rules, its webhooks are narrowed to
+the tenant. It prints each refusal with its rule or object and the reason,
+and a ClusterRole (YAML) that would allow the cluster-wide rules still
+missing.
 
 The platform's ClusterRoles are read from the cluster of --kubeconfig (the
 ConfigMap charts/opctl's tenantClusterRoles value writes, and the
-TenantProfile of --profile), or, with --offline, only from --cluster-role-file.
-Exit codes: 0 it fits, 1 something would be refused, 2 unusable input.`,
+TenantProfile of --profile), and so is which resources are cluster-scoped;
+with --offline, only --cluster-role-file is read, and the APIs opctl knows
+are cluster-scoped. Exit codes: 0 it fits, 1 something would be refused,
+2 unusable input.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(g.Output, FormatText, FormatJSON); err != nil {
 				return &ExitError{Code: 2, Err: err}
+			}
+			if opts.Namespaces < 1 {
+				return &ExitError{Code: 2, Err: fmt.Errorf("--namespaces %d: a tenant has one namespace or more", opts.Namespaces)}
 			}
 			var roles []rbacv1.ClusterRole
 			for _, f := range roleFiles {
@@ -57,13 +72,13 @@ Exit codes: 0 it fits, 1 something would be refused, 2 unusable input.`,
 				roles = append(roles, rs...)
 			}
 			if !offline {
-				rs, err := platformClusterRoles(cmd, g, storageNS, configMap, profile)
+				rs, mapper, err := platformClusterRoles(cmd, g, storageNS, configMap, profile)
 				if err != nil {
 					return &ExitError{Code: 2, Err: fmt.Errorf("%w (use --offline with --cluster-role-file to judge without a cluster)", err)}
 				}
-				roles = append(roles, rs...)
+				roles, opts.Mapper = append(roles, rs...), mapper
 			}
-			v, err := validate.CheckTenant(args[0], roles)
+			v, err := validate.CheckTenant(cmd.Context(), args[0], roles, opts)
 			if err != nil {
 				return &ExitError{Code: 2, Err: err}
 			}
@@ -82,6 +97,10 @@ Exit codes: 0 it fits, 1 something would be refused, 2 unusable input.`,
 	f.StringVar(&profile, "profile", "", "TenantProfile whose spec.clusterRoles the tenant gets (read from the cluster)")
 	f.StringVar(&storageNS, "storage-namespace", envOr("POD_NAMESPACE", tenancy.DefaultStorageNamespace), "the tenancy controller's namespace, holding the ConfigMap of --tenant-cluster-roles-configmap")
 	f.StringVar(&configMap, "tenant-cluster-roles-configmap", "opctl-tenant-cluster-roles", "the ConfigMap of the platform's tenant ClusterRoles, as charts/opctl writes it")
+	f.StringVar(&opts.Package, "package", "", "the package of the catalog directory to judge (catalogs only)")
+	f.StringVar(&opts.Channel, "channel", "", "the channel of --package whose head is judged (default: the package's default channel)")
+	f.StringVar(&opts.Version, "version", "", "the version of --package to judge instead of the channel head")
+	f.IntVar(&opts.Namespaces, "namespaces", 1, "how many namespaces the tenant has (bundles: one needs the OwnNamespace install mode, more MultiNamespace)")
 	return cmd
 }
 
@@ -113,27 +132,28 @@ func readClusterRoles(path string) ([]rbacv1.ClusterRole, error) {
 
 // platformClusterRoles reads the ClusterRoles the platform names for
 // tenants from the cluster: the tenancy controller's ConfigMap and the
-// TenantProfile's, each ClusterRole as it is there.
-func platformClusterRoles(cmd *cobra.Command, g *GlobalOptions, ns, configMap, profile string) ([]rbacv1.ClusterRole, error) {
+// TenantProfile's, each ClusterRole as it is there; and returns the
+// cluster's discovery, which says what is cluster-scoped.
+func platformClusterRoles(cmd *cobra.Command, g *GlobalOptions, ns, configMap, profile string) ([]rbacv1.ClusterRole, meta.RESTMapper, error) {
 	cfg, err := g.RESTConfig()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cl, err := client.New(cfg, client.Options{Scheme: tenancy.Scheme()})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx := cmd.Context()
 	var names []string
 	cm := &corev1.ConfigMap{}
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: configMap}, cm); client.IgnoreNotFound(err) != nil {
-		return nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ns, configMap, err)
+		return nil, nil, fmt.Errorf("reading ConfigMap %s/%s: %w", ns, configMap, err)
 	}
 	names = append(names, tenancy.SplitClusterRoles(cm.Data[tenancy.ClusterRolesKey])...)
 	if profile != "" {
 		p := &tenancyv1.TenantProfile{}
 		if err := cl.Get(ctx, client.ObjectKey{Name: profile}, p); err != nil {
-			return nil, fmt.Errorf("reading TenantProfile %s: %w", profile, err)
+			return nil, nil, fmt.Errorf("reading TenantProfile %s: %w", profile, err)
 		}
 		names = append(names, p.Spec.ClusterRoles...)
 	}
@@ -141,11 +161,11 @@ func platformClusterRoles(cmd *cobra.Command, g *GlobalOptions, ns, configMap, p
 	for _, name := range names {
 		role := &rbacv1.ClusterRole{}
 		if err := cl.Get(ctx, client.ObjectKey{Name: name}, role); err != nil {
-			return nil, fmt.Errorf("reading ClusterRole %s, which the platform names for tenants: %w", name, err)
+			return nil, nil, fmt.Errorf("reading ClusterRole %s, which the platform names for tenants: %w", name, err)
 		}
 		out = append(out, *role)
 	}
-	return out, nil
+	return out, cl.RESTMapper(), nil
 }
 
 // writeVerdict prints v as text or JSON.
@@ -159,11 +179,18 @@ func writeVerdict(w io.Writer, format string, v *validate.TenantVerdict) error {
 	if len(v.ClusterRoles) > 0 {
 		against += " and ClusterRoles " + strings.Join(v.ClusterRoles, ", ")
 	}
+	what := v.Path
+	switch {
+	case v.Channel != "":
+		what += " (package " + v.Package + ", channel " + v.Channel + ": bundle " + v.Bundle + ")"
+	case v.Bundle != "":
+		what += " (bundle " + v.Bundle + ")"
+	}
 	if v.Fits {
-		_, err := fmt.Fprintf(w, "%s fits a tenant (judged against %s)\n", v.Chart, against)
+		_, err := fmt.Fprintf(w, "%s fits a tenant (judged against %s)\n", what, against)
 		return err
 	}
-	fmt.Fprintf(w, "%s would be refused for a tenant (judged against %s):\n", v.Chart, against)
+	fmt.Fprintf(w, "%s would be refused for a tenant (judged against %s):\n", what, against)
 	for _, f := range v.Refusals {
 		where := strings.TrimSpace(f.File + " " + f.Object)
 		msg := f.Message

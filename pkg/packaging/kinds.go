@@ -198,3 +198,7 @@ func (p *Project) metricsService(o *unstructured.Unstructured) bool {
 // well-known cluster-scoped APIs opctl knows (a project's own CRDs say
 // their scope themselves).
 func ClusterScopedKind(group, kind string) bool { return clusterScopedKinds[group+"/"+kind] }
+
+// ClusterScopedResource reports whether group/resource is one of the
+// built-in or well-known cluster-scoped APIs opctl knows.
+func ClusterScopedResource(group, resource string) bool { return clusterScoped[group+"/"+resource] }

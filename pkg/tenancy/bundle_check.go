@@ -9,13 +9,10 @@ import (
 	helmrelease "opctl.dev/opctl/pkg/tenancy/internal/helmrelease"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"helm.sh/helm/v3/pkg/chart"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
-	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 )
 
@@ -80,8 +77,9 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 	if err != nil {
 		return operatorPlan{detail: &bundlePlan{res: res, err: err}}, nil
 	}
+	clusterScoped, clusterResource := registryv1.MapperScopes(b.mapper)
 	rendered, err := registryv1.RenderBundle(registryv1.BundleRender{Tenant: t.Name, Release: op.Name, Namespaces: t.Spec.Namespaces,
-		Objects: content.Objects, ClusterScoped: b.clusterScoped, ClusterResource: b.clusterResource,
+		Objects: content.Objects, ClusterScoped: clusterScoped, ClusterResource: clusterResource,
 		Certs: func(deployments []string) (*registryv1.WebhookCerts, error) {
 			return b.webhookCertsFor(ctx, t, op.Name, deployments)
 		}})
@@ -91,41 +89,11 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 		}
 		return operatorPlan{}, fmt.Errorf("operator %s: bundle %s: %w", op.Name, res.Bundle.Name, err)
 	}
-	install := bundleChart(src.Package, res, rendered)
+	install := registryv1.ReleaseChart(src.Package, res, rendered)
 	rendered.Analysis.Release = install
 	values := map[string]any{"bundle": res.Bundle.Name, "image": content.Image, "manifest": rendered.Digest}
 	return operatorPlan{analysis: rendered.Analysis, detail: &bundlePlan{res: res, content: content},
 		release: &helmrelease.Spec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: install, Values: values}}, nil
-}
-
-// clusterScoped asks the API server's discovery; an unknown kind is
-// namespaced, and the tamper check refuses it if it is not.
-func (b *bundleBackend) clusterScoped(gvk schema.GroupVersionKind) bool {
-	scoped, _ := guard.ScopeOf(b.mapper, gvk)
-	return scoped
-}
-
-// clusterResource reports whether the cluster serves group/resource
-// cluster-scoped, or not at all.
-func (b *bundleBackend) clusterResource(group, resource string) bool {
-	gvk, err := b.mapper.KindFor(schema.GroupVersionResource{Group: group, Resource: resource})
-	if err != nil {
-		return true
-	}
-	scoped, known := guard.ScopeOf(b.mapper, gvk)
-	return scoped || !known
-}
-
-// bundleChart is the chart Helm installs for a rendered bundle: the
-// manifest as a file that one template prints, so that nothing in it is
-// read as a template.
-func bundleChart(pkg string, res *registryv1.Resolution, r *registryv1.RenderedBundle) *chart.Chart {
-	return &chart.Chart{
-		Metadata: &chart.Metadata{APIVersion: chart.APIVersionV2, Name: pkg, Version: res.Version.String(), AppVersion: res.Version.String(),
-			Description: fmt.Sprintf("registry+v1 bundle %s, rendered by the opctl tenancy controller", res.Bundle.Name)},
-		Templates: []*chart.File{{Name: "templates/bundle.yaml", Data: []byte(`{{ .Files.Get "bundle.yaml" }}`)}},
-		Files:     []*chart.File{{Name: "bundle.yaml", Data: r.Manifest}},
-	}
 }
 
 func (b *bundleBackend) runsReleases() {}

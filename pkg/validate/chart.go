@@ -127,10 +127,19 @@ func ValidateChart(dir string, opts Options) (*Report, error) {
 // newRender renders c with vals and finds its workloads and
 // PodDisruptionBudgets.
 func newRender(c *chart.Chart, vals map[string]any) chartRender {
-	rd := chartRender{vals: vals}
-	if rd.objs, rd.err = renderChart(c, vals); rd.err != nil {
-		return rd
+	objs, err := renderChart(c, vals)
+	if err != nil {
+		return chartRender{vals: vals, err: err}
 	}
+	rd := renderOf(objs)
+	rd.vals = vals
+	return rd
+}
+
+// renderOf sorts rendered objects into a render: its workloads and
+// PodDisruptionBudgets.
+func renderOf(objs []rendered) chartRender {
+	rd := chartRender{objs: objs}
 	for _, o := range rd.objs {
 		if o.obj.GetKind() == "PodDisruptionBudget" {
 			var pdb policyv1.PodDisruptionBudget

@@ -43,14 +43,7 @@ func judgeTenant(c *Check, r *Report, in *chartInput, platform []rbacv1.ClusterR
 	if rd.err != nil {
 		return nil
 	}
-	againstBaseline := againstBaseline
-	var names []string
-	for _, role := range platform {
-		names = append(names, role.Name)
-	}
-	if len(names) > 0 {
-		againstBaseline = "for a tenant (against the shipped baseline and ClusterRoles " + strings.Join(names, ", ") + "): "
-	}
+	againstBaseline := against(platform)
 	if in.chart.Metadata != nil {
 		ann := in.chart.Metadata.Annotations
 		if modes, ok := ann[contract.InstallModes]; ok && contract.AllNamespacesOnly(modes) {
@@ -119,6 +112,18 @@ func judgeTenant(c *Check, r *Report, in *chartInput, platform []rbacv1.ClusterR
 		r.add(c, fmt.Sprintf("%sits pods meet Pod Security %s, not restricted, which every tenant namespace enforces: %s", againstBaseline, res.Level, res.Refusals[podsecurity.Restricted]), w.template, w.id)
 	}
 	return missing
+}
+
+// against starts a refusal: what it was judged against.
+func against(platform []rbacv1.ClusterRole) string {
+	if len(platform) == 0 {
+		return againstBaseline
+	}
+	var names []string
+	for _, role := range platform {
+		names = append(names, role.Name)
+	}
+	return "for a tenant (against the shipped baseline and ClusterRoles " + strings.Join(names, ", ") + "): "
 }
 
 // templateGate is the value that turns off the template of ch at path

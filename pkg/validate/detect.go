@@ -19,6 +19,15 @@ const (
 // Detect tells what path holds: a bundle (manifests/ and metadata/), a
 // chart (Chart.yaml) or an operator project (config/default).
 func Detect(path string) (string, error) {
+	kind, err := sniff(path)
+	if err == nil && kind == "" {
+		err = fmt.Errorf("%s is neither an OLM bundle (manifests/, metadata/), a Helm chart (Chart.yaml), a file-based catalog (olm.package documents) nor an operator project (config/default): pass --kind", path)
+	}
+	return kind, err
+}
+
+// sniff is Detect's kind of path, "" when it is none of them.
+func sniff(path string) (string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return "", fmt.Errorf("cannot read %s: %w", path, err)
@@ -40,7 +49,7 @@ func Detect(path string) (string, error) {
 	case isCatalog(path):
 		return KindCatalog, nil
 	}
-	return "", fmt.Errorf("%s is neither an OLM bundle (manifests/, metadata/), a Helm chart (Chart.yaml), a file-based catalog (olm.package documents) nor an operator project (config/default): pass --kind", path)
+	return "", nil
 }
 
 // isCatalog reports a directory whose YAML or JSON files declare an

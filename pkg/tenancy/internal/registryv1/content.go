@@ -110,12 +110,7 @@ func (f *FBCCatalogs) pull(ctx context.Context, b *declcfg.Bundle) (*BundleConte
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %s: %w", b.Name, b.Image, err)
 	}
-	var docs []string
-	for _, p := range slices.Sorted(maps.Keys(files)) {
-		if ext := path.Ext(p); ext == ".yaml" || ext == ".yml" || ext == ".json" {
-			docs = append(docs, string(files[p]))
-		}
-	}
+	docs, _ := manifestDocs(files)
 	if len(docs) == 0 {
 		return nil, fmt.Errorf("bundle %s: image %s has no manifests/", b.Name, b.Image)
 	}
@@ -133,14 +128,23 @@ const maxBundleBytes = 32 << 20
 // memory far beyond its bytes ("a: 1\n---\n" is 9 bytes).
 const MaxBundleDocs = 2000
 
+// manifestDocs are the YAML and JSON files of a bundle's manifests/, in
+// path order, and their paths.
+func manifestDocs(files map[string][]byte) (docs, paths []string) {
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		if ext := path.Ext(p); ext == ".yaml" || ext == ".yml" || ext == ".json" {
+			docs = append(docs, string(files[p]))
+			paths = append(paths, p)
+		}
+	}
+	return docs, paths
+}
+
 // ReadDocs parses YAML or JSON documents into objects, refusing more than
 // maxBundleDocs of them before parsing any.
 func ReadDocs(bundle string, docs []string) ([]*unstructured.Unstructured, error) {
-	n := 0
-	for _, doc := range docs {
-		if n += strings.Count(doc, "\n---") + 1; n > MaxBundleDocs {
-			return nil, fmt.Errorf("bundle %s: more than %d YAML documents in manifests/: refusing to read it (a bundle holds a CSV, its CRDs and a few more objects)", bundle, MaxBundleDocs)
-		}
+	if err := countDocs(bundle, docs); err != nil {
+		return nil, err
 	}
 	var objs []*unstructured.Unstructured
 	for _, doc := range docs {
@@ -154,6 +158,17 @@ func ReadDocs(bundle string, docs []string) ([]*unstructured.Unstructured, error
 		}
 	}
 	return objs, nil
+}
+
+// countDocs refuses more than MaxBundleDocs documents in docs.
+func countDocs(bundle string, docs []string) error {
+	n := 0
+	for _, doc := range docs {
+		if n += strings.Count(doc, "\n---") + 1; n > MaxBundleDocs {
+			return fmt.Errorf("bundle %s: more than %d YAML documents in manifests/: refusing to read it (a bundle holds a CSV, its CRDs and a few more objects)", bundle, MaxBundleDocs)
+		}
+	}
+	return nil
 }
 
 // digestOf is the digest part of an image reference, or "".

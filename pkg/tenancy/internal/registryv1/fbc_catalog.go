@@ -160,15 +160,21 @@ func (f *FBCCatalogs) image(ctx context.Context, ref name.Reference) (*declcfg.D
 	if err != nil {
 		return nil, err
 	}
+	if len(catalogFiles(files)) == 0 {
+		return nil, fmt.Errorf("the image has no catalog files under /%s (label %s)", dir, catalogConfigsLabel)
+	}
+	return loadFiles(files)
+}
+
+// catalogFiles drops from files what is not a catalog file (YAML or
+// JSON), and returns them.
+func catalogFiles(files map[string][]byte) map[string][]byte {
 	for p := range files {
 		if ext := path.Ext(p); ext != ".json" && ext != ".yaml" && ext != ".yml" {
 			delete(files, p)
 		}
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("the image has no catalog files under /%s (label %s)", dir, catalogConfigsLabel)
-	}
-	return loadFiles(files)
+	return files
 }
 
 // imageFiles returns the regular files under dir (and, with dir "",

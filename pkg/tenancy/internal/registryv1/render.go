@@ -120,6 +120,9 @@ func RenderBundle(in BundleRender) (*RenderedBundle, error) {
 	return &RenderedBundle{csv: csv, Manifest: []byte(manifest.String()), Digest: hex.EncodeToString(sum[:]), Analysis: a}, nil
 }
 
+// CSV is the bundle's ClusterServiceVersion.
+func (r *RenderedBundle) CSV() *operatorsv1alpha1.ClusterServiceVersion { return r.csv }
+
 // InstallModeFits checks that a CSV's install modes allow the operator in
 // the tenant's first namespace to watch all of the tenant's namespaces.
 func InstallModeFits(csv string, modes map[operatorsv1alpha1.InstallModeType]bool, namespaces int) error {
