@@ -54,7 +54,7 @@ func (p *Project) Chart(opts ChartOptions) (Files, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, err := p.recordFits(new(recorder), files, opts.CRDs, nil); err != nil {
+		if _, err := p.recordFits(new(recorder), &layoutTry{files: files, crds: opts.CRDs}); err != nil {
 			return nil, nil, err
 		}
 		return files, warnings, nil
@@ -127,6 +127,20 @@ type layoutTry struct {
 	// measured are the CRD charts whose record packCRDs measured.
 	measured map[string]bool
 	checked  bool
+	// estimates are recordEstimate of each chart, by directory.
+	estimates map[string]int
+}
+
+// estimate is recordEstimate of the chart under dir, computed once.
+func (t *layoutTry) estimate(dir string) int {
+	if n, ok := t.estimates[dir]; ok {
+		return n
+	}
+	if t.estimates == nil {
+		t.estimates = map[string]int{}
+	}
+	t.estimates[dir] = recordEstimate(t.files, dir)
+	return t.estimates[dir]
 }
 
 // try renders and measures the chart in mode.
@@ -134,7 +148,7 @@ func (l *layouts) try(mode string) *layoutTry {
 	t := l.build(mode)
 	if !t.checked && t.err == nil && t.packErr == nil {
 		t.checked = true
-		t.n, t.fitErr = l.p.recordFits(l.records, t.files, t.crds, t.measured)
+		t.n, t.fitErr = l.p.recordFits(l.records, t)
 	}
 	return t
 }
@@ -181,7 +195,7 @@ func (l *layouts) dirOver() (int, error) {
 	if crdTextBytes(a.crdTexts) < recordCheckBytes {
 		return 0, nil
 	}
-	if t := l.build(CRDsTemplated); t.err != nil || recordEstimate(t.files, chartsDir+"/"+l.p.Name+"/") <= MaxReleaseRecordBytes*4/5 {
+	if t := l.build(CRDsTemplated); t.err != nil || t.estimate(chartsDir+"/"+l.p.Name+"/") <= MaxReleaseRecordBytes*4/5 {
 		return 0, nil // measured, or refused, as the templated layout
 	}
 	if t := l.try(CRDsDir); t.err == nil && t.fitErr != nil && t.n > 0 {
@@ -221,7 +235,8 @@ var layoutNote = map[string]string{
 // recordFits measures the release records of the charts in files, when
 // the CRDs are large enough to matter. It returns the size of the first
 // that does not fit and an error; 0 and an error when measuring failed.
-func (p *Project) recordFits(records *recorder, files Files, mode string, measured map[string]bool) (int, error) {
+func (p *Project) recordFits(records *recorder, t *layoutTry) (int, error) {
+	files, mode := t.files, t.crds
 	a, err := p.analyze()
 	if err != nil {
 		return 0, err
@@ -236,7 +251,7 @@ func (p *Project) recordFits(records *recorder, files Files, mode string, measur
 		}
 	}
 	for _, dir := range charts {
-		if measured[dir] || recordEstimate(files, dir) <= MaxReleaseRecordBytes*4/5 {
+		if t.measured[dir] || t.estimate(dir) <= MaxReleaseRecordBytes*4/5 {
 			continue // measured when packed, or well inside: no need to render
 		}
 		n, err := records.size(files, dir)

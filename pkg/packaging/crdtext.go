@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"sigs.k8s.io/yaml"
+	yamlv2 "go.yaml.in/yaml/v2"
 )
 
 // crdTexts renders every CRD once, with its platform-as-code annotations,
@@ -18,7 +18,10 @@ func (p *Project) crdTexts(pacs []PlatformAsCode) (map[string][]byte, error) {
 	parallel(len(p.CRDs), func(i int) {
 		m, err := crdMap(p.crdWithPAC(p.CRDs[i], pacs))
 		if err == nil {
-			out[i], err = yaml.Marshal(m)
+			// The map holds JSON's types only (ToUnstructured): YAML of
+			// it directly is what sigs.k8s.io/yaml would write through
+			// JSON, without the round trip.
+			out[i], err = yamlv2.Marshal(m)
 		}
 		errs[i] = err
 	})

@@ -237,7 +237,10 @@ func substitute(s string, known map[string]bool, env map[string]string) (string,
 // the CRDs, from --set-env and their defaults, and warns of those left
 // and of ko images.
 func (p *Project) fillBundle(files Files, dir string) ([]string, error) {
-	phs, _ := p.scanPlaceholders()
+	phs, koImages := p.scanPlaceholders()
+	if len(phs)+len(koImages) == 0 {
+		return nil, nil // nothing to fill, nothing to warn of
+	}
 	known := map[string]bool{}
 	for _, ph := range phs {
 		known[ph.Var] = true
