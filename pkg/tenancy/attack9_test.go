@@ -52,14 +52,9 @@ func TestAttack9NamespaceRecreatedWhileControllerDown(t *testing.T) {
 				kept, taken = b, a
 			}
 			createTenant(t, newTenant(name, []string{a, b}, writeChart(t, perNamespaceChart()), 1, "owner-"+name))
-			crb := "opctl." + name + ".kv.delegate"
-			testcluster.Eventually(t, 2*time.Minute, "the release's ClusterRoleBinding installed", func(ctx context.Context) error {
-				_, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crb, metav1.GetOptions{})
-				return err
-			})
+			crb := releaseBinding(t, c, name, false)
 			other := name + "-next"
 			t.Cleanup(func() {
-				_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb, metav1.DeleteOptions{})
 				unfinalize(name)
 				unfinalize(other)
 				for _, ns := range []string{a, b} {
@@ -69,12 +64,7 @@ func TestAttack9NamespaceRecreatedWhileControllerDown(t *testing.T) {
 
 			// While the controller is down the platform takes the
 			// namespace from A, deletes it, and gives the name to B.
-			stop()
-			setNamespaces(t, name, kept)
-			if err := c.Client.CoreV1().Namespaces().Delete(ctx, taken, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			nsGone(t, taken)
+			takeWhileDown(t, stop, name, kept, taken)
 			createTenant(t, newTenant(other, []string{taken}, "", 0, "owner-"+other))
 			startController(t, tenancy.Options{})
 			waitTenant(t, other, 2*time.Minute, "Tenant "+other+" ready", ready)
