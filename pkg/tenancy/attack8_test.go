@@ -141,12 +141,7 @@ func TestAttack8NamespaceDeletedWhileControllerDown(t *testing.T) {
 				}
 			})
 
-			stop()
-			setNamespaces(t, name, kept)
-			if err := c.Client.CoreV1().Namespaces().Delete(ctx, taken, metav1.DeleteOptions{}); err != nil {
-				t.Fatal(err)
-			}
-			nsGone(t, taken)
+			takeWhileDown(t, stop, name, kept, taken)
 			startController(t, tenancy.Options{})
 
 			// The release settles: its binding narrowed to the namespace

@@ -137,3 +137,16 @@ func waitHandedBack(t *testing.T, ns string, within time.Duration) {
 		return nil
 	})
 }
+
+// takeWhileDown stops the controller (stop), then, as the platform does
+// while it is down, gives Tenant name the namespace kept alone and deletes
+// the namespace taken, waiting until it is gone.
+func takeWhileDown(t *testing.T, stop func(), name, kept, taken string) {
+	t.Helper()
+	stop()
+	setNamespaces(t, name, kept)
+	if err := cl.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: taken}}); err != nil {
+		t.Fatal(err)
+	}
+	nsGone(t, taken)
+}
