@@ -34,7 +34,7 @@ func TestPlaceholderValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	set := res.requiredValues()
-	want := []string{"placeholders.CLUSTER_NAME=corpus", "placeholders.REGISTRY=corpus", "images.helper=registry.invalid/corpus/helper:v0"}
+	want := []string{"placeholders.CLUSTER_NAME=corpus00", "placeholders.REGISTRY=corpus00", "images.helper=registry.invalid/corpus/helper:v0"}
 	if !slices.Equal(set, want) {
 		t.Errorf("required values %q, want %q", set, want)
 	}

@@ -105,13 +105,15 @@ type packageResult struct {
 
 // requiredValues sets what the chart requires for the project's
 // placeholders: placeholders.VAR without a default, and every ko image.
-// The stand-ins are DNS labels and an image reference, as the names,
-// namespaces and images they fill want.
+// The stand-ins are DNS labels that are also base64 (a Secret's data, as
+// cluster-api-provider-aws's AWS_B64ENCODED_CREDENTIALS fills) and an
+// image reference, as the names, namespaces, data and images they fill
+// want.
 func (r *packageResult) requiredValues() []string {
 	var set []string
 	for _, ph := range r.Placeholders {
 		if ph.Required {
-			set = append(set, "placeholders."+ph.Var+"=corpus")
+			set = append(set, "placeholders."+ph.Var+"=corpus00")
 		}
 	}
 	for _, k := range r.KoImages {
