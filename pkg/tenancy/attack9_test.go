@@ -141,7 +141,8 @@ func TestAttack9OrphanWithUnreadableChart(t *testing.T) {
 		t.Fatal(err)
 	}
 	startController(t, tenancy.Options{})
-	if err := gone(ctx, name, 90*time.Second); err != nil {
+	// settleLeaving retries for a minute, under the controller's backoff.
+	if err := gone(ctx, name, 3*time.Minute); err != nil {
 		t.Errorf("Tenant %s (Orphan), its chart no longer readable, not deleted: %v", name, err)
 	}
 	if ok, why := reviewServiceAccount(t, c, b, "op", delegation); ok {

@@ -132,6 +132,8 @@ type Controller struct {
 	servedCounts corev1.ResourceList
 	// finalized holds the UIDs of the Tenants whose Finalize is done.
 	finalized sync.Map
+	// settleFailing holds, by Tenant UID, when settleLeaving first failed.
+	settleFailing sync.Map
 	// held memoizes what of the named ClusterRoles it does not hold.
 	held heldRoles
 	// namedRoles are the platform's ClusterRoles as last read

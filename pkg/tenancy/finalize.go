@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -85,7 +86,11 @@ func (c *Controller) Finalize(ctx context.Context, t *tenancyv1.Tenant, policy o
 // leaving (the platform took it and deleted the Tenant before the
 // controller saw the change): the owners keep the releases as the spec
 // has them, and the namespace is handed back without the release's
-// objects and grants there. done is false until nothing holds one.
+// objects and grants there. When that keeps failing for settleGrace (the
+// chart can no longer be read, say), the releases that hold such a
+// namespace are uninstalled instead, with a Warning: the deletion ends,
+// and nothing of the tenant's is left in a namespace handed back. done is
+// false until nothing holds one.
 func (c *Controller) settleLeaving(ctx context.Context, t *tenancyv1.Tenant) (done bool, err error) {
 	leaving, err := leavingNamespaces(ctx, c.reader, t)
 	if err != nil || len(leaving) == 0 {
@@ -97,15 +102,59 @@ func (c *Controller) settleLeaving(ctx context.Context, t *tenancyv1.Tenant) (do
 	if err := c.ensureActor(ctx, t); err != nil {
 		return false, err
 	}
-	p, err := c.Check(ctx, t)
+	err = c.toSpec(ctx, t)
 	if err != nil {
-		return false, fmt.Errorf("bringing the operators to the spec before leaving them running (namespaces %s are being handed back): %w", strings.Join(leaving, ", "), err)
+		first, _ := c.settleFailing.LoadOrStore(t.UID, time.Now())
+		if time.Since(first.(time.Time)) < settleGrace {
+			return false, fmt.Errorf("bringing the operators to the spec before leaving them running (namespaces %s are being handed back): %w", strings.Join(leaving, ", "), err)
+		}
+		if err := c.uninstallHolding(ctx, t, leaving, err); err != nil {
+			return false, err
+		}
 	}
-	if err := c.Repair(ctx, t, p, nil); err != nil {
-		return false, err
-	}
+	c.settleFailing.Delete(t.UID)
 	held, err := c.leavingHeld(ctx, t, leaving)
 	return err == nil && !held, err
+}
+
+// settleGrace is how long settleLeaving retries before it uninstalls.
+const settleGrace = time.Minute
+
+// toSpec runs the check and repair steps for t.
+func (c *Controller) toSpec(ctx context.Context, t *tenancyv1.Tenant) error {
+	p, err := c.Check(ctx, t)
+	if err != nil {
+		return err
+	}
+	return c.Repair(ctx, t, p, nil)
+}
+
+// uninstallHolding uninstalls the releases of t recorded in, or holding
+// objects in, the namespaces t is leaving, saying why (cause).
+func (c *Controller) uninstallHolding(ctx context.Context, t *tenancyv1.Tenant, leaving []string, cause error) error {
+	recorded, err := c.releases.recorded(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	for _, rec := range recorded {
+		held := slices.Contains(leaving, rec.Namespace)
+		if !held {
+			if held, err = c.releases.engine.Holds(t, rec.Namespace, rec.Name, leaving); err != nil {
+				return err
+			}
+		}
+		if !held {
+			continue
+		}
+		scope := c.releases.scope(t, rec.Namespace, rec.Name, nil)
+		scope.Leaving = leaving
+		if err := c.releases.engine.Uninstall(ctx, t, rec.Namespace, rec.Name, scope); err != nil {
+			return err
+		}
+		c.event(t, "Warning", "ReleaseUninstalled", "uninstalled %s rather than leave it running (Orphan): it holds namespaces %s, which the tenant is leaving, and it could not be brought to the spec for %s: %v",
+			rec.Name, strings.Join(leaving, ", "), settleGrace, cause)
+	}
+	return nil
 }
 
 // handBackLeaving hands the namespaces t is leaving back to the platform

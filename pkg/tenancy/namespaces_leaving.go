@@ -8,6 +8,7 @@ import (
 	"time"
 
 	operatorsv1 "github.com/operator-framework/api/pkg/operators/v1"
+	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -127,6 +128,11 @@ func (c *Controller) moveSubscriptions(ctx context.Context, t *tenancyv1.Tenant,
 			return err
 		}
 		for _, ns := range formerReleaseNamespaces(t, p.leaving) {
+			// Every Subscription of t's there goes, those of operators
+			// the spec no longer names too.
+			if err := olm.unsubscribeDropped(ctx, t, ns, nil); err != nil {
+				return err
+			}
 			has, err := olm.hasOperatorGroup(ctx, ns)
 			if err != nil {
 				return err
@@ -181,7 +187,29 @@ func (c *Controller) leavingHeld(ctx context.Context, t *tenancyv1.Tenant, leavi
 			return held, err
 		}
 	}
+	if held, err := c.subscribedIn(ctx, t, leaving); err != nil || held {
+		return held, err
+	}
 	return c.operatorGroupTargets(ctx, t, slices.Concat(t.Spec.Namespaces[:1], leaving), leaving)
+}
+
+// subscribedIn reports whether a Subscription of t's is in any of
+// namespaces: its CSV has OLM write its RoleBindings there again.
+func (c *Controller) subscribedIn(ctx context.Context, t *tenancyv1.Tenant, namespaces []string) (bool, error) {
+	for _, ns := range namespaces {
+		var subs operatorsv1alpha1.SubscriptionList
+		err := c.owned().List(ctx, &subs, client.InNamespace(ns), client.MatchingLabels{tenancyv1.LabelTenant: t.Name})
+		if meta.IsNoMatchError(err) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("listing the Subscriptions of tenant %s in %s: %w", t.Name, ns, err)
+		}
+		if len(subs.Items) > 0 {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // authorizerLag is how long the next look at a namespace being handed

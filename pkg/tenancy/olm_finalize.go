@@ -24,6 +24,10 @@ func (c *olmBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []st
 		return err
 	}
 	for i, ns := range slices.Concat(t.Spec.Namespaces, leaving) {
+		// Every Subscription of t's goes, wherever it is.
+		if err := c.unsubscribeDropped(ctx, t, ns, nil); err != nil {
+			return err
+		}
 		if i > 0 {
 			has, err := c.hasOperatorGroup(ctx, ns)
 			if err != nil {
@@ -33,9 +37,6 @@ func (c *olmBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []st
 				continue
 			}
 		}
-		if err := c.unsubscribeDropped(ctx, t, ns, names); err != nil {
-			return err
-		}
 		if err := c.removeFrom(ctx, t, ns, names); err != nil {
 			return err
 		}
@@ -44,7 +45,7 @@ func (c *olmBackend) remove(ctx context.Context, t *tenancyv1.Tenant, names []st
 }
 
 // unsubscribeDropped unsubscribes, in ns, each of t's Subscriptions that
-// is not one of keep: its operator is gone from the spec, or uses another
+// is not one of keep (every one for nil): its operator is gone from the spec, or uses another
 // backend now. The Subscriptions are the controller's (labelled for t;
 // owners may not write Subscriptions).
 func (c *olmBackend) unsubscribeDropped(ctx context.Context, t *tenancyv1.Tenant, ns string, keep []string) error {

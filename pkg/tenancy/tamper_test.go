@@ -12,6 +12,7 @@ import (
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,6 +34,9 @@ func testScope(t *testing.T) guard.ReleaseScope {
 	reader := fake.NewClientBuilder().WithScheme(Scheme()).WithObjects(
 		owned("kv-ns-a-manager", "kv", "ns-a"),
 		owned("kv-ns-a-stolen", "kv", "ns-b"),
+		// The platform's namespace, and one another tenant was given.
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "kube-system"}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ns-b", Labels: map[string]string{tenancyv1.LabelTenant: "b"}}},
 	).Build()
 	return guard.ReleaseScope{Tenant: "a", Release: "kv", Namespace: "ns-a", Namespaces: []string{"ns-a", "ns-a2"}, Mapper: m, Reader: reader,
 		Grants: guard.GrantPolicy{Namespaces: []string{"ns-a", "ns-a2"}, Reader: reader, Mapper: m}}
@@ -138,9 +142,10 @@ func testRelease(name, ns string, version int, status release.Status, manifest s
 	}
 }
 
-// A namespace the Tenant is leaving holds objects of its stored revisions
-// until Helm deletes them: Verify accepts them there, but nothing may be
-// applied there again, neither a rollback target nor a render.
+// A namespace the Tenant is leaving, or has lost, holds objects of its
+// stored revisions until Helm deletes them: Verify accepts them there, but
+// nothing may be applied there again, neither a rollback target nor a
+// render.
 func TestVerifyLeavingNamespaces(t *testing.T) {
 	s := testScope(t)
 	s.Leaving = []string{"ns-left"}
@@ -157,8 +162,20 @@ func TestVerifyLeavingNamespaces(t *testing.T) {
 	if _, err := g.Run(bytes.NewBufferString(left.Manifest)); !errors.As(err, &te) {
 		t.Errorf("a render into a namespace the tenant is leaving: %v", err)
 	}
+	// A namespace the tenant has lost (here: absent; or made again for
+	// another tenant) holds nothing of its: Helm, deleting as its actor,
+	// finds nothing there, or is refused. Only a stored revision may name
+	// objects there; a platform namespace (kube-system) stays foreign
+	// (TestVerifyRevisions).
 	s.Leaving = nil
-	if err := s.Verify(ctx, left); !errors.As(err, &te) {
-		t.Errorf("a stored object in a namespace not the tenant's: %v", err)
+	if err := s.Verify(ctx, left); err != nil {
+		t.Errorf("a stored object in a namespace the tenant has lost: %v", err)
+	}
+	if err := s.VerifyApply(ctx, left); !errors.As(err, &te) {
+		t.Errorf("a rollback target into a namespace the tenant has lost: %v", err)
+	}
+	given := testRelease("kv", "ns-a", 1, release.StatusDeployed, "kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: x\n  namespace: ns-b\n")
+	if err := s.Verify(ctx, given); err != nil {
+		t.Errorf("a stored object in a namespace made again for another tenant: %v", err)
 	}
 }

@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 )
 
 // Helm's ownership annotations on the objects of a release.
@@ -71,41 +73,52 @@ func (s ReleaseScope) Foreign(ctx context.Context, manifest string) ([]string, e
 
 // foreignStored is foreignDocs of a stored revision Helm only deletes
 // from: objects in the namespaces the tenant is leaving are its own, and
-// so are those in a namespace that no longer exists (the platform took
-// it and deleted it while the controller was not looking): there is
-// nothing there for Helm to delete, and the actor holds no right in a
-// namespace made later that is not the tenant's.
+// so are those in a namespace it has lost (deleted, or deleted and made
+// again for another tenant, while the controller was not looking): the
+// revision was the controller's render for the tenant's namespaces then,
+// Helm deletes as the tenant's actor, who holds nothing in a namespace
+// that is not the tenant's, and only objects marked as the release's.
 func (s ReleaseScope) foreignStored(ctx context.Context, docs []ManifestDoc) ([]string, error) {
 	s.Namespaces = slices.Concat(s.Namespaces, s.Leaving)
-	gone, err := s.goneNamespaces(ctx, docs)
+	lost, err := s.lostNamespaces(ctx, docs)
 	if err != nil {
 		return nil, err
 	}
-	s.Namespaces = append(s.Namespaces, gone...)
+	s.Namespaces = append(s.Namespaces, lost...)
 	return s.foreignDocs(ctx, docs)
 }
 
-// goneNamespaces are the namespaces outside the scope that docs name and
-// that do not exist.
-func (s ReleaseScope) goneNamespaces(ctx context.Context, docs []ManifestDoc) ([]string, error) {
-	var gone []string
+// lostNamespaces are the namespaces outside the scope that docs name and
+// that are no longer the tenant's: absent, being deleted, or labelled for
+// another tenant.
+func (s ReleaseScope) lostNamespaces(ctx context.Context, docs []ManifestDoc) ([]string, error) {
+	var lost []string
 	for _, d := range docs {
 		if d.Obj == nil {
 			continue
 		}
 		ns := d.Obj.GetNamespace()
-		if ns == "" || slices.Contains(s.Namespaces, ns) || slices.Contains(gone, ns) {
+		if ns == "" || slices.Contains(s.Namespaces, ns) || slices.Contains(lost, ns) {
 			continue
 		}
 		live := &metav1.PartialObjectMetadata{}
 		live.SetGroupVersionKind(schema.GroupVersionKind{Version: "v1", Kind: "Namespace"})
-		if err := s.Reader.Get(ctx, client.ObjectKey{Name: ns}, live); apierrors.IsNotFound(err) {
-			gone = append(gone, ns)
-		} else if err != nil {
+		err := s.Reader.Get(ctx, client.ObjectKey{Name: ns}, live)
+		switch {
+		case apierrors.IsNotFound(err):
+			lost = append(lost, ns)
+		case err != nil:
 			return nil, fmt.Errorf("checking namespace %s of the stored revision: %w", ns, err)
+		case live.DeletionTimestamp != nil:
+			lost = append(lost, ns)
+		case live.Labels[tenancyv1.LabelTenant] != "" && live.Labels[tenancyv1.LabelTenant] != s.Tenant:
+			// Made again for another tenant. A namespace of no tenant's
+			// (the platform's, kube-system) was never one a render of
+			// the tenant's could name: still foreign.
+			lost = append(lost, ns)
 		}
 	}
-	return gone, nil
+	return lost, nil
 }
 
 // foreignDocs is foreign of a manifest already split and parsed.

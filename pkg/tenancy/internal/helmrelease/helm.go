@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
 
@@ -51,7 +52,8 @@ type HelmClient struct {
 	// name (legacy.go; a fake clientset serves no tables).
 	legacyNames func(ctx context.Context, cs kubernetes.Interface, namespace, name, next string) ([]string, string, error)
 	// namespaces reads namespaces with the controller's rights: in one
-	// gone or going, the actor holds nothing (namespaceGone).
+	// gone or going, or no longer the tenant's, the actor holds nothing
+	// (namespaceLost).
 	namespaces corev1client.NamespaceInterface
 	// cluster builds the clients of a release's cluster-scoped objects,
 	// which the controller writes itself once the grant policy passed
@@ -136,7 +138,7 @@ func (h *HelmClient) action(tenant, namespace string) (*action.Configuration, er
 	// tenant's Secrets, the release records) with the controller's rights.
 	// The capabilities are set per action (setCapabilities).
 	cfg.RESTClientGetter = nil
-	cfg.KubeClient = &releaseKube{Client: kc, cluster: h.cluster, created: h.Created, namespace: namespace, gone: h.namespaceGone}
+	cfg.KubeClient = &releaseKube{Client: kc, cluster: h.cluster, created: h.Created, namespace: namespace, gone: func(ctx context.Context, ns string) (bool, error) { return h.namespaceLost(ctx, tenant, ns) }}
 	return cfg, nil
 }
 
@@ -173,10 +175,12 @@ func (h *HelmClient) actorClients(tenant string) (kubernetes.Interface, metadata
 	return cs, mc, nil
 }
 
-// namespaceGone reports whether namespace ns is deleted or being
-// deleted: its objects go with it, and the actor's rights there already
-// went, so acting there as the actor is refused.
-func (h *HelmClient) namespaceGone(ctx context.Context, ns string) (bool, error) {
+// namespaceLost reports whether namespace ns is no longer tenant's: deleted,
+// being deleted, or labelled for another tenant or none (the platform took
+// it, deleted it and gave the name to another while the controller was not
+// looking). The actor holds nothing there, and nothing there is the
+// tenant's release's to delete or read.
+func (h *HelmClient) namespaceLost(ctx context.Context, tenant, ns string) (bool, error) {
 	if h.namespaces == nil {
 		return false, nil
 	}
@@ -187,7 +191,7 @@ func (h *HelmClient) namespaceGone(ctx context.Context, ns string) (bool, error)
 	if err != nil {
 		return false, fmt.Errorf("reading namespace %s: %w", ns, err)
 	}
-	return n.DeletionTimestamp != nil, nil
+	return n.DeletionTimestamp != nil || n.Labels[tenancyv1.LabelTenant] != tenant, nil
 }
 
 // releaseRef names a release of a tenant in the client's maps.

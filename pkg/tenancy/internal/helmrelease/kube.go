@@ -32,7 +32,8 @@ type releaseKube struct {
 	// namespace is the namespace of the configuration's releases; release,
 	// when set, the one being uninstalled.
 	namespace, release string
-	// gone reports a namespace deleted or being deleted (namespaceGone).
+	// gone reports a namespace deleted, being deleted or no longer the
+	// release's tenant's (namespaceLost).
 	gone func(ctx context.Context, ns string) (bool, error)
 	// narrow, when set, are the tenant's namespaces, to which every
 	// manifest built has its webhook configurations narrowed

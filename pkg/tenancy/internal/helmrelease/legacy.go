@@ -52,7 +52,7 @@ func (h *HelmClient) dropLegacy(ctx context.Context, tenant, namespace, name str
 	if done {
 		return nil, nil
 	}
-	if gone, err := h.namespaceGone(ctx, namespace); err != nil || gone {
+	if gone, err := h.namespaceLost(ctx, tenant, namespace); err != nil || gone {
 		return nil, err // nothing left to drop, nor any right to
 	}
 	cs, meta, err := h.actor(tenant)
@@ -135,7 +135,7 @@ func (h *HelmClient) noLegacy(tenant, namespace, name string) {
 // are read; a Secret of the same key in the release namespace is
 // overwritten, never read. It returns the revisions moved.
 func (h *HelmClient) handBack(tenant, namespace, name string) ([]int, error) {
-	if gone, err := h.namespaceGone(context.Background(), namespace); err != nil || gone {
+	if gone, err := h.namespaceLost(context.Background(), tenant, namespace); err != nil || gone {
 		return nil, err // no namespace to hand them back to
 	}
 	to, err := h.legacy(tenant, namespace)
