@@ -4,17 +4,13 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"strconv"
 	"testing"
 
 	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 )
 
@@ -25,16 +21,7 @@ import (
 func TestReleasesInventory(t *testing.T) {
 	for _, indexed := range []bool{false, true} {
 		t.Run(fmt.Sprintf("indexed=%v", indexed), func(t *testing.T) {
-			cs := fake.NewClientset()
-			rv := 0
-			stamp := func(a k8stesting.Action) (bool, runtime.Object, error) {
-				if o, ok := a.(interface{ GetObject() runtime.Object }); ok {
-					rv++
-					o.GetObject().(*corev1.Secret).ResourceVersion = strconv.Itoa(rv)
-				}
-				return false, nil, nil
-			}
-			cs.PrependReactor("create", "secrets", stamp)
+			cs := stampedClientset()
 			store := NewStore(cs.CoreV1().Secrets("store"), "store")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()

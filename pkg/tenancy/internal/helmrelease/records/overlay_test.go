@@ -28,18 +28,7 @@ func TestRecordsOverlayUnshownWrites(t *testing.T) {
 	if err := metav1.AddMetaToScheme(scheme); err != nil {
 		t.Fatal(err)
 	}
-	cs := fake.NewClientset()
-	// The fake keeps no resourceVersions; the API server always returns one.
-	rv := 0
-	stamp := func(a k8stesting.Action) (bool, runtime.Object, error) {
-		if o, ok := a.(interface{ GetObject() runtime.Object }); ok {
-			rv++
-			o.GetObject().(*corev1.Secret).ResourceVersion = strconv.Itoa(rv)
-		}
-		return false, nil, nil
-	}
-	cs.PrependReactor("create", "secrets", stamp)
-	cs.PrependReactor("update", "secrets", stamp)
+	cs := stampedClientset()
 	store := NewStore(cs.CoreV1().Secrets("store"), "store")
 	store.WithIndex(metadatafake.NewSimpleMetadataClient(scheme))
 	ctx, cancel := context.WithCancel(context.Background())
@@ -90,4 +79,22 @@ func TestRecordsOverlayUnshownWrites(t *testing.T) {
 	if store.Indexed("t", "ns") {
 		t.Error("indexed reports the unshown writes as shown")
 	}
+}
+
+// stampedClientset is a fake clientset that gives the Secrets it creates
+// and updates a resourceVersion, as the API server always does (the fake
+// keeps none).
+func stampedClientset() *fake.Clientset {
+	cs := fake.NewClientset()
+	rv := 0
+	stamp := func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if o, ok := a.(interface{ GetObject() runtime.Object }); ok {
+			rv++
+			o.GetObject().(*corev1.Secret).ResourceVersion = strconv.Itoa(rv)
+		}
+		return false, nil, nil
+	}
+	cs.PrependReactor("create", "secrets", stamp)
+	cs.PrependReactor("update", "secrets", stamp)
+	return cs
 }
