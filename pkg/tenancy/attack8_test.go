@@ -38,13 +38,8 @@ func TestAttack8OperatorRemovedWithNamespace(t *testing.T) {
 	name := "oprm-" + suffix()
 	a, b := name+"-a", name+"-b"
 	createTenant(t, newTenant(name, []string{a, b}, writeChart(t, perNamespaceChart()), 1, "owner-"+name))
-	crb := "opctl." + name + ".kv.delegate"
-	testcluster.Eventually(t, 2*time.Minute, "the release's ClusterRoleBinding installed", func(ctx context.Context) error {
-		_, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crb, metav1.GetOptions{})
-		return err
-	})
+	crb := releaseBinding(t, c, name, false)
 	t.Cleanup(func() {
-		_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb, metav1.DeleteOptions{})
 		for _, ns := range []string{a, b} {
 			_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 		}
@@ -128,13 +123,8 @@ func TestAttack8NamespaceDeletedWhileControllerDown(t *testing.T) {
 				kept, taken = b, a
 			}
 			createTenant(t, newTenant(name, []string{a, b}, writeChart(t, perNamespaceChart()), 1, "owner-"+name))
-			crb := "opctl." + name + ".kv.delegate"
-			testcluster.Eventually(t, 2*time.Minute, "the release's ClusterRoleBinding installed", func(ctx context.Context) error {
-				_, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crb, metav1.GetOptions{})
-				return err
-			})
+			crb := releaseBinding(t, c, name, false)
 			t.Cleanup(func() {
-				_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb, metav1.DeleteOptions{})
 				unfinalize(name)
 				for _, ns := range []string{a, b} {
 					_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
@@ -221,13 +211,8 @@ func TestAttack8OrphanHandsBackHeldNamespace(t *testing.T) {
 	tn := newTenant(name, []string{a, b}, writeChart(t, perNamespaceChart()), 1, "owner-"+name)
 	tn.Spec.DeletionPolicy = operatorkit.DeletionOrphan
 	createTenant(t, tn)
-	crb := "opctl." + name + ".kv.delegate"
-	testcluster.Eventually(t, 2*time.Minute, "the release's ClusterRoleBinding installed", func(ctx context.Context) error {
-		_, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crb, metav1.GetOptions{})
-		return err
-	})
+	releaseBinding(t, c, name, false)
 	t.Cleanup(func() {
-		_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb, metav1.DeleteOptions{})
 		for _, ns := range []string{a, b} {
 			_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 		}
@@ -273,13 +258,8 @@ func TestAttack8OrphanReorderedKeepsRecords(t *testing.T) {
 	tn := newTenant(name, []string{a, b}, writeChart(t, perNamespaceChart()), 1, "owner-"+name)
 	tn.Spec.DeletionPolicy = operatorkit.DeletionOrphan
 	createTenant(t, tn)
-	crb := "opctl." + name + ".kv.delegate"
-	testcluster.Eventually(t, 2*time.Minute, "the release's ClusterRoleBinding installed", func(ctx context.Context) error {
-		_, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crb, metav1.GetOptions{})
-		return err
-	})
+	releaseBinding(t, c, name, false)
 	t.Cleanup(func() {
-		_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb, metav1.DeleteOptions{})
 		for _, ns := range []string{a, b} {
 			_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 		}
