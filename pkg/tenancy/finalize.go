@@ -2,6 +2,7 @@ package tenancy
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -103,14 +104,24 @@ func (c *Controller) settleLeaving(ctx context.Context, t *tenancyv1.Tenant) (do
 		return false, err
 	}
 	err = c.toSpec(ctx, t)
-	if err != nil {
-		first, _ := c.settleFailing.LoadOrStore(t.UID, time.Now())
-		if time.Since(first.(time.Time)) < settleGrace {
-			return false, fmt.Errorf("bringing the operators to the spec before leaving them running (namespaces %s are being handed back): %w", strings.Join(leaving, ", "), err)
+	if err == nil {
+		held, err := c.leavingHeld(ctx, t, leaving)
+		if err != nil || !held {
+			c.settleFailing.Delete(t.UID)
+			return err == nil, err
 		}
-		if err := c.uninstallHolding(ctx, t, leaving, err); err != nil {
-			return false, err
-		}
+	}
+	if err == nil {
+		// Repaired, yet held: an upgrade that failed (the tenant's
+		// quota full, say) keeps the deployed revision's objects.
+		err = errors.New("a release still holds them after the upgrade; see the Tenant's operators")
+	}
+	first, _ := c.settleFailing.LoadOrStore(t.UID, time.Now())
+	if time.Since(first.(time.Time)) < settleGrace {
+		return false, fmt.Errorf("bringing the operators to the spec before leaving them running (namespaces %s are being handed back): %w", strings.Join(leaving, ", "), err)
+	}
+	if err := c.uninstallHolding(ctx, t, leaving, err); err != nil {
+		return false, err
 	}
 	c.settleFailing.Delete(t.UID)
 	held, err := c.leavingHeld(ctx, t, leaving)

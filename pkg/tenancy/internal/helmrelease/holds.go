@@ -29,20 +29,45 @@ func (c *Reconciler) lastRecorded(tenant, ns, name string) (*release.Release, er
 	return rel, err
 }
 
-// Holds reports whether the last revision of release name of t, in ns,
-// names objects in any of namespaces: Helm would still delete them there
-// at its next upgrade or uninstall, with the actor's rights in them.
+// Holds reports whether a revision of release name of t, in ns, whose
+// objects may still exist (liveRevisions) names objects in any of
+// namespaces: Helm would still delete them there at its next upgrade or
+// uninstall, with the actor's rights in them.
 func (c *Reconciler) Holds(t *tenancyv1.Tenant, ns, name string, namespaces []string) (bool, error) {
-	rel, err := c.lastRecorded(t.Name, ns, name)
-	if err != nil || rel == nil {
+	revs, err := c.liveRevisions(t.Name, ns, name)
+	if err != nil {
 		return false, err
 	}
-	for _, d := range guard.ManifestDocs(rel.Manifest) {
-		if d.Obj != nil && slices.Contains(namespaces, d.Obj.GetNamespace()) {
-			return true, nil
+	for _, rel := range revs {
+		for _, d := range guard.ManifestDocs(rel.Manifest) {
+			if d.Obj != nil && slices.Contains(namespaces, d.Obj.GetNamespace()) {
+				return true, nil
+			}
 		}
 	}
 	return false, nil
+}
+
+// liveRevisions are the revisions of release name of tenant in ns whose
+// objects may exist, oldest first: the last deployed one and every later
+// one (a failed upgrade created some of its objects and deleted none of
+// the deployed revision's), or all of them when none was deployed.
+func (c *Reconciler) liveRevisions(tenant, ns, name string) ([]*release.Release, error) {
+	hist, err := storage.Init(c.Helm.storage(tenant, ns)).History(name)
+	if errors.Is(err, driver.ErrReleaseNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(hist, func(a, b *release.Release) int { return a.Version - b.Version })
+	from := 0
+	for i, rel := range hist {
+		if rel.Info != nil && rel.Info.Status == release.StatusDeployed {
+			from = i
+		}
+	}
+	return hist[from:], nil
 }
 
 // Recorded reports whether release name of t has a revision in ns.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -317,13 +318,25 @@ func (c *Reconciler) Uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, nam
 	if err != nil || rel == nil {
 		return err
 	}
-	if err := scope.Verify(ctx, rel); err != nil {
+	// Helm's uninstall deletes what the last revision names; after a
+	// failed upgrade, the deployed revision's objects that it does not
+	// name (a ClusterRoleBinding the narrower render dropped) are still
+	// there, and go first.
+	live, err := c.liveRevisions(t.Name, ns, name)
+	if err != nil {
+		return err
+	}
+	earlier := slices.DeleteFunc(live, func(r *release.Release) bool { return r.Version == rel.Version })
+	if err := scope.Verify(ctx, append([]*release.Release{rel}, earlier...)...); err != nil {
 		reason := tenancyv1.ReasonReleaseTampered
 		if ge := (*guard.GrantError)(nil); errors.As(err, &ge) {
 			reason = tenancyv1.ReasonClusterRightsRefused
 		}
 		c.event(t, "Warning", reason, "%v", err)
 		return operatorkit.WithReason(reason, err)
+	}
+	if err := c.Helm.deleteLeftovers(cfg, name, rel, earlier); err != nil {
+		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)
 	}
 	if _, err := c.timed("uninstall", func() (*release.Release, error) { return nil, c.Helm.uninstall(cfg, name) }); err != nil {
 		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)
