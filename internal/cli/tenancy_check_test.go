@@ -123,6 +123,9 @@ func TestTenancyCheckInputs(t *testing.T) {
 			kind: "bundle", bundle: "nodewatch.v0.2.0", refusals: []string{"nodewatch.v0.2.0 does not support the MultiNamespace install mode that 2 namespaces need; give the tenant one namespace"}},
 		{name: "a bundle whose install modes a tenant cannot have", args: []string{"../../bundle/opctl"}, code: 1,
 			kind: "bundle", bundle: "opctl.v0.1.0", refusals: []string{"opctl.v0.1.0 does not support the OwnNamespace install mode"}},
+		{name: "a bundle whose CSV owns an APIService", args: []string{"../../pkg/packaging/testdata/golden/aggregated/bundle/agg-operator"}, code: 1,
+			kind: "bundle", bundle: "agg-operator.v0.0.0-dev", refusals: []string{"agg-operator.v0.0.0-dev: spec.apiservicedefinitions.owned asks for APIService v1alpha1.metrics.agg.example.com, which is cluster-scoped: " +
+				"the API server would send every namespace's requests for that API to one tenant's operator; install this operator once for the cluster"}},
 		{name: "a catalog's channel head", args: []string{"--package", "nodewatch", nodewatchCatalog}, code: 1,
 			kind: "catalog", bundle: "nodewatch.v0.2.0", refusals: []string{priorityClassRefusal, nodesRefusal}, allow: true},
 		{name: "a catalog's pinned version", args: []string{"--package", "nodewatch", "--channel", "stable", "--version", "0.1.0", nodewatchCatalog},

@@ -85,3 +85,46 @@ func TestBeyondAllowed(t *testing.T) {
 		}
 	}
 }
+
+// The bundle's tenant-ready names what the tenancy controller's bundle
+// source would refuse, against the shipped baseline only; the sample's
+// bundle fits it.
+func TestBundleTenantReady(t *testing.T) {
+	golden := "../packaging/testdata/golden/"
+	tests := []struct {
+		bundle string
+		want   []string
+	}{
+		{"../../bundle/sample-operator", nil},
+		{"../../bundle/opctl", []string{"opctl.v0.1.0 does not support the OwnNamespace install mode"}},
+		{golden + "aggregated/bundle/agg-operator", []string{"spec.apiservicedefinitions.owned asks for APIService v1alpha1.metrics.agg.example.com, which is cluster-scoped"}},
+		{golden + "hostnetwork/bundle/hostnetwork", []string{"its pods meet Pod Security privileged, not restricted, which every tenant namespace enforces: host namespaces (hostNetwork=true)"}},
+		{golden + "workloads/bundle/fleet-operator", []string{
+			"cluster-scoped PriorityClass ",
+			"grants cluster-wide get,list,watch,update,patch on fleet.example.com/fleets",
+		}},
+	}
+	for _, tt := range tests {
+		r, err := ValidateBundle(tt.bundle, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range r.Findings {
+			if f.Check == BundleTenantReady.ID {
+				got = append(got, f.Message)
+				if !strings.HasPrefix(f.Message, againstBaseline) {
+					t.Errorf("%s: %q does not say it judges against the shipped baseline", tt.bundle, f.Message)
+				}
+			}
+		}
+		if len(tt.want) == 0 && len(got) > 0 {
+			t.Errorf("%s: %q, want none", tt.bundle, got)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(strings.Join(got, "\n"), w) {
+				t.Errorf("%s: %q, want one holding %q", tt.bundle, got, w)
+			}
+		}
+	}
+}

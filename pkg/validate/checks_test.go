@@ -46,6 +46,7 @@ func TestEveryCheckFires(t *testing.T) {
 			editFile(t, csvFile(dir), "image: opctl/kvstore-operator:0.1.0", "image: ${REGISTRY}/kvstore-operator:0.1.0")
 			return dir
 		}, ""},
+		{"bundle owning an APIService", func(*testing.T) string { return "../packaging/testdata/golden/aggregated/bundle/agg-operator" }, ""},
 		{"bad chart", func(*testing.T) string { return "testdata/badchart" }, ""},
 		{"sample chart", func(*testing.T) string { return sampleChart }, ""},
 		{"chart of a manager that watches every namespace", func(*testing.T) string { return "../packaging/testdata/golden/allns/charts/allns" }, ""},

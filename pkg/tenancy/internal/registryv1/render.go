@@ -61,7 +61,8 @@ type RenderedBundle struct {
 //     namespace and cluster-scoped ones named for the tenant and release.
 //
 // Every object carries Helm's instance label. The CSV's install modes
-// must fit the namespaces; webhook definitions are refused.
+// must fit the namespaces; conversion webhooks and owned APIServices are
+// refused.
 func RenderBundle(in BundleRender) (*RenderedBundle, error) {
 	split, err := splitBundle(in.Objects)
 	if err != nil {
@@ -69,6 +70,9 @@ func RenderBundle(in BundleRender) (*RenderedBundle, error) {
 	}
 	csv, crds, others := split.csv, split.crds, split.others
 	if err := InstallModeFits(csv.Name, split.installModes, len(in.Namespaces)); err != nil {
+		return nil, err
+	}
+	if err := ownedAPIServices(csv); err != nil {
 		return nil, err
 	}
 	r := &bundleRenderer{in: in, ns: in.Namespaces[0], renamed: map[string]string{}}

@@ -165,6 +165,17 @@ func TestRenderBundleRefusals(t *testing.T) {
 	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "every tenant shares") {
 		t.Errorf("a bundle with a conversion webhook: %v, want a Terminal error", err)
 	}
+	objs = sampleBundle(t)
+	for _, u := range objs {
+		if u.GetKind() == "ClusterServiceVersion" {
+			_ = unstructured.SetNestedSlice(u.Object, []any{map[string]any{"group": "metrics.kv.opctl.dev", "version": "v1alpha1", "name": "metrics.kv.opctl.dev",
+				"deploymentName": "kvstore-controller-manager", "containerPort": int64(6443)}}, "spec", "apiservicedefinitions", "owned")
+		}
+	}
+	_, err = RenderBundle(BundleRender{Tenant: "t", Release: "kv", Namespaces: []string{"a"}, Objects: objs, ClusterScoped: clusterKinds})
+	if !operatorkit.IsTerminal(err) || !strings.Contains(err.Error(), "APIService v1alpha1.metrics.kv.opctl.dev, which is cluster-scoped") {
+		t.Errorf("a bundle owning an APIService: %v, want a Terminal refusal naming it", err)
+	}
 }
 
 // withWebhook gives the sample's CSV one webhook of type typ.
