@@ -25,10 +25,5 @@ func checkBundleTenantReady(c *Check, r *Report, in *bundleInput) {
 		r.add(c, againstBaseline+"the bundle source cannot render it: "+err.Error(), in.csvFile, "")
 		return
 	}
-	chartIn, err := releaseInput(in.dir, rel)
-	if err != nil {
-		r.add(c, againstBaseline+err.Error(), in.csvFile, "")
-		return
-	}
-	judgeTenant(c, r, chartIn, nil)
+	judgeTenant(c, r, releaseInput(in.dir, rel), nil)
 }

@@ -93,9 +93,7 @@ func CheckTenant(ctx context.Context, path string, platform []rbacv1.ClusterRole
 			return nil, err
 		}
 		v.Package, v.Channel, v.Bundle = rel.Package, rel.Channel, rel.Bundle
-		if in, err = releaseInput(path, rel); err != nil {
-			return nil, err
-		}
+		in = releaseInput(path, rel)
 	}
 	missing := judgeTenant(TenantReady, r, in, platform)
 	v.Refusals, v.Fits = r.Findings, len(r.Findings) == 0
@@ -158,10 +156,11 @@ func tenantBundle(ctx context.Context, path, kind string, opts TenantOptions) (*
 // releaseInput is the chart input of a bundle's release: the objects Helm
 // would install and the CRDs the controller applies beside them, each
 // found at the bundle file it came from.
-func releaseInput(path string, rel *bundlerelease.Release) (*chartInput, error) {
-	objs, err := renderChart(rel.Chart, map[string]any{})
-	if err != nil {
-		return nil, fmt.Errorf("%s: rendering the release of bundle %s: %w", path, rel.Bundle, err)
+func releaseInput(path string, rel *bundlerelease.Release) *chartInput {
+	// The release's chart prints its objects as they are.
+	objs := make([]rendered, 0, len(rel.Objects)+len(rel.CRDs))
+	for _, o := range rel.Objects {
+		objs = append(objs, rendered{obj: o})
 	}
 	for _, c := range rel.CRDs {
 		objs = append(objs, rendered{obj: c})
@@ -169,5 +168,5 @@ func releaseInput(path string, rel *bundlerelease.Release) (*chartInput, error) 
 	for i := range objs {
 		objs[i].template = rel.Files[objs[i].obj.GetKind()+"/"+objs[i].obj.GetName()]
 	}
-	return &chartInput{dir: path, chart: rel.Chart, renders: []chartRender{renderOf(objs)}}, nil
+	return &chartInput{dir: path, chart: rel.Chart, renders: []chartRender{renderOf(objs)}}
 }

@@ -17,7 +17,6 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/packaging"
-	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
 )
 
@@ -50,10 +49,11 @@ type Release struct {
 	Package, Channel string
 	// Bundle is the bundle's name (its CSV's); Version its version.
 	Bundle, Version string
-	// Chart is what Helm installs; CRDs are applied apart from it, as
-	// shared CRDs.
-	Chart *chart.Chart
-	CRDs  []*unstructured.Unstructured
+	// Chart is what Helm installs, Objects what it holds; CRDs are
+	// applied apart from it, as shared CRDs.
+	Chart   *chart.Chart
+	Objects []*unstructured.Unstructured
+	CRDs    []*unstructured.Unstructured
 	// Files name the bundle file each object of Chart and CRDs came from,
 	// by "Kind/name": the CSV's for what the CSV declares. Empty for a
 	// catalog's bundle, which has no files.
@@ -161,18 +161,15 @@ func render(pkg, channel string, objs []*unstructured.Unstructured, files map[st
 		res = &registryv1.Resolution{Bundle: &declcfg.Bundle{Name: csv.Name}, Version: v}
 	}
 	out := &Release{Package: pkg, Channel: channel, Bundle: bundle, Version: res.Version.String(), CRDs: crds,
-		Chart: registryv1.ReleaseChart(pkg, res, rendered), Files: map[string]string{}, CSVFile: csvFile}
+		Chart: registryv1.ReleaseChart(pkg, res, rendered), Objects: rendered.Objects, Files: map[string]string{}, CSVFile: csvFile}
 	if files == nil {
 		return out, nil
 	}
 	// What RenderBundle carries keeps its name, or takes one qualified by
 	// the tenant and release; everything else is the CSV's.
 	prefix := "opctl." + opts.Tenant + "." + pkg + "."
-	for _, d := range guard.ManifestDocs(string(rendered.Manifest)) {
-		if d.Obj == nil {
-			continue
-		}
-		kind, name := d.Obj.GetKind(), d.Obj.GetName()
+	for _, o := range rendered.Objects {
+		kind, name := o.GetKind(), o.GetName()
 		f, ok := files[kind+"/"+strings.TrimPrefix(name, prefix)]
 		if !ok {
 			f = csvFile

@@ -38,8 +38,10 @@ type BundleRender struct {
 // RenderedBundle is a bundle made into the objects of one release.
 type RenderedBundle struct {
 	csv *operatorsv1alpha1.ClusterServiceVersion
-	// Manifest is the release's objects as one YAML stream, in order.
+	// Manifest is the release's objects as one YAML stream, in order;
+	// Objects are those objects.
 	Manifest []byte
+	Objects  []*unstructured.Unstructured
 	// Digest is the sha256 of manifest: a change of any rendered input
 	// (bundle, namespaces, tenant) is an upgrade.
 	Digest string
@@ -121,7 +123,7 @@ func RenderBundle(in BundleRender) (*RenderedBundle, error) {
 		return nil, err
 	}
 	sum := sha256.Sum256([]byte(manifest.String()))
-	return &RenderedBundle{csv: csv, Manifest: []byte(manifest.String()), Digest: hex.EncodeToString(sum[:]), Analysis: a}, nil
+	return &RenderedBundle{csv: csv, Manifest: []byte(manifest.String()), Objects: objs, Digest: hex.EncodeToString(sum[:]), Analysis: a}, nil
 }
 
 // CSV is the bundle's ClusterServiceVersion.
