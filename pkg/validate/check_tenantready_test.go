@@ -36,23 +36,7 @@ func TestTenantReady(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, f := range r.Findings {
-			if f.Check == TenantReady.ID {
-				got = append(got, f.Message)
-				if !strings.HasPrefix(f.Message, "for a tenant (against the shipped baseline only): ") {
-					t.Errorf("%s: %q does not say it judges against the shipped baseline", tt.chart, f.Message)
-				}
-			}
-		}
-		if len(tt.want) == 0 && len(got) > 0 {
-			t.Errorf("%s: %q, want none", tt.chart, got)
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(strings.Join(got, "\n"), w) {
-				t.Errorf("%s: %q, want one holding %q", tt.chart, got, w)
-			}
-		}
+		checkTenantFindings(t, tt.chart, r, TenantReady, tt.want)
 	}
 }
 
@@ -109,22 +93,30 @@ func TestBundleTenantReady(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var got []string
-		for _, f := range r.Findings {
-			if f.Check == BundleTenantReady.ID {
-				got = append(got, f.Message)
-				if !strings.HasPrefix(f.Message, againstBaseline) {
-					t.Errorf("%s: %q does not say it judges against the shipped baseline", tt.bundle, f.Message)
-				}
+		checkTenantFindings(t, tt.bundle, r, BundleTenantReady, tt.want)
+	}
+}
+
+// checkTenantFindings checks that c's findings in r each say they judge
+// against the shipped baseline, and hold each of want; none when want is
+// empty.
+func checkTenantFindings(t *testing.T, path string, r *Report, c *Check, want []string) {
+	t.Helper()
+	var got []string
+	for _, f := range r.Findings {
+		if f.Check == c.ID {
+			got = append(got, f.Message)
+			if !strings.HasPrefix(f.Message, againstBaseline) {
+				t.Errorf("%s: %q does not say it judges against the shipped baseline", path, f.Message)
 			}
 		}
-		if len(tt.want) == 0 && len(got) > 0 {
-			t.Errorf("%s: %q, want none", tt.bundle, got)
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(strings.Join(got, "\n"), w) {
-				t.Errorf("%s: %q, want one holding %q", tt.bundle, got, w)
-			}
+	}
+	if len(want) == 0 && len(got) > 0 {
+		t.Errorf("%s: %q, want none", path, got)
+	}
+	for _, w := range want {
+		if !strings.Contains(strings.Join(got, "\n"), w) {
+			t.Errorf("%s: %q, want one holding %q", path, got, w)
 		}
 	}
 }
