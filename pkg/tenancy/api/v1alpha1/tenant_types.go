@@ -312,9 +312,14 @@ type OperatorStatus struct {
 	// +optional
 	UpgradeStartTime *metav1.Time `json:"upgradeStartTime,omitempty"`
 	// FailedVersion was rolled back; it is not retried until the spec
-	// names another version.
+	// names another version or other values.
 	// +optional
 	FailedVersion string `json:"failedVersion,omitempty"`
+	// FailedValues is the sha256 of the values FailedVersion was rolled
+	// back with: the same version with other values (the tenant's
+	// namespaces changed) is tried again.
+	// +optional
+	FailedValues string `json:"failedValues,omitempty"`
 	// CRDs are the shared CRDs this operator uses.
 	// +listType=set
 	// +optional

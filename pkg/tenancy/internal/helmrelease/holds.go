@@ -30,13 +30,21 @@ func (c *Reconciler) lastRecorded(tenant, ns, name string) (*release.Release, er
 }
 
 // Holds reports whether a revision of release name of t, in ns, whose
-// objects may still exist (liveRevisions) names objects in any of
-// namespaces: Helm would still delete them there at its next upgrade or
-// uninstall, with the actor's rights in them.
+// objects may still exist names objects in any of namespaces: Helm would
+// still delete them there at its next upgrade or uninstall, with the
+// actor's rights in them. Those are the live revisions (liveRevisions)
+// once the release's leftovers of earlier ones are swept at its last
+// revision, and every stored revision until then: an upgrade that failed,
+// and whose rollback failed too, sits before the revision deployed since
+// with what it created.
 func (c *Reconciler) Holds(t *tenancyv1.Tenant, ns, name string, namespaces []string) (bool, error) {
-	revs, err := c.liveRevisions(t.Name, ns, name)
-	if err != nil {
+	hist, err := c.history(t.Name, ns, name)
+	if err != nil || len(hist) == 0 {
 		return false, err
+	}
+	revs := hist
+	if c.swept.done(t.Name, ns, name, hist[len(hist)-1].Version) {
+		revs = liveRevisions(hist)
 	}
 	for _, rel := range revs {
 		for _, d := range guard.ManifestDocs(rel.Manifest) {
@@ -48,11 +56,9 @@ func (c *Reconciler) Holds(t *tenancyv1.Tenant, ns, name string, namespaces []st
 	return false, nil
 }
 
-// liveRevisions are the revisions of release name of tenant in ns whose
-// objects may exist, oldest first: the last deployed one and every later
-// one (a failed upgrade created some of its objects and deleted none of
-// the deployed revision's), or all of them when none was deployed.
-func (c *Reconciler) liveRevisions(tenant, ns, name string) ([]*release.Release, error) {
+// history is every stored revision of release name of tenant in ns,
+// oldest first.
+func (c *Reconciler) history(tenant, ns, name string) ([]*release.Release, error) {
 	hist, err := storage.Init(c.Helm.storage(tenant, ns)).History(name)
 	if errors.Is(err, driver.ErrReleaseNotFound) {
 		return nil, nil
@@ -61,13 +67,22 @@ func (c *Reconciler) liveRevisions(tenant, ns, name string) ([]*release.Release,
 		return nil, err
 	}
 	slices.SortFunc(hist, func(a, b *release.Release) int { return a.Version - b.Version })
+	return hist, nil
+}
+
+// liveRevisions are the revisions of hist (oldest first) whose objects
+// may exist when no earlier revision left any: the last deployed one and
+// every later one (a failed upgrade created some of its objects and
+// deleted none of the deployed revision's), or all of them when none was
+// deployed.
+func liveRevisions(hist []*release.Release) []*release.Release {
 	from := 0
 	for i, rel := range hist {
 		if rel.Info != nil && rel.Info.Status == release.StatusDeployed {
 			from = i
 		}
 	}
-	return hist[from:], nil
+	return hist[from:]
 }
 
 // Recorded reports whether release name of t has a revision in ns.

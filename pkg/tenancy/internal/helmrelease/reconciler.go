@@ -2,6 +2,8 @@ package helmrelease
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,6 +56,7 @@ type Reconciler struct {
 	UpgradeTimeout, DriftInterval time.Duration
 
 	installs failedInstalls
+	swept    sweptRevisions
 }
 
 // Request is what one reconcile asks of one release.
@@ -114,6 +117,7 @@ func (c *Reconciler) Reconcile(ctx context.Context, req Request) error {
 		if err := r.observe(c.UpgradeTimeout); err != nil {
 			return err
 		}
+		c.sweep(r)
 		phase := releaseState(r.facts)
 		if phase == releaseInSync {
 			st.Revision, st.Chart = r.facts.deployed.Version, r.facts.deployed.Chart.Metadata.Name
@@ -149,6 +153,29 @@ var releaseActions = map[releasePhase]func(*Reconciler, *releaseRun) error{
 	releaseProgressing: (*Reconciler).awaitRelease,
 	releaseTimedOut:    (*Reconciler).timedOutRelease,
 	releaseReady:       (*Reconciler).readyRelease,
+}
+
+// sweep deletes, once per revision deployed last, what the release's
+// earlier revisions left (deleteLeftovers): an upgrade that failed and
+// whose rollback failed too leaves its objects behind the revision a
+// later rollback deploys. Until it succeeds, every stored revision holds
+// the namespaces it names (Holds); a failure is logged and tried again at
+// the next reconcile, without stopping this one.
+func (c *Reconciler) sweep(r *releaseRun) {
+	cur, deployed := r.facts.current, r.facts.deployed
+	if cur == nil || deployed == nil || cur.Version != deployed.Version || c.swept.done(r.t.Name, r.spec.Namespace, r.spec.Name, cur.Version) {
+		return
+	}
+	hist, err := c.history(r.t.Name, r.spec.Namespace, r.spec.Name)
+	if err == nil {
+		earlier := slices.DeleteFunc(hist, func(rel *release.Release) bool { return rel.Version == cur.Version })
+		err = c.Helm.deleteLeftovers(r.cfg, r.spec.Name, cur, earlier)
+	}
+	if err != nil {
+		log.FromContext(r.ctx).Info("deleting what earlier revisions left", "release", r.spec.Namespace+"/"+r.spec.Name, "error", operatorkit.BoundText(err.Error()))
+		return
+	}
+	c.swept.mark(r.t.Name, r.spec.Namespace, r.spec.Name, cur.Version)
 }
 
 // dropLegacy deletes, unread, the Helm records of a release in its
@@ -254,6 +281,18 @@ func RolledOut(d *appsv1.Deployment) bool {
 	return st.ObservedGeneration >= d.Generation && st.UpdatedReplicas >= want && st.Replicas <= st.UpdatedReplicas && st.AvailableReplicas >= st.UpdatedReplicas
 }
 
+// valuesDigest is the sha256 of release values as JSON (encoding/json
+// sorts map keys), the form sameValues compares; "" when they do not
+// encode.
+func valuesDigest(v map[string]any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // sameValues compares release values through JSON, as Helm stores them.
 func sameValues(a, b map[string]any) bool {
 	x, err1 := json.Marshal(a)
@@ -322,12 +361,20 @@ func (c *Reconciler) Uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, nam
 	// failed upgrade, the deployed revision's objects that it does not
 	// name (a ClusterRoleBinding the narrower render dropped) are still
 	// there, and go first.
-	live, err := c.liveRevisions(t.Name, ns, name)
+	// So do the objects of earlier revisions still there: an upgrade that
+	// failed, and whose rollback failed too, before the revision deployed
+	// since. Those the tamper check cannot judge (a namespace handed back
+	// since) are deleted as the actor, who holds nothing outside the
+	// tenant, and only where marked as the release's.
+	hist, err := c.history(t.Name, ns, name)
 	if err != nil {
 		return err
 	}
-	earlier := slices.DeleteFunc(live, func(r *release.Release) bool { return r.Version == rel.Version })
-	if err := scope.Verify(ctx, append([]*release.Release{rel}, earlier...)...); err != nil {
+	notLast := func(revs []*release.Release) []*release.Release {
+		return slices.DeleteFunc(slices.Clone(revs), func(r *release.Release) bool { return r.Version == rel.Version })
+	}
+	live, earlier := notLast(liveRevisions(hist)), notLast(hist)
+	if err := scope.Verify(ctx, append([]*release.Release{rel}, live...)...); err != nil {
 		reason := tenancyv1.ReasonReleaseTampered
 		if ge := (*guard.GrantError)(nil); errors.As(err, &ge) {
 			reason = tenancyv1.ReasonClusterRightsRefused
@@ -341,6 +388,7 @@ func (c *Reconciler) Uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, nam
 	if _, err := c.timed("uninstall", func() (*release.Release, error) { return nil, c.Helm.uninstall(cfg, name) }); err != nil {
 		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)
 	}
+	c.swept.forget(t.Name, ns, name)
 	c.event(t, "Normal", "Uninstalled", "uninstalled %s from %s", name, ns)
 	return nil
 }

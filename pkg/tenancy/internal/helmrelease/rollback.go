@@ -59,6 +59,11 @@ func (c *Reconciler) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *act
 	if rel, err := last(cfg, name); err == nil && rel != nil {
 		st.Revision = rel.Version
 	}
+	// The values it failed with: the revision rolled back from.
+	st.FailedValues = ""
+	if cur != nil {
+		st.FailedValues = valuesDigest(cur.Config)
+	}
 	st.FailedVersion, st.TargetVersion, st.UpgradeStartTime = version, "", nil
 	st.LastError = fmt.Sprintf("upgrade to %s rolled back to revision %d: %s", version, revision, why)
 	st.Health, st.Reason = tenancyv1.HealthFailed, tenancyv1.ReasonUpgradeFailed

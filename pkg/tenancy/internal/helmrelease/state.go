@@ -23,8 +23,9 @@ const (
 	// releaseFailed: the last upgrade failed after a deployed revision:
 	// roll back to it.
 	releaseFailed
-	// releaseHeld: out of sync with a version that was rolled back
-	// before: report what runs and wait for the spec to change.
+	// releaseHeld: out of sync with a version and values that were
+	// rolled back before: report what runs and wait for the spec to
+	// change.
 	releaseHeld
 	// releaseOutOfSync: the deployed chart or values are not the spec's:
 	// upgrade.
@@ -72,7 +73,7 @@ func releaseState(f releaseFacts) releasePhase {
 		return releaseFailed
 	}
 	if f.deployed.Chart.Metadata.Version != f.want || !sameValues(f.deployed.Config, f.values) {
-		if f.status.FailedVersion == f.want {
+		if f.status.FailedVersion == f.want && (f.status.FailedValues == "" || f.status.FailedValues == valuesDigest(f.values)) {
 			return releaseHeld
 		}
 		return releaseOutOfSync

@@ -58,6 +58,10 @@ func TestReleaseState(t *testing.T) {
 		{"progressing, no start yet", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.1.0", v1, &tenancyv1.OperatorStatus{}, tenancyv1.HealthProgressing, releaseProgressing},
 		{"progressing within the timeout", rev(2, release.StatusDeployed, "0.2.0", v1), rev(2, release.StatusDeployed, "0.2.0", v1), "0.2.0", v1, started(4 * time.Minute), tenancyv1.HealthProgressing, releaseProgressing},
 		{"timed out", rev(2, release.StatusDeployed, "0.2.0", v1), rev(2, release.StatusDeployed, "0.2.0", v1), "0.2.0", v1, started(5 * time.Minute), tenancyv1.HealthProgressing, releaseTimedOut},
+		{"held with the values it failed with", rev(3, release.StatusDeployed, "0.1.0", v1), rev(3, release.StatusDeployed, "0.1.0", v1), "0.1.0", map[string]any{"replicas": 2},
+			&tenancyv1.OperatorStatus{FailedVersion: "0.1.0", FailedValues: valuesDigest(map[string]any{"replicas": float64(2)})}, "", releaseHeld},
+		{"the failed version with other values", rev(3, release.StatusDeployed, "0.1.0", v1), rev(3, release.StatusDeployed, "0.1.0", v1), "0.1.0", map[string]any{"replicas": 3},
+			&tenancyv1.OperatorStatus{FailedVersion: "0.1.0", FailedValues: valuesDigest(map[string]any{"replicas": 2})}, "", releaseOutOfSync},
 		{"held ignores health", rev(3, release.StatusDeployed, "0.1.0", v1), rev(3, release.StatusDeployed, "0.1.0", v1), "0.2.0", v1, &tenancyv1.OperatorStatus{FailedVersion: "0.2.0"}, tenancyv1.HealthReady, releaseHeld},
 	}
 	seen := map[releasePhase]bool{}

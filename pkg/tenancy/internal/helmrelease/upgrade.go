@@ -28,7 +28,7 @@ func (c *Reconciler) upgradeRelease(r *releaseRun) error {
 	c.event(r.t, "Normal", "Upgraded", "upgraded %s from %s to %s (revision %d)", r.spec.Name, deployed.Chart.Metadata.Version, r.facts.want, rel.Version)
 	c.hooksNotRun(r.t, rel)
 	r.progressing(rel.Version)
-	r.st.FailedVersion = ""
+	r.st.FailedVersion, r.st.FailedValues = "", ""
 	r.requeue(c.UpgradeTimeout)
 	return nil
 }
