@@ -44,7 +44,11 @@ func chartMeta(files Files, dir string, p *Project, vals []value, mgr Grant, opt
 			chart["home"] = l.URL
 		}
 	}
-	chart["annotations"] = p.chartAnnotations(mgr)
+	ann := p.chartAnnotations(mgr)
+	if names := p.crdChartNames(opts); len(names) > 0 {
+		ann[contract.CRDCharts] = strings.Join(names, ",")
+	}
+	chart["annotations"] = ann
 	b, err := yaml.Marshal(chart)
 	if err != nil {
 		return err
@@ -320,6 +324,23 @@ func (p *Project) chartAnnotations(mgr Grant) map[string]string {
 		ann[contract.RequiredValues] = contract.FormatValues(req)
 	}
 	return ann
+}
+
+// crdChartNames are the names of the CRD charts the layout writes beside
+// the chart, in order; none when the CRDs are templated or in crds/.
+func (p *Project) crdChartNames(opts ChartOptions) []string {
+	if opts.CRDs != CRDsSeparateChart || len(p.CRDs) == 0 {
+		return nil
+	}
+	n := 1
+	for _, i := range opts.crdCharts {
+		n = max(n, i+1)
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = path.Base(crdChartDir(p.Name, i))
+	}
+	return names
 }
 
 // requiredValues are the value paths the chart cannot render without: the

@@ -34,7 +34,9 @@ type chartCache struct {
 type loadedChart struct {
 	key   string
 	chart *chart.Chart
-	mu    sync.Mutex // rendering processes dependencies in place
+	// crdCharts are the charts its CRDs are in (contract.CRDCharts).
+	crdCharts []*chart.Chart
+	mu        sync.Mutex // rendering processes dependencies in place
 }
 
 func newChartCache(plainHTTP bool) *chartCache {
@@ -57,7 +59,11 @@ func (c *chartCache) Load(ctx context.Context, src *tenancyv1.ChartSource) (*loa
 	if err != nil {
 		return nil, err
 	}
-	lc = &loadedChart{key: key, chart: ch}
+	crdCharts, err := c.loadCRDCharts(ctx, src, ch)
+	if err != nil {
+		return nil, err
+	}
+	lc = &loadedChart{key: key, chart: ch, crdCharts: crdCharts}
 	c.mu.Lock()
 	c.charts[key] = lc
 	c.mu.Unlock()
@@ -145,6 +151,26 @@ func (lc *loadedChart) Render(release, namespace string, values map[string]any, 
 	for _, crd := range lc.chart.CRDObjects() {
 		files[crd.Filename] = string(crd.File.Data)
 	}
+	// The CRDs of its CRD charts are its own; nothing else of them is.
+	fromCRDCharts := map[string]bool{}
+	for _, cc := range lc.crdCharts {
+		vals, err := chartutil.ToRenderValues(cc, crdChartValues(cc, release), chartutil.ReleaseOptions{Name: release, Namespace: namespace, IsInstall: true, Revision: 1}, caps)
+		if err != nil {
+			return nil, fmt.Errorf("CRD chart %s of %s: %w", cc.Name(), lc.chart.Name(), err)
+		}
+		crdFiles, err := engine.Render(cc, vals)
+		if err != nil {
+			return nil, fmt.Errorf("rendering CRD chart %s of %s: %w", cc.Name(), lc.chart.Name(), err)
+		}
+		for name, doc := range crdFiles {
+			if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") {
+				files[name], fromCRDCharts[name] = doc, true
+			}
+		}
+		for _, crd := range cc.CRDObjects() {
+			files[crd.Filename], fromCRDCharts[crd.Filename] = string(crd.File.Data), true
+		}
+	}
 	out := map[string][]*unstructured.Unstructured{}
 	for name, doc := range files {
 		for _, m := range releaseutil.SplitManifests(doc) {
@@ -152,7 +178,7 @@ func (lc *loadedChart) Render(release, namespace string, values map[string]any, 
 			if err := yaml.Unmarshal([]byte(m), &u.Object); err != nil {
 				return nil, fmt.Errorf("chart %s: %s: %w", lc.chart.Name(), name, err)
 			}
-			if len(u.Object) > 0 {
+			if len(u.Object) > 0 && (!fromCRDCharts[name] || u.GetKind() == "CustomResourceDefinition") {
 				out[name] = append(out[name], u)
 			}
 		}

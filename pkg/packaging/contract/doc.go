@@ -32,6 +32,14 @@
 //	  image (Chart.yaml only); validate renders and the release record is
 //	  measured with StandIns of them
 //
+//	opctl.dev/crd-charts: my-operator-crds,my-operator-crds-2
+//	  the CRD charts written beside a chart whose CRDs are in charts of
+//	  their own (--crds separate-chart, or packed for size), in install
+//	  order (Chart.yaml of the main chart only): found beside the chart
+//	  (its directory or .tgz's), or by that name at the chart's
+//	  repository and version, the tenancy controller applies their CRDs
+//	  as a chart's own
+//
 // It has no dependencies beyond the standard library, so every producer
 // and consumer can import it.
 package contract

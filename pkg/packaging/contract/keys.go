@@ -20,6 +20,11 @@ const (
 	// RequiredValues lists the values the chart cannot render without
 	// (Chart.yaml).
 	RequiredValues = "opctl.dev/required-values"
+	// CRDCharts names the CRD charts of a chart whose CRDs are in charts
+	// of their own, comma-separated, in the order they install (Chart.yaml
+	// of the main chart): the tenancy controller applies their CRDs as it
+	// applies a chart's own.
+	CRDCharts = "opctl.dev/crd-charts"
 )
 
 // Values of WatchNamespace besides a list of settings.
