@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	authzv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -137,6 +138,52 @@ func TestAttack11FailedRollbackOrphansBinding(t *testing.T) {
 	live := &corev1.Namespace{}
 	if err := cl.Get(ctx, client.ObjectKey{Name: b}, live); err == nil {
 		t.Logf("namespace %s labels %v", b, live.Labels)
+	}
+}
+
+// Red team 11. A namespace the platform takes from a Tenant stays the
+// tenant's for good once one upgrade failed. As in red team 10, the owner
+// fills count/configmaps in a and the platform takes b: the upgrade to a
+// alone fails on the quota, and its rollback to the deployed revision is
+// refused (it names objects in b, now leaving), so b is held, rightly,
+// while the deployed revision's objects are there. But the owner then
+// deletes its ConfigMaps, and nothing ever tries again: the release stays
+// failed (every reconcile refuses the same rollback), b keeps the
+// tenant's label, its owners' admin and the release's binding of its
+// ServiceAccount op, until the Tenant is deleted.
+func TestAttack11FailedUpgradeHoldsNamespaceForGood(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{})
+	name := "holdfor-" + suffix()
+	a, b, _ := quotaFullTenant(t, c, name, "")
+	owner := "owner-" + name
+
+	setNamespaces(t, name, a)
+	waitTenant(t, name, 2*time.Minute, "the upgrade to namespace a alone failed", func(tn *tenancyv1.Tenant) error {
+		for _, op := range tn.Status.Operators {
+			if strings.Contains(op.LastError, "exceeded quota") || op.Reason == tenancyv1.ReasonReleaseTampered {
+				return nil
+			}
+		}
+		return fmt.Errorf("operators %s", dump(tn.Status.Operators))
+	})
+	// The owner frees its quota: the upgrade would pass now.
+	oc := kubernetes.NewForConfigOrDie(c.As(owner))
+	if err := oc.CoreV1().ConfigMaps(a).DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{FieldSelector: "metadata.name!=single-namespace"}); err != nil {
+		t.Fatal(err)
+	}
+	var cms corev1.ConfigMapList
+	if err := cl.List(ctx, &cms, client.InNamespace(a)); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d ConfigMaps left in %s", len(cms.Items), a)
+	if err := handedBack(ctx, b, 3*time.Minute); err != nil {
+		tn := &tenancyv1.Tenant{}
+		_ = cl.Get(ctx, client.ObjectKey{Name: name}, tn)
+		ok, why := review(t, c, owner, nil, authzv1.ResourceAttributes{Namespace: b, Verb: "create", Resource: "secrets"})
+		t.Errorf("namespace %s, taken from Tenant %s, not handed back 3 minutes after its owner freed the quota: %v; the owner may create Secrets there: %v (%s); operators %s",
+			b, name, err, ok, why, dump(tn.Status.Operators))
 	}
 }
 

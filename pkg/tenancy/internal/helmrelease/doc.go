@@ -10,10 +10,10 @@
 // one tenant with the scope the guard checks it against, and works in two
 // steps, as flux's helm-controller does: releaseState (state.go), a pure
 // function of the release's records, the spec and the status, decides
-// the phase (stuck pending, absent, failed, held after a rollback, out of
-// sync, progressing, timed out or ready), and one action acts on it, each
-// in a file of its own: recover.go, install.go, upgrade.go, rollback.go
-// and await.go. A release in sync has its objects compared with its
+// the phase (stuck pending, absent, failed, failed with no way back,
+// held after a rollback, out of sync, progressing, timed out or ready),
+// and one action acts on it, each in a file of its own: recover.go,
+// install.go, upgrade.go, rollback.go, upgrade_retry.go and await.go. A release in sync has its objects compared with its
 // manifest and restored where they drifted (drift.go, with the ignore
 // rules of drift_ignore.go), acting as the tenant's actor.
 //

@@ -22,47 +22,59 @@ const (
 
 // failedInstalls remembers the last failed install of each release, by
 // releaseRef.
-type failedInstalls struct {
-	mu sync.Mutex
-	m  map[string]failedInstall
+type failedInstalls struct{ failedRuns }
+
+// wait is how long an install of ch and values must wait, at now.
+func (f *failedInstalls) wait(ref string, ch *chart.Chart, values map[string]any, now time.Time) time.Duration {
+	return f.waitFrom(ref, ch, values, now, installBackoff, maxInstallBackoff)
 }
 
-type failedInstall struct {
+// failedRuns remembers the last failed run of an action (an install, an
+// upgrade retried) of each release, by releaseRef, and how many of the
+// same chart and values failed in a row.
+type failedRuns struct {
+	mu sync.Mutex
+	m  map[string]failedRun
+}
+
+type failedRun struct {
 	chart  string // chartIdentity
 	values map[string]any
 	n      int
 	at     time.Time
 }
 
-// wait is how long an install of ch and values must wait, at now.
-func (f *failedInstalls) wait(ref string, ch *chart.Chart, values map[string]any, now time.Time) time.Duration {
+// waitFrom is how long a run of ch and values must wait, at now: first
+// after one failure, doubling with each, up to most; nothing for another
+// chart or other values.
+func (f *failedRuns) waitFrom(ref string, ch *chart.Chart, values map[string]any, now time.Time, first, most time.Duration) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	last, ok := f.m[ref]
 	if !ok || last.chart != chartIdentity(ch) || !sameValues(last.values, values) {
 		return 0
 	}
-	backoff := min(installBackoff<<min(last.n-1, 10), maxInstallBackoff)
+	backoff := min(first<<min(last.n-1, 10), most)
 	return max(last.at.Add(backoff).Sub(now), 0)
 }
 
-// failed records a failed install of ch and values at now.
-func (f *failedInstalls) failed(ref string, ch *chart.Chart, values map[string]any, now time.Time) {
+// failed records a failed run of ch and values at now.
+func (f *failedRuns) failed(ref string, ch *chart.Chart, values map[string]any, now time.Time) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.m == nil {
-		f.m = map[string]failedInstall{}
+		f.m = map[string]failedRun{}
 	}
 	last, id := f.m[ref], chartIdentity(ch)
 	n := 1
 	if last.chart == id && sameValues(last.values, values) {
 		n = last.n + 1
 	}
-	f.m[ref] = failedInstall{chart: id, values: values, n: n, at: now}
+	f.m[ref] = failedRun{chart: id, values: values, n: n, at: now}
 }
 
-// forget drops what is remembered of ref, after an install succeeded.
-func (f *failedInstalls) forget(ref string) {
+// forget drops what is remembered of ref, after a run succeeded.
+func (f *failedRuns) forget(ref string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	delete(f.m, ref)

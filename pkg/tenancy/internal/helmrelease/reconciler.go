@@ -57,6 +57,7 @@ type Reconciler struct {
 
 	installs failedInstalls
 	swept    sweptRevisions
+	upgrades failedUpgrades
 }
 
 // Request is what one reconcile asks of one release.
@@ -88,7 +89,8 @@ type Spec struct {
 // workloads, so a reconcile never blocks on polling. An upgrade that fails,
 // or does not become ready within UpgradeTimeout, is rolled back to the
 // last deployed revision and its version is not retried until the spec
-// changes.
+// changes; one whose rollback would re-enter a namespace the tenant is
+// leaving is run again instead, after a backoff.
 func (c *Reconciler) Reconcile(ctx context.Context, req Request) error {
 	t, spec, st := req.Tenant, req.Spec, req.Status
 	unlock := c.Helm.lock(spec.Namespace, spec.Name)
@@ -146,13 +148,14 @@ func (c *Reconciler) Reconcile(ctx context.Context, req Request) error {
 
 // releaseActions is the action for each phase that ends a reconcile.
 var releaseActions = map[releasePhase]func(*Reconciler, *releaseRun) error{
-	releaseAbsent:      (*Reconciler).installRelease,
-	releaseFailed:      (*Reconciler).rollbackFailed,
-	releaseHeld:        (*Reconciler).holdRelease,
-	releaseOutOfSync:   (*Reconciler).upgradeRelease,
-	releaseProgressing: (*Reconciler).awaitRelease,
-	releaseTimedOut:    (*Reconciler).timedOutRelease,
-	releaseReady:       (*Reconciler).readyRelease,
+	releaseAbsent:        (*Reconciler).installRelease,
+	releaseFailed:        (*Reconciler).rollbackFailed,
+	releaseFailedLeaving: (*Reconciler).retryUpgrade,
+	releaseHeld:          (*Reconciler).holdRelease,
+	releaseOutOfSync:     (*Reconciler).upgradeRelease,
+	releaseProgressing:   (*Reconciler).awaitRelease,
+	releaseTimedOut:      (*Reconciler).timedOutRelease,
+	releaseReady:         (*Reconciler).readyRelease,
 }
 
 // sweep deletes, once per revision deployed last, what the release's

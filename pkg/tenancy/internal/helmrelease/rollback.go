@@ -12,7 +12,8 @@ import (
 )
 
 // rollbackFailed goes back from a failed upgrade to the last deployed
-// revision.
+// revision. One that names objects in a namespace the tenant is leaving
+// is not gone back to (releaseFailedLeaving: upgrade_retry.go).
 func (c *Reconciler) rollbackFailed(r *releaseRun) error {
 	return c.rollback(r.ctx, r.t, r.cfg, r.scope, r.facts.deployed.Version, r.facts.current.Chart.Metadata.Version, r.st, "the upgrade failed")
 }

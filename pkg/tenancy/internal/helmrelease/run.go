@@ -26,7 +26,8 @@ type releaseRun struct {
 	facts   releaseFacts
 }
 
-// observe reads the release's records into the facts.
+// observe reads the release's records, and the namespaces the tenant is
+// leaving that the deployed one names, into the facts.
 func (r *releaseRun) observe(timeout time.Duration) error {
 	cur, deployed, err := LastAndDeployed(r.cfg, r.spec.Name)
 	if err != nil {
@@ -36,6 +37,7 @@ func (r *releaseRun) observe(timeout time.Duration) error {
 		current: cur, deployed: deployed,
 		want: r.spec.Install.Metadata.Version, values: r.spec.Values,
 		status: r.st, now: time.Now(), timeout: timeout,
+		rollbackLeaving: namespacesNamed(deployed, r.scope.Leaving),
 	}
 	return nil
 }

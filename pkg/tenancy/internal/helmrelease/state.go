@@ -23,6 +23,11 @@ const (
 	// releaseFailed: the last upgrade failed after a deployed revision:
 	// roll back to it.
 	releaseFailed
+	// releaseFailedLeaving: the last upgrade failed, and the deployed
+	// revision names objects in a namespace the tenant is leaving, where
+	// a rollback may not go back: upgrade to the spec again, after a
+	// backoff (upgrade_retry.go).
+	releaseFailedLeaving
 	// releaseHeld: out of sync with a version and values that were
 	// rolled back before: report what runs and wait for the spec to
 	// change.
@@ -41,7 +46,7 @@ const (
 	releaseReady
 )
 
-var releaseStateNames = [...]string{"StuckPending", "Absent", "Failed", "Held", "OutOfSync", "InSync", "Progressing", "TimedOut", "Ready"}
+var releaseStateNames = [...]string{"StuckPending", "Absent", "Failed", "FailedLeaving", "Held", "OutOfSync", "InSync", "Progressing", "TimedOut", "Ready"}
 
 func (s releasePhase) String() string { return releaseStateNames[s] }
 
@@ -54,6 +59,9 @@ type releaseFacts struct {
 	want   string
 	values map[string]any
 	status *tenancyv1.OperatorStatus
+	// rollbackLeaving are the namespaces the tenant is leaving in which
+	// the deployed revision, the target of a rollback, names objects.
+	rollbackLeaving []string
 	// health is the workloads' health once observed (in sync only).
 	health  string
 	now     time.Time
@@ -70,6 +78,9 @@ func releaseState(f releaseFacts) releasePhase {
 		return releaseAbsent
 	case f.current.Info.Status == release.StatusFailed && f.current.Version > f.deployed.Version && !interrupted(f.current):
 		// An interrupted upgrade is simply run again.
+		if len(f.rollbackLeaving) > 0 {
+			return releaseFailedLeaving
+		}
 		return releaseFailed
 	}
 	if f.deployed.Chart.Metadata.Version != f.want || !sameValues(f.deployed.Config, f.values) {

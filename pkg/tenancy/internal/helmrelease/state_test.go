@@ -72,6 +72,27 @@ func TestReleaseState(t *testing.T) {
 		}
 		seen[got] = true
 	}
+	// The deployed revision, the target of a rollback, names objects in
+	// namespace b, which the tenant is leaving.
+	leaving := []struct {
+		name              string
+		current, deployed *release.Release
+		want              string
+		phase             releasePhase
+	}{
+		{"failed upgrade, no way back: upgrade again", rev(2, release.StatusFailed, "0.2.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.2.0", releaseFailedLeaving},
+		{"failed upgrade, no way back, the spec moved on: upgrade again", rev(2, release.StatusFailed, "0.2.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.3.0", releaseFailedLeaving},
+		{"interrupted upgrade, no way back: run again", interruptedRev, rev(2, release.StatusDeployed, "0.1.0", v1), "0.2.0", releaseOutOfSync},
+		{"deployed, the spec narrowed: upgrade", rev(1, release.StatusDeployed, "0.1.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.2.0", releaseOutOfSync},
+		{"pending upgrade after a crash, no way back", rev(2, release.StatusPendingUpgrade, "0.2.0", v1), rev(1, release.StatusDeployed, "0.1.0", v1), "0.2.0", releaseStuckPending},
+	}
+	for _, tc := range leaving {
+		got := releaseState(releaseFacts{current: tc.current, deployed: tc.deployed, want: tc.want, values: v1, status: &tenancyv1.OperatorStatus{}, rollbackLeaving: []string{"b"}, now: now, timeout: 5 * time.Minute})
+		if got != tc.phase {
+			t.Errorf("%s: %s, want %s", tc.name, got, tc.phase)
+		}
+		seen[got] = true
+	}
 	for p := releaseStuckPending; p <= releaseReady; p++ {
 		if !seen[p] {
 			t.Errorf("no case reaches %s", p)

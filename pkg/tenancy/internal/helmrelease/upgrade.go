@@ -9,7 +9,8 @@ import (
 )
 
 // upgradeRelease upgrades to the spec's chart and values; a failed
-// upgrade is rolled back at once.
+// upgrade is rolled back at once, unless the deployed revision names
+// objects in a namespace the tenant is leaving (upgrade_retry.go).
 func (c *Reconciler) upgradeRelease(r *releaseRun) error {
 	deployed := r.facts.deployed
 	if stop, err := c.refused(r.ctx, r.t, r.st, r.scope, r.facts.current, deployed); stop || err != nil {
@@ -21,10 +22,15 @@ func (c *Reconciler) upgradeRelease(r *releaseRun) error {
 	if c.tampered(r.t, r.st, err) {
 		return nil
 	}
+	if err != nil && len(r.facts.rollbackLeaving) > 0 {
+		log.FromContext(r.ctx).Info("upgrade failed, no way back", "release", r.spec.Namespace+"/"+r.spec.Name, "leaving", r.facts.rollbackLeaving, "error", operatorkit.BoundText(err.Error()))
+		return c.upgradeFailedLeaving(r, err)
+	}
 	if err != nil {
 		log.FromContext(r.ctx).Info("upgrade failed, rolling back", "release", r.spec.Namespace+"/"+r.spec.Name, "error", operatorkit.BoundText(err.Error()))
 		return c.rollback(r.ctx, r.t, r.cfg, r.scope, deployed.Version, r.facts.want, r.st, err.Error())
 	}
+	c.upgrades.forget(releaseRef(r.t.Name, r.spec.Namespace, r.spec.Name))
 	c.event(r.t, "Normal", "Upgraded", "upgraded %s from %s to %s (revision %d)", r.spec.Name, deployed.Chart.Metadata.Version, r.facts.want, rel.Version)
 	c.hooksNotRun(r.t, rel)
 	r.progressing(rel.Version)
