@@ -89,9 +89,16 @@ func (b *bundleBackend) plan(ctx context.Context, t *tenancyv1.Tenant, op tenanc
 		}
 		return operatorPlan{}, fmt.Errorf("operator %s: bundle %s: %w", op.Name, res.Bundle.Name, err)
 	}
-	install := registryv1.ReleaseChart(src.Package, res, rendered)
+	install, err := registryv1.ReleaseChart(src.Package, res, rendered)
+	if err != nil {
+		return operatorPlan{}, fmt.Errorf("operator %s: bundle %s: %w", op.Name, res.Bundle.Name, err)
+	}
+	digest, err := rendered.Digest()
+	if err != nil {
+		return operatorPlan{}, fmt.Errorf("operator %s: bundle %s: %w", op.Name, res.Bundle.Name, err)
+	}
 	rendered.Analysis.Release = install
-	values := map[string]any{"bundle": res.Bundle.Name, "image": content.Image, "manifest": rendered.Digest}
+	values := map[string]any{"bundle": res.Bundle.Name, "image": content.Image, "manifest": digest}
 	return operatorPlan{analysis: rendered.Analysis, detail: &bundlePlan{res: res, content: content},
 		release: &helmrelease.Spec{Name: op.Name, Namespace: t.Spec.Namespaces[0], Install: install, Values: values}}, nil
 }

@@ -15,7 +15,16 @@ var BundleTenantReady = register(Check{ID: "OPC-B007", Severity: SeverityWarning
 	Hint:      "Support OwnNamespace, narrow clusterPermissions (resourceNames of the operator's own CRDs), meet Pod Security restricted, or leave the object out; or name a ClusterRole that allows it in the TenantProfile. opctl tenancy check says the same against the platform's ClusterRoles."}, checkBundleTenantReady)
 
 func checkBundleTenantReady(c *Check, r *Report, in *bundleInput) {
-	rel, err := bundlerelease.FromDir(in.dir, bundlerelease.Options{Tenant: "tenant", Namespaces: []string{"tenant"}})
+	opts := bundlerelease.Options{Tenant: "tenant", Namespaces: []string{"tenant"}}
+	var rel *bundlerelease.Release
+	var err error
+	// The objects validate read already, when they are all the manifests
+	// hold: operator-framework's loader reads one document per file.
+	if in.b.Package != "" && len(in.b.Objects) == len(in.files) {
+		rel, err = bundlerelease.FromObjects(in.b.Package, in.b.Objects, in.files, opts)
+	} else {
+		rel, err = bundlerelease.FromDir(in.dir, opts)
+	}
 	var refused *bundlerelease.Refused
 	switch {
 	case errors.As(err, &refused):

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -168,5 +169,5 @@ func releaseInput(path string, rel *bundlerelease.Release) *chartInput {
 	for i := range objs {
 		objs[i].template = rel.Files[objs[i].obj.GetKind()+"/"+objs[i].obj.GetName()]
 	}
-	return &chartInput{dir: path, chart: rel.Chart, renders: []chartRender{renderOf(objs)}}
+	return &chartInput{dir: path, chart: &chart.Chart{Metadata: rel.Metadata}, renders: []chartRender{renderOf(objs)}}
 }

@@ -49,11 +49,12 @@ type Release struct {
 	Package, Channel string
 	// Bundle is the bundle's name (its CSV's); Version its version.
 	Bundle, Version string
-	// Chart is what Helm installs, Objects what it holds; CRDs are
-	// applied apart from it, as shared CRDs.
-	Chart   *chart.Chart
-	Objects []*unstructured.Unstructured
-	CRDs    []*unstructured.Unstructured
+	// Metadata is the Chart.yaml of the chart Helm installs, Objects
+	// what that chart holds; CRDs are applied apart from it, as shared
+	// CRDs.
+	Metadata *chart.Metadata
+	Objects  []*unstructured.Unstructured
+	CRDs     []*unstructured.Unstructured
 	// Files name the bundle file each object of Chart and CRDs came from,
 	// by "Kind/name": the CSV's for what the CSV declares. Empty for a
 	// catalog's bundle, which has no files.
@@ -83,6 +84,14 @@ func FromDir(dir string, opts Options) (*Release, error) {
 		return nil, err
 	}
 	return render(b.Package, "", b.Objects, b.Files, nil, opts)
+}
+
+// FromObjects renders the objects of a registry+v1 bundle of package pkg
+// already read (as ReadBundleDir reads a directory: every document of every
+// manifest file), files naming the file of each by "Kind/name". The
+// objects are not changed.
+func FromObjects(pkg string, objs []*unstructured.Unstructured, files map[string]string, opts Options) (*Release, error) {
+	return render(pkg, "", objs, files, nil, opts)
 }
 
 // FromCatalog resolves sel in the file-based catalog in dir as the bundle
@@ -161,7 +170,7 @@ func render(pkg, channel string, objs []*unstructured.Unstructured, files map[st
 		res = &registryv1.Resolution{Bundle: &declcfg.Bundle{Name: csv.Name}, Version: v}
 	}
 	out := &Release{Package: pkg, Channel: channel, Bundle: bundle, Version: res.Version.String(), CRDs: crds,
-		Chart: registryv1.ReleaseChart(pkg, res, rendered), Objects: rendered.Objects, Files: map[string]string{}, CSVFile: csvFile}
+		Metadata: registryv1.ReleaseMetadata(pkg, res), Objects: rendered.Objects, Files: map[string]string{}, CSVFile: csvFile}
 	if files == nil {
 		return out, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 
 	operatorsv1alpha1 "github.com/operator-framework/api/pkg/operators/v1alpha1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -38,16 +39,47 @@ type BundleRender struct {
 // RenderedBundle is a bundle made into the objects of one release.
 type RenderedBundle struct {
 	csv *operatorsv1alpha1.ClusterServiceVersion
-	// Manifest is the release's objects as one YAML stream, in order;
-	// Objects are those objects.
-	Manifest []byte
-	Objects  []*unstructured.Unstructured
-	// Digest is the sha256 of manifest: a change of any rendered input
-	// (bundle, namespaces, tenant) is an upgrade.
-	Digest string
+	// Objects are the release's objects, in order.
+	Objects []*unstructured.Unstructured
 	// Analysis holds the CRDs (applied through the shared-CRD path, not
 	// the release) and the quota input.
 	Analysis *quota.Analysis
+
+	once     sync.Once
+	manifest []byte
+	digest   string
+	err      error
+}
+
+// Manifest is the release's objects as one YAML stream, in order, written
+// when first asked for (opctl validate judges the objects alone).
+func (r *RenderedBundle) Manifest() ([]byte, error) {
+	r.write()
+	return r.manifest, r.err
+}
+
+// Digest is the sha256 of the manifest: a change of any rendered input
+// (bundle, namespaces, tenant) is an upgrade.
+func (r *RenderedBundle) Digest() (string, error) {
+	r.write()
+	return r.digest, r.err
+}
+
+func (r *RenderedBundle) write() {
+	r.once.Do(func() {
+		var manifest strings.Builder
+		for _, o := range r.Objects {
+			b, err := yaml.Marshal(o.Object)
+			if err != nil {
+				r.err = err
+				return
+			}
+			manifest.WriteString("---\n")
+			manifest.Write(b)
+		}
+		sum := sha256.Sum256([]byte(manifest.String()))
+		r.manifest, r.digest = []byte(manifest.String()), hex.EncodeToString(sum[:])
+	})
 }
 
 // RenderBundle renders a registry+v1 bundle as OLM would install it into
@@ -109,21 +141,11 @@ func RenderBundle(in BundleRender) (*RenderedBundle, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
-	var manifest strings.Builder
-	for _, o := range objs {
-		b, err := yaml.Marshal(o.Object)
-		if err != nil {
-			return nil, err
-		}
-		manifest.WriteString("---\n")
-		manifest.Write(b)
-	}
 	a, err := quota.Analyze(append(append([]*unstructured.Unstructured{}, crds...), objs...))
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte(manifest.String()))
-	return &RenderedBundle{csv: csv, Manifest: []byte(manifest.String()), Objects: objs, Digest: hex.EncodeToString(sum[:]), Analysis: a}, nil
+	return &RenderedBundle{csv: csv, Objects: objs, Analysis: a}, nil
 }
 
 // CSV is the bundle's ClusterServiceVersion.

@@ -68,11 +68,11 @@ func TestRenderBundle(t *testing.T) {
 		t.Fatal(err)
 	}
 	again, err := RenderBundle(in)
-	if err != nil || string(again.Manifest) != string(r.Manifest) || again.Digest != r.Digest {
+	if err != nil || manifestOf(t, again) != manifestOf(t, r) || renderedDigest(t, again) != renderedDigest(t, r) {
 		t.Fatalf("a second render differs (%v)", err)
 	}
 	got := map[string]*unstructured.Unstructured{}
-	for _, d := range guard.ManifestDocs(string(r.Manifest)) {
+	for _, d := range guard.ManifestDocs(manifestOf(t, r)) {
 		if d.Err != nil {
 			t.Fatal(d.Err)
 		}
@@ -131,7 +131,7 @@ func TestRenderBundle(t *testing.T) {
 	// Another tenant's render names its cluster-scoped objects apart.
 	in.Tenant = "team-b"
 	other, err := RenderBundle(in)
-	if err != nil || !strings.Contains(string(other.Manifest), "opctl.team-b.kv.") || other.Digest == r.Digest {
+	if err != nil || !strings.Contains(manifestOf(t, other), "opctl.team-b.kv.") || renderedDigest(t, other) == renderedDigest(t, r) {
 		t.Errorf("team-b's render does not name its cluster roles for team-b (%v)", err)
 	}
 }
@@ -230,7 +230,7 @@ func TestRenderBundleWebhooks(t *testing.T) {
 		t.Errorf("certificates asked for %v, want the webhook's Deployment", certsAskedFor)
 	}
 	docs := map[string]*unstructured.Unstructured{}
-	for _, d := range guard.ManifestDocs(string(r.Manifest)) {
+	for _, d := range guard.ManifestDocs(manifestOf(t, r)) {
 		docs[d.Obj.GetKind()+" "+d.Obj.GetName()] = d.Obj
 	}
 	svc, secret := docs["Service kvstore-controller-manager-service"], docs["Secret kvstore-controller-manager-service-cert"]
@@ -379,7 +379,7 @@ func TestClusterPermissionsSplit(t *testing.T) {
 		t.Fatal(err)
 	}
 	rules := map[string]string{}
-	for _, d := range guard.ManifestDocs(string(r.Manifest)) {
+	for _, d := range guard.ManifestDocs(manifestOf(t, r)) {
 		if k := d.Obj.GetKind(); k == "Role" || k == "ClusterRole" {
 			b, _ := json.Marshal(d.Obj.Object["rules"])
 			rules[k+" "+d.Obj.GetNamespace()+"/"+d.Obj.GetName()] = string(b)
@@ -399,4 +399,23 @@ func TestClusterPermissionsSplit(t *testing.T) {
 			t.Errorf("the ClusterRole lacks %s: %s", want, cluster)
 		}
 	}
+}
+
+// manifestOf and renderedDigest are r's manifest and its digest.
+func manifestOf(t *testing.T, r *RenderedBundle) string {
+	t.Helper()
+	m, err := r.Manifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(m)
+}
+
+func renderedDigest(t *testing.T, r *RenderedBundle) string {
+	t.Helper()
+	d, err := r.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
