@@ -75,22 +75,8 @@ func TestAttack11FailedRollbackOrphansBinding(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
 	startController(t, tenancy.Options{})
-	name := "rbfail-" + suffix()
-	a, b := name+"-a", name+"-b"
+	name, a, b, crb := widenTenant(t, c, "rbfail-")
 	owner := "owner-" + name
-	crb := "opctl." + name + ".kv.delegate"
-	createTenant(t, newTenant(name, []string{a}, writeChart(t, widenChart()), 1, owner))
-	t.Cleanup(func() {
-		unfinalize(name)
-		_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), crb, metav1.DeleteOptions{})
-		for _, ns := range []string{a, b} {
-			_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-		}
-	})
-	testcluster.Eventually(t, 2*time.Minute, "the single-namespace release installed", func(ctx context.Context) error {
-		_, err := c.Client.CoreV1().ConfigMaps(a).Get(ctx, "single-namespace", metav1.GetOptions{})
-		return err
-	})
 	t.Logf("owner created %d Services in %s", fillServices(t, c, owner, a), a)
 
 	// The platform gives A namespace b. The upgrade fails on the owner's

@@ -18,7 +18,8 @@ import (
 // deleteLeftovers deletes the objects that the earlier revisions name and
 // last does not, as uninstall deletes (releaseKube.deleteOwned: only
 // objects marked as the release's, by the UID read), but those Helm keeps
-// (helm.sh/resource-policy: keep) and those of kinds the API server no
+// (helm.sh/resource-policy: keep in the revision, or on a live namespaced
+// object, as Helm's upgrade reads it) and those of kinds the API server no
 // longer serves (none can exist).
 func (h *HelmClient) deleteLeftovers(cfg *action.Configuration, name string, last *release.Release, earlier []*release.Release) error {
 	if len(earlier) == 0 {
@@ -62,8 +63,8 @@ func (h *HelmClient) deleteLeftovers(cfg *action.Configuration, name string, las
 	if len(objs) == 0 {
 		return nil
 	}
-	k.release = name
-	defer func() { k.release = "" }()
+	k.release, k.keepLive = name, true
+	defer func() { k.release, k.keepLive = "", false }()
 	if _, errs := k.Delete(objs); len(errs) > 0 {
 		return fmt.Errorf("deleting the objects earlier revisions left: %w", errors.Join(errs...))
 	}

@@ -60,16 +60,40 @@ func (c *Reconciler) rollback(ctx context.Context, t *tenancyv1.Tenant, cfg *act
 	if rel, err := last(cfg, name); err == nil && rel != nil {
 		st.Revision = rel.Version
 	}
-	// The values it failed with: the revision rolled back from.
-	st.FailedValues = ""
-	if cur != nil {
-		st.FailedValues = valuesDigest(cur.Config)
+	// What failed: the attempt rolled back from, not a failed rollback
+	// (a copy of the target) in between, which would let the same
+	// attempt run again at once.
+	if attempt, err := failedAttempt(cfg, name, target); err == nil && attempt != nil {
+		version = attempt.Chart.Metadata.Version
+		st.FailedValues = valuesDigest(attempt.Config)
+	} else {
+		st.FailedValues = ""
 	}
 	st.FailedVersion, st.TargetVersion, st.UpgradeStartTime = version, "", nil
 	st.LastError = fmt.Sprintf("upgrade to %s rolled back to revision %d: %s", version, revision, why)
 	st.Health, st.Reason = tenancyv1.HealthFailed, tenancyv1.ReasonUpgradeFailed
 	c.event(t, "Warning", tenancyv1.ReasonUpgradeFailed, "%s: %s", name, st.LastError)
 	return nil
+}
+
+// failedAttempt is the latest revision after target that differs from it
+// in chart version or values: the upgrade a rollback to target undoes,
+// past any failed rollback (a copy of target) since; nil when none does.
+func failedAttempt(cfg *action.Configuration, name string, target *release.Release) (*release.Release, error) {
+	hist, err := cfg.Releases.History(name)
+	if err != nil {
+		return nil, err
+	}
+	var best *release.Release
+	for _, r := range hist {
+		if r.Version <= target.Version || (best != nil && r.Version < best.Version) || r.Chart == nil || r.Chart.Metadata == nil {
+			continue
+		}
+		if r.Chart.Metadata.Version != target.Chart.Metadata.Version || !sameValues(r.Config, target.Config) {
+			best = r
+		}
+	}
+	return best, nil
 }
 
 // previousDeployment is the revision before current that was deployed
