@@ -15,7 +15,9 @@ import (
 	"opctl.dev/opctl/pkg/packaging"
 )
 
-type tools struct{ opctl, helm3, helm4 string }
+// tools are the programs a run uses; platformChart is charts/opctl, which
+// the live tenant step installs.
+type tools struct{ opctl, helm3, helm4, platformChart string }
 
 // step names the checks, in table order.
 var steps = []string{"package", "lint3", "lint4", "names", "validate", "rerun", "dropped", "install"}
@@ -27,9 +29,14 @@ type result struct {
 	status     map[string]string
 	warnings   int
 	details    []string
-	// tenant is opctl tenancy check's verdict on the main chart under the
-	// shipped policy: fits, or the reasons it would be refused.
-	tenant string
+	// check is opctl tenancy check's verdict on the main chart under the
+	// shipped policy, offline: fits, or the reasons it would be refused.
+	check string
+	// tenant is what two Tenants running the main chart became on a live
+	// platform (INSTALL=1): ready, a refusal class, or a failure
+	// (tenantlive.go); nowebhook is the same with webhooks.enabled=false
+	// for a chart with webhooks that was not ready, "" when not tried.
+	tenant, nowebhook string
 }
 
 func (r *result) set(step string, err error) bool {
@@ -56,7 +63,7 @@ func (r *result) failed() bool {
 			return true
 		}
 	}
-	return false
+	return r.tenant != "" && r.tenant != classReady && !refused(r.tenant)
 }
 
 func (r *result) row(p project) string {
@@ -72,11 +79,13 @@ func (r *result) row(p project) string {
 	if r.incomplete != "" {
 		note = "input incomplete: " + oneLine(r.incomplete)
 	}
-	tenant := r.tenant
-	if tenant == "" {
-		tenant = "-"
+	for _, v := range []string{r.check, r.tenant, r.nowebhook} {
+		if v == "" {
+			v = "-"
+		}
+		cells = append(cells, v)
 	}
-	cells = append(cells, tenant, fmt.Sprint(r.warnings), note)
+	cells = append(cells, fmt.Sprint(r.warnings), note)
 	return strings.Join(cells, "\t")
 }
 
@@ -132,13 +141,18 @@ func check(ctx context.Context, t tools, corpus, dir string, p project, doInstal
 	}
 	r.set("dropped", checkDropped(t, ref, charts, bundles, res, set))
 	if verdict, err := tenantCheck(t.opctl, charts); err != nil {
-		r.details = append(r.details, "tenant: "+oneLine(err.Error()))
-		r.tenant = "error"
+		r.details = append(r.details, "check: "+oneLine(err.Error()))
+		r.check = "error"
 	} else {
-		r.tenant = verdict
+		r.check = verdict
 	}
 	if doInstall {
 		r.set("install", install(ctx, t.helm3, charts, set...))
+		var details []string
+		r.tenant, r.nowebhook, details = liveTenant(ctx, t, dir, charts, set)
+		for _, d := range details {
+			r.details = append(r.details, "tenant: "+oneLine(d))
+		}
 	}
 	_ = os.RemoveAll(dir)
 	return r
@@ -216,19 +230,22 @@ func checkDropped(t tools, ref []*unstructured.Unstructured, charts, bundles []s
 // summary counts the rows.
 type summary struct {
 	total, incomplete, failed, passed int
-	// tenant counts the packaged projects by tenant verdict reason.
-	tenant map[string]int
+	// check counts the packaged projects by the offline verdict's reasons.
+	check map[string]int
+	// tenant and nowebhook count the rows of the live tenant step by class.
+	tenant, nowebhook map[string]int
 }
 
 func (s *summary) add(r *result) {
 	s.total++
+	if r.check != "" {
+		count(&s.check, strings.Split(r.check, ",")...)
+	}
 	if r.tenant != "" {
-		if s.tenant == nil {
-			s.tenant = map[string]int{}
-		}
-		for _, why := range strings.Split(r.tenant, ",") {
-			s.tenant[why]++
-		}
+		count(&s.tenant, r.tenant)
+	}
+	if r.nowebhook != "" {
+		count(&s.nowebhook, r.nowebhook)
 	}
 	switch {
 	case r.incomplete != "":
@@ -240,6 +257,24 @@ func (s *summary) add(r *result) {
 	}
 }
 
+func count(m *map[string]int, keys ...string) {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	for _, k := range keys {
+		(*m)[k]++
+	}
+}
+
+// counts lists m as "key n", sorted by key.
+func counts(m map[string]int) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, fmt.Sprintf("%s %d", k, m[k]))
+	}
+	return strings.Join(out, ", ")
+}
+
 func (s summary) String(installed bool) string {
 	checked := s.total - s.incomplete
 	pct := 0.0
@@ -248,15 +283,25 @@ func (s summary) String(installed bool) string {
 	}
 	what := "every check"
 	if !installed {
-		what = "every check but install (INSTALL=1 adds it)"
+		what = "every check but install and tenant (INSTALL=1 adds them)"
 	}
 	line := fmt.Sprintf("corpus: %d projects: %d passed %s, %d failed, %d input incomplete (%.0f%% of the %d checked passed)", s.total, s.passed, what, s.failed, s.incomplete, pct, checked)
+	if len(s.check) > 0 {
+		line += "\ncorpus: check (opctl tenancy check --offline, shipped policy, before install; a project may have several reasons): " + counts(s.check)
+	}
 	if len(s.tenant) > 0 {
-		var counts []string
-		for _, why := range slices.Sorted(maps.Keys(s.tenant)) {
-			counts = append(counts, fmt.Sprintf("%s %d", why, s.tenant[why]))
+		rows, refusedRows := 0, 0
+		for class, n := range s.tenant {
+			rows += n
+			if refused(class) {
+				refusedRows += n
+			}
 		}
-		line += "\ncorpus: tenant (opctl tenancy check, shipped policy, before install; a project may have several reasons): " + strings.Join(counts, ", ")
+		line += fmt.Sprintf("\ncorpus: tenant (two Tenants on a live platform: charts/opctl's RBAC, shipped policy, the chart's defaults): %s: %d of %d rows ready, %d refused before install, %d neither",
+			counts(s.tenant), s.tenant[classReady], rows, refusedRows, rows-s.tenant[classReady]-refusedRows)
+	}
+	if len(s.nowebhook) > 0 {
+		line += "\ncorpus: nowebhook (the same with webhooks.enabled=false, charts with webhooks not ready with them): " + counts(s.nowebhook)
 	}
 	return line
 }

@@ -72,22 +72,28 @@ var crdChartName = regexp.MustCompile(`-crds(-[0-9]+)?$`)
 // that a value is set only where the chart has it (a chart's schema
 // refuses unknown values).
 func hasValue(chart, key string) bool {
+	_, ok := valueOf(chart, key)
+	return ok
+}
+
+// valueOf is the default of the dotted key in the chart's values.yaml.
+func valueOf(chart, key string) (any, bool) {
 	raw, err := os.ReadFile(chart + "/values.yaml")
 	if err != nil {
-		return false
+		return nil, false
 	}
 	var v any
 	if yaml.Unmarshal(raw, &v) != nil {
-		return false
+		return nil, false
 	}
 	for _, part := range strings.Split(key, ".") {
 		m, ok := v.(map[string]any)
 		if !ok {
-			return false
+			return nil, false
 		}
 		if v, ok = m[part]; !ok {
-			return false
+			return nil, false
 		}
 	}
-	return true
+	return v, true
 }

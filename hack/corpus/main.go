@@ -13,7 +13,9 @@
 // first; and nothing dropped: every object of the kustomize build is in
 // the chart's rendering and in the bundle, or a warning names it. With
 // INSTALL=1 every chart is installed into two namespaces of a fresh test
-// control plane. Input the corpus cannot give (a missing clone, commit or
+// control plane, and the main chart is given to two Tenants of the
+// tenancy controller installed from charts/opctl on another (tenantlive.go).
+// Input the corpus cannot give (a missing clone, commit or
 // file, a remote base) is reported as input incomplete, apart from
 // opctl's own failures. One row a project, then a summary line.
 package main
@@ -38,6 +40,7 @@ func main() {
 	list := flag.String("list", "hack/corpus/projects.txt", "the corpus list")
 	corpus := flag.String("corpus", os.Getenv("CORPUS"), "folder of local clones (default $CORPUS)")
 	opctl := flag.String("opctl", "bin/opctl", "the opctl binary")
+	platformChart := flag.String("platform-chart", "charts/opctl", "the tenancy controller's chart, which the live tenant step installs (-install)")
 	installFlag := flag.Bool("install", os.Getenv("INSTALL") == "1", "install every chart into two namespaces of a test control plane (default $INSTALL=1)")
 	only := flag.String("only", "", "run only the projects whose ID contains this text")
 	keep := flag.Bool("keep", false, "keep the work folder and print it")
@@ -50,7 +53,7 @@ func main() {
 	if *bench {
 		os.Exit(benchCorpus(*list, *corpus, *opctl, *only))
 	}
-	os.Exit(runCorpus(*list, *corpus, *opctl, *only, *installFlag, *keep))
+	os.Exit(runCorpus(*list, *corpus, tools{opctl: abs(*opctl), platformChart: abs(*platformChart)}, *only, *installFlag, *keep))
 }
 
 // prepare reads the list and makes a work folder, for a run or a bench.
@@ -65,13 +68,13 @@ func prepare(list, prefix string) (projects []project, bin, work string, err err
 	return projects, bin, work, err
 }
 
-func runCorpus(list, corpus, opctl, only string, doInstall, keep bool) int {
+func runCorpus(list, corpus string, tools tools, only string, doInstall, keep bool) int {
 	projects, bin, work, err := prepare(list, "opctl-corpus-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "corpus:", err)
 		return 2
 	}
-	tools := tools{opctl: abs(opctl), helm3: filepath.Join(bin, "helm"), helm4: filepath.Join(bin, "helm4")}
+	tools.helm3, tools.helm4 = filepath.Join(bin, "helm"), filepath.Join(bin, "helm4")
 	if keep {
 		fmt.Fprintln(os.Stderr, "corpus: work folder", work)
 	} else {
@@ -81,7 +84,7 @@ func runCorpus(list, corpus, opctl, only string, doInstall, keep bool) int {
 	defer stop()
 
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(tw, "project\tobjs\tpackage\tlint3\tlint4\tnames\tvalidate\trerun\tdropped\tinstall\ttenant\twarns\tnote")
+	fmt.Fprintln(tw, "project\tobjs\tpackage\tlint3\tlint4\tnames\tvalidate\trerun\tdropped\tinstall\tcheck\ttenant\tnowebhook\twarns\tnote")
 	var sum summary
 	for i, p := range projects {
 		if only != "" && !strings.Contains(p.ID(), only) {

@@ -87,12 +87,11 @@ func (c *Cluster) RunDeployment(t testing.TB, bin string, dep *appsv1.Deployment
 	const apiPort = 443
 	env := []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOSTNAME=" + pod.Name,
 		"KUBERNETES_SERVICE_HOST=127.0.0.1", "KUBERNETES_SERVICE_PORT=" + strconv.Itoa(apiPort), "KUBERNETES_SERVICE_PORT_HTTPS=" + strconv.Itoa(apiPort)}
-	resolved, err := c.containerEnv(ctx, pod, sa, tmpl.ObjectMeta, ctr)
+	args, resolved, err := c.ContainerProcess(ctx, dep, container, pod.Name)
 	if err != nil {
-		t.Fatalf("Deployment %s/%s: %v", dep.Namespace, dep.Name, err)
+		t.Fatal(err)
 	}
 	env = append(env, resolved...)
-	args := append(expandAll(ctr.Command, resolved), expandAll(ctr.Args, resolved)...)
 	if len(ctr.Command) > 0 {
 		args = args[1:] // command[0] is the image's binary: bin
 	}

@@ -10,10 +10,32 @@ import (
 	"strconv"
 	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// ContainerProcess is what the kubelet would run for the container named
+// container (the first if "") of dep's pod named pod, for a process run
+// outside a pod's namespaces (with a kubeconfig): its command and args
+// with $(VAR) references expanded, and its environment as RunDeployment
+// resolves it (envFrom, env, the downward API).
+func (c *Cluster) ContainerProcess(ctx context.Context, dep *appsv1.Deployment, container, pod string) (args, env []string, err error) {
+	tmpl := dep.Spec.Template
+	ctr, err := pickContainer(tmpl.Spec.Containers, container)
+	if err != nil {
+		return nil, nil, fmt.Errorf("pod of Deployment %s/%s: %w", dep.Namespace, dep.Name, err)
+	}
+	sa := tmpl.Spec.ServiceAccountName
+	if sa == "" {
+		sa = "default"
+	}
+	if env, err = c.containerEnv(ctx, &Pod{Name: pod, Namespace: dep.Namespace}, sa, tmpl.ObjectMeta, ctr); err != nil {
+		return nil, nil, fmt.Errorf("pod of Deployment %s/%s: %w", dep.Namespace, dep.Name, err)
+	}
+	return append(expandAll(ctr.Command, env), expandAll(ctr.Args, env)...), env, nil
+}
 
 // containerEnv is the container's environment as the kubelet sets it:
 // envFrom first, then env in order, each value expanded from those before

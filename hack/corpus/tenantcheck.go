@@ -11,7 +11,7 @@ import (
 )
 
 // tenantReasons classify what opctl tenancy check refuses of a chart for a
-// tenant under the shipped policy, in the order the tenant column lists
+// tenant under the shipped policy, in the order the check column lists
 // them: the documented reasons (docs/corpus.md).
 var tenantReasons = []struct{ name, says string }{
 	{"allns", "reads no watch-namespace setting"},
@@ -25,16 +25,16 @@ var tenantReasons = []struct{ name, says string }{
 // first that is not a CRD chart) and returns "fits" or the reasons it
 // would be refused, comma-separated.
 func tenantCheck(opctl string, charts []string) (string, error) {
-	i := slices.IndexFunc(charts, func(c string) bool { return !strings.HasSuffix(c, "-crds") })
-	if i < 0 {
-		return "", fmt.Errorf("no main chart among %v", charts)
+	chart, err := mainChart(charts)
+	if err != nil {
+		return "", err
 	}
-	out, err := exec.Command(opctl, "tenancy", "check", "--offline", "-o", "json", charts[i]).Output()
+	out, err := exec.Command(opctl, "tenancy", "check", "--offline", "-o", "json", chart).Output()
 	if ee, ok := err.(*exec.ExitError); ok && ee.ExitCode() == 1 {
 		err = nil // refused: the verdict says why
 	}
 	if err != nil {
-		return "", fmt.Errorf("opctl tenancy check %s: %w", charts[i], err)
+		return "", fmt.Errorf("opctl tenancy check %s: %w", chart, err)
 	}
 	var v validatepkg.TenantVerdict
 	if err := json.Unmarshal(out, &v); err != nil {
