@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -33,10 +34,17 @@ type platform struct {
 	cluster *testcluster.Cluster
 	// admin reads and writes Tenants as the platform team.
 	admin client.Client
-	ctrl  *exec.Cmd
-	done  chan struct{}
 	// logPath holds the controller's output.
 	logPath string
+	// stopping ends the controller's restarts; done is closed once its
+	// last process has exited.
+	stopping, done chan struct{}
+
+	mu       sync.Mutex
+	stopped  bool
+	proc     *os.Process // the running controller
+	restarts int
+	lastExit string
 }
 
 // startPlatform starts a platform whose files go in dir.
@@ -91,21 +99,70 @@ func startPlatform(ctx context.Context, t tools, dir string) (_ *platform, err e
 	if err != nil {
 		return nil, err
 	}
-	p.ctrl = exec.Command(t.opctl, args...)
-	p.ctrl.Stdout, p.ctrl.Stderr = log, log
-	p.ctrl.Env = append([]string{"HOME=" + dir, "TMPDIR=" + dir}, env...)
-	p.ctrl.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := p.ctrl.Start(); err != nil {
-		log.Close()
-		return nil, fmt.Errorf("running opctl %v: %w", args, err)
+	p.stopping, p.done = make(chan struct{}), make(chan struct{})
+	start := func() (*exec.Cmd, error) {
+		cmd := exec.Command(t.opctl, args...)
+		cmd.Stdout, cmd.Stderr = log, log
+		cmd.Env = append([]string{"HOME=" + dir, "TMPDIR=" + dir}, env...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		p.mu.Lock() // stop signals the process it sees: none starts after
+		defer p.mu.Unlock()
+		if p.stopped {
+			return nil, fmt.Errorf("the platform is stopping")
+		}
+		if err := cmd.Start(); err != nil {
+			return nil, fmt.Errorf("running opctl %v: %w", args, err)
+		}
+		p.proc = cmd.Process
+		return cmd, nil
 	}
-	p.done = make(chan struct{})
-	go func() {
-		_ = p.ctrl.Wait()
+	cmd, err := start()
+	if err != nil {
 		log.Close()
 		close(p.done)
-	}()
+		return nil, err
+	}
+	go p.keepRunning(cmd, start, log)
 	return p, nil
+}
+
+// keepRunning waits for the controller and starts it again each time it
+// exits (a lost leader election on a loaded machine), as the kubelet
+// restarts a pod's container, until stop.
+func (p *platform) keepRunning(cmd *exec.Cmd, start func() (*exec.Cmd, error), log *os.File) {
+	defer close(p.done)
+	defer log.Close()
+	for {
+		err := cmd.Wait()
+		select {
+		case <-p.stopping:
+			return
+		case <-time.After(2 * time.Second):
+		}
+		b, _ := os.ReadFile(p.logPath)
+		p.mu.Lock()
+		p.restarts++
+		p.lastExit = fmt.Sprintf("%v: %s", err, tail(string(b), 3))
+		p.mu.Unlock()
+		for cmd, err = start(); err != nil; cmd, err = start() {
+			select {
+			case <-p.stopping:
+				return
+			case <-time.After(2 * time.Second):
+			}
+		}
+	}
+}
+
+// restarted says how often the controller was started again, "" when
+// never.
+func (p *platform) restarted() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.restarts == 0 {
+		return ""
+	}
+	return fmt.Sprintf("the controller exited %d times and was started again, as a kubelet restarts a container; the last exit: %s", p.restarts, p.lastExit)
 }
 
 // controllerDeployment is the Deployment charts/opctl installed.
@@ -120,25 +177,21 @@ func (p *platform) controllerDeployment(ctx context.Context) (*appsv1.Deployment
 	return &deps.Items[0], nil
 }
 
-// exited reports an error if the controller has stopped.
-func (p *platform) exited() error {
-	select {
-	case <-p.done:
-		b, _ := os.ReadFile(p.logPath)
-		return fmt.Errorf("opctl tenancy run exited: %s", tail(string(b), 5))
-	default:
-		return nil
-	}
-}
-
 // stop stops the controller and the control plane.
 func (p *platform) stop() {
-	if p.ctrl != nil && p.ctrl.Process != nil {
-		_ = p.ctrl.Process.Signal(syscall.SIGTERM)
+	if p.stopping != nil {
+		p.mu.Lock()
+		p.stopped = true
+		close(p.stopping)
+		proc := p.proc
+		p.mu.Unlock()
+		if proc != nil {
+			_ = proc.Signal(syscall.SIGTERM)
+		}
 		select {
 		case <-p.done:
 		case <-time.After(30 * time.Second):
-			_ = p.ctrl.Process.Kill()
+			_ = proc.Kill()
 			<-p.done
 		}
 	}

@@ -154,6 +154,11 @@ func liveTenant(ctx context.Context, t tools, dir string, charts, required []str
 		}
 		return classify(states)
 	}
+	defer func() {
+		if r := p.restarted(); r != "" {
+			details = append(details, r)
+		}
+	}()
 	class, details = try([]string{"corpus-a", "corpus-b"})
 	if class == classReady || class == classError {
 		return class, "", details
@@ -237,9 +242,6 @@ func (p *platform) runTenants(ctx context.Context, chart string, values map[stri
 		}
 		if settled || time.Now().After(deadline) {
 			return states, nil
-		}
-		if err := p.exited(); err != nil {
-			return nil, err
 		}
 		select {
 		case <-ctx.Done():
