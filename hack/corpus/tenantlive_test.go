@@ -130,3 +130,30 @@ func TestOperatorName(t *testing.T) {
 		}
 	}
 }
+
+// The summary counts the live column by class, the refusals apart, and
+// how many of the rows the offline check finds fitting are ready.
+func TestSummaryTenant(t *testing.T) {
+	var s summary
+	for _, r := range []*result{
+		{check: "fits", tenant: "ready"},
+		{check: "podsec", tenant: "stalled"},
+		{check: "allns,rules", tenant: "allns", nowebhook: "allns"},
+		{check: "rules", tenant: "rights"},
+		{check: "fits", tenant: "crd", nowebhook: "ready"},
+	} {
+		r.status = map[string]string{"package": "ok"}
+		s.add(r)
+	}
+	got := s.String(true)
+	for _, want := range []string{
+		"corpus: 5 projects: 4 passed every check, 1 failed", // stalled fails the row; refusals do not
+		"check (opctl tenancy check --offline, shipped policy, before install; a project may have several reasons): allns 1, fits 2, podsec 1, rules 2",
+		"chart's defaults): allns 1, crd 1, ready 1, rights 1, stalled 1: 1 of 5 rows ready, 3 refused before install, 1 neither; 1 of the 3 rows whose check finds neither allns nor rules ready",
+		"webhooks not ready with them): allns 1, ready 1",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("summary\n%s\nlacks %q", got, want)
+		}
+	}
+}
