@@ -111,7 +111,7 @@ func (c *Cluster) RunDeployment(t testing.TB, bin string, dep *appsv1.Deployment
 		}
 		spec.Relays = append(spec.Relays, podRelay{Address: r.from, Socket: sock})
 	}
-	spec.Hosts = "127.0.0.1\tlocalhost\n127.0.0.1\t" + pod.Name + "\n"
+	spec.Hosts, spec.Hostname = "127.0.0.1\tlocalhost\n127.0.0.1\t"+pod.Name+"\n", pod.Name
 	for _, a := range ro.aliases {
 		spec.Hosts += a.ip + "\t" + a.name + "\n"
 	}
@@ -131,10 +131,10 @@ func (c *Cluster) RunDeployment(t testing.TB, bin string, dep *appsv1.Deployment
 	cmd := exec.Command(self)
 	cmd.Env = []string{podInitEnv + "=" + specPath}
 	cmd.Stdout, cmd.Stderr = log, log
-	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWNET | syscall.CLONE_NEWUTS, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		log.Close()
-		t.Fatalf("running %s as a pod of Deployment %s/%s (mount and network namespaces need root): %v", filepath.Base(bin), dep.Namespace, dep.Name, err)
+		t.Fatalf("running %s as a pod of Deployment %s/%s (mount, network and UTS namespaces need root): %v", filepath.Base(bin), dep.Namespace, dep.Name, err)
 	}
 	pod.proc = &process{name: pod.Name, bin: bin, cmd: cmd, logPath: pod.LogPath, logFile: log, done: make(chan struct{})}
 	go func() {

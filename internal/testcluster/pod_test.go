@@ -70,7 +70,7 @@ func TestRunDeployment(t *testing.T) {
 			t.Fatalf("pod %s wrote no ConfigMap: %v\n%s", p.Name, err, p.Log())
 		}
 		want := map[string]string{"user": "system:serviceaccount:" + nss[i] + ":probe", "namespace": nss[i], "watch": nss[i],
-			"greeting": "hello " + nss[i], "args": "[--watch=" + nss[i] + " $literal]", "outside": "no"}
+			"greeting": "hello " + nss[i], "args": "[--watch=" + nss[i] + " $literal]", "outside": "no", "hostname": p.Name}
 		for k, v := range want {
 			if cm.Data[k] != v {
 				t.Errorf("pod %s: %s = %q, want %q", p.Name, k, cm.Data[k], v)

@@ -50,8 +50,11 @@ type podSpec struct {
 	// Relays are further loopback ports inside the pod, each relayed
 	// through a Unix socket to an address outside (RelayPort).
 	Relays []podRelay `json:"relays,omitempty"`
-	// Hosts is the pod's /etc/hosts.
-	Hosts string `json:"hosts"`
+	// Hosts is the pod's /etc/hosts; Hostname its host name, the pod's
+	// name as the kubelet sets it (controller-runtime names a leader
+	// election's holder by it).
+	Hosts    string `json:"hosts"`
+	Hostname string `json:"hostname"`
 }
 
 type podRelay struct {
@@ -98,6 +101,9 @@ func podInit(specPath string) (int, error) {
 		if err := bindMount(m.Source, m.Target); err != nil {
 			return 0, err
 		}
+	}
+	if err := unix.Sethostname([]byte(spec.Hostname)); err != nil {
+		return 0, fmt.Errorf("setting the host name %q: %w", spec.Hostname, err)
 	}
 	if err := loopbackUp(); err != nil {
 		return 0, err

@@ -59,6 +59,13 @@ func goDir(dir, pkg string) (string, bool) {
 		return "", false
 	}
 	full := filepath.Join(dir, pkg)
+	// go build cmd/controller/*.go, as a Dockerfile's shell expands it:
+	// the directory of the files.
+	if strings.ContainsAny(pkg, "*?[") && strings.HasSuffix(pkg, ".go") {
+		if m, _ := filepath.Glob(full); len(m) > 0 {
+			pkg, full = filepath.Dir(pkg), filepath.Dir(full)
+		}
+	}
 	fi, err := os.Stat(full)
 	if err != nil {
 		return "", false

@@ -118,6 +118,8 @@ func TestMainPackage(t *testing.T) {
 			"Dockerfile": "FROM golang AS b\nRUN go build -o webhook ./cmd/webhook && \\\n    go build -ldflags \"-s -w\" -o manager ./cmd/controller\nFROM scratch\n"}, "", "cmd/controller"},
 		{"the Dockerfile by import path", map[string]string{"cmd/controller/main.go": pkgMain,
 			"Dockerfile": "FROM golang\nRUN [\"go\", \"build\", \"-o\", \"manager\", \"example.com/op/cmd/controller\"]\n"}, "", "cmd/controller"},
+		{"the Dockerfile's build of a file glob", map[string]string{"cmd/main.go": pkgMain, "cmd/controller/main.go": pkgMain, "cmd/controller/flags.go": "package main\n",
+			"Dockerfile": "FROM golang AS b\nRUN go build -o mariadb-operator cmd/controller/*.go\nFROM scratch\n"}, "", "cmd/controller"},
 		{"a Dockerfile target that does not exist falls through", map[string]string{"main.go": pkgMain,
 			"Dockerfile": "FROM golang\nRUN go build -o manager ./cmd/gone\n"}, "", "."},
 		{"kubebuilder go/v4", map[string]string{"cmd/main.go": pkgMain, "main.go": pkgMain}, "", "cmd"},

@@ -52,8 +52,10 @@ func run() error {
 			reached = "yes"
 		}
 	}
+	host, _ := os.Hostname()
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: os.Getenv("POD_NAME")}, Data: map[string]string{
-		"user": who.Status.UserInfo.Username, "namespace": string(ns), "watch": os.Getenv("WATCH_NAMESPACE"),
+		"hostname": host,
+		"user":     who.Status.UserInfo.Username, "namespace": string(ns), "watch": os.Getenv("WATCH_NAMESPACE"),
 		"greeting": os.Getenv("GREETING"), "args": fmt.Sprint(os.Args[1:]), "outside": reached}}
 	if _, err := cs.CoreV1().ConfigMaps(string(ns)).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
 		return err
