@@ -35,9 +35,11 @@ type releaseKube struct {
 	// gone reports a namespace deleted, being deleted or no longer the
 	// release's tenant's (namespaceLost).
 	gone func(ctx context.Context, ns string) (bool, error)
-	// keepLive, while deleting what earlier revisions left, keeps a
-	// namespaced object whose live annotations say
-	// helm.sh/resource-policy: keep, as Helm's upgrade kept it.
+	// keepLive, while deleting what earlier revisions left, keeps an
+	// object whose live annotations say helm.sh/resource-policy: keep, as
+	// Helm's upgrade kept it, in a namespace the tenant keeps (narrow): a
+	// release's objects in one it leaves go, kept or not, before the
+	// namespace is handed back.
 	keepLive bool
 	// narrow, when set, are the tenant's namespaces, to which every
 	// manifest built has its webhook configurations narrowed
@@ -164,7 +166,7 @@ func (k *releaseKube) deleteOwned(info *resource.Info, policy metav1.DeletionPro
 			k.Log("keeping %s %s: it is not an object of release %s", kind, info.Name, k.release)
 			return false, nil
 		}
-		if k.keepLive && info.Namespace != "" && o.GetAnnotations()[kube.ResourcePolicyAnno] == kube.KeepPolicy {
+		if k.keepLive && slices.Contains(k.narrow, info.Namespace) && o.GetAnnotations()[kube.ResourcePolicyAnno] == kube.KeepPolicy {
 			k.Log("keeping %s %s: it says %s: %s", kind, info.Name, kube.ResourcePolicyAnno, kube.KeepPolicy)
 			return false, nil
 		}

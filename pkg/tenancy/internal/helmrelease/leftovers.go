@@ -18,9 +18,9 @@ import (
 // deleteLeftovers deletes the objects that the earlier revisions name and
 // last does not, as uninstall deletes (releaseKube.deleteOwned: only
 // objects marked as the release's, by the UID read), but those Helm keeps
-// (helm.sh/resource-policy: keep in the revision, or on a live namespaced
-// object, as Helm's upgrade reads it) and those of kinds the API server no
-// longer serves (none can exist).
+// (helm.sh/resource-policy: keep in the revision, or on a live object in
+// a namespace the tenant keeps, as Helm's upgrade reads it) and those of
+// kinds the API server no longer serves (none can exist).
 func (h *HelmClient) deleteLeftovers(cfg *action.Configuration, name string, last *release.Release, earlier []*release.Release) error {
 	if len(earlier) == 0 {
 		return nil

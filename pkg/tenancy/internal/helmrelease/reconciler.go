@@ -353,6 +353,11 @@ func (c *Reconciler) Uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, nam
 	if err != nil {
 		return err
 	}
+	// What earlier revisions left is kept, where Helm kept it, only in
+	// the namespaces the tenant keeps (releaseKube.keepLive).
+	if k, ok := cfg.KubeClient.(*releaseKube); ok {
+		k.narrow = scope.Namespaces
+	}
 	if err := c.dropLegacy(ctx, t, ns, name); err != nil {
 		return err
 	}
