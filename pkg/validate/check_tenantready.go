@@ -45,8 +45,11 @@ func judgeTenant(c *Check, r *Report, in *chartInput, platform []rbacv1.ClusterR
 	}
 	againstBaseline := against(platform)
 	if in.chart.Metadata != nil {
+		// As the controller judges it (namespacedManager): a manager
+		// whose code was not found is taken as it is, whatever install
+		// modes its rules allow (refused for those rules, if beyond).
 		ann := in.chart.Metadata.Annotations
-		if modes, ok := ann[contract.InstallModes]; ok && contract.AllNamespacesOnly(modes) {
+		if modes, ok := ann[contract.InstallModes]; ok && contract.AllNamespacesOnly(modes) && ann[contract.WatchNamespace] != contract.WatchUnknown {
 			r.add(c, againstBaseline+"the manager reads no watch-namespace setting ("+contract.WatchNamespace+": "+ann[contract.WatchNamespace]+"), so it watches every namespace and is refused", "Chart.yaml", "")
 		}
 	}

@@ -1,6 +1,9 @@
 package validate
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,6 +40,37 @@ func TestTenantReady(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkTenantFindings(t, tt.chart, r, TenantReady, tt.want)
+	}
+}
+
+// A chart whose manager's code was not found (watch-namespace unknown)
+// is not refused as reading no watch-namespace setting, whatever install
+// modes its rules leave (keda and tektoncd's operator in the corpus: the
+// controller installs them): the check says what the controller does.
+func TestTenantReadyWatchUnknown(t *testing.T) {
+	chart := filepath.Join(t.TempDir(), "allns")
+	if err := os.CopyFS(chart, os.DirFS("../packaging/testdata/golden/allns/charts/allns")); err != nil {
+		t.Fatal(err)
+	}
+	for watch, refused := range map[string]bool{"none": true, "unknown": false} {
+		meta, err := os.ReadFile("../packaging/testdata/golden/allns/charts/allns/Chart.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta = bytes.Replace(meta, []byte("opctl.dev/watch-namespace: none"), []byte("opctl.dev/watch-namespace: "+watch), 1)
+		if err := os.WriteFile(filepath.Join(chart, "Chart.yaml"), meta, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := ValidateChart(chart, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		said := slices.ContainsFunc(r.Findings, func(f Finding) bool {
+			return f.Check == TenantReady.ID && strings.Contains(f.Message, "reads no watch-namespace setting")
+		})
+		if said != refused {
+			t.Errorf("install modes AllNamespaces, watch-namespace %s: refused as reading none %v, want %v", watch, said, refused)
+		}
 	}
 }
 
