@@ -35,7 +35,7 @@ test-deps: ## Install the Debian packages the tests need (docker-registry, prome
 
 .PHONY: test
 test: testbin test-deps ## Run all tests (unit, integration, e2e) on one shared test control plane.
-	$(GO) run ./hack/testcluster -- $(GO) test -count=1 -timeout 40m $(GOTESTFLAGS) ./...
+	$(GO) run ./hack/testcluster -- $(GO) test -count=1 -timeout 75m $(GOTESTFLAGS) ./...
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need no control plane and no bin/ (CI runs it on a fresh clone); cluster tests skip with the reason.
