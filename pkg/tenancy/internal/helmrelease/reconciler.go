@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -298,15 +297,8 @@ func valuesDigest(v map[string]any) string {
 
 // sameValues compares release values through JSON, as Helm stores them.
 func sameValues(a, b map[string]any) bool {
-	x, err1 := json.Marshal(a)
-	y, err2 := json.Marshal(b)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	var u, v any
-	_ = json.Unmarshal(x, &u)
-	_ = json.Unmarshal(y, &v)
-	return reflect.DeepEqual(u, v)
+	x := valuesDigest(a)
+	return x != "" && x == valuesDigest(b)
 }
 
 // timed runs a Helm action and records its count and duration.

@@ -3,10 +3,7 @@ package helmrelease
 import (
 	"testing"
 
-	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
-	"helm.sh/helm/v3/pkg/storage"
-	"helm.sh/helm/v3/pkg/storage/driver"
 )
 
 // The attempt a rollback undoes is the latest revision after the target
@@ -28,13 +25,7 @@ func TestFailedAttempt(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := &action.Configuration{Releases: storage.Init(driver.NewMemory())}
-			for _, r := range tc.records {
-				r.Name, r.Namespace = "kv", "ns"
-				if err := cfg.Releases.Create(r); err != nil {
-					t.Fatal(err)
-				}
-			}
+			cfg := memoryHistory(t, tc.records)
 			got, err := failedAttempt(cfg, "kv", tc.records[0])
 			if err != nil {
 				t.Fatal(err)

@@ -162,13 +162,7 @@ func TestLastAndDeployed(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := &action.Configuration{Releases: storage.Init(driver.NewMemory())}
-			for _, r := range tc.records {
-				r.Name, r.Namespace = "kv", "ns"
-				if err := cfg.Releases.Create(r); err != nil {
-					t.Fatal(err)
-				}
-			}
+			cfg := memoryHistory(t, tc.records)
 			cur, deployed, err := LastAndDeployed(cfg, "kv")
 			if err != nil {
 				t.Fatal(err)
@@ -188,4 +182,18 @@ func versionOf(r *release.Release) int {
 		return 0
 	}
 	return r.Version
+}
+
+// memoryHistory is an action configuration whose storage holds records,
+// as revisions of release kv in namespace ns.
+func memoryHistory(t *testing.T, records []*release.Release) *action.Configuration {
+	t.Helper()
+	cfg := &action.Configuration{Releases: storage.Init(driver.NewMemory())}
+	for _, r := range records {
+		r.Name, r.Namespace = "kv", "ns"
+		if err := cfg.Releases.Create(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return cfg
 }
