@@ -2,9 +2,11 @@ package tenancy_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -136,4 +139,152 @@ func TestAttack13KeptGrantOutlivesHandBack(t *testing.T) {
 		}
 		time.Sleep(2 * time.Second)
 	}
+}
+
+// pruneChart, for each namespace it watches, binds ServiceAccount op of
+// that namespace cluster-wide (ClusterRoleBinding delegate-<ns>), gives
+// it Role reader there and a Service watch-<ns> in the release's
+// namespace; watching one namespace it adds Service single.
+func pruneChart() map[string]string {
+	return map[string]string{
+		"Chart.yaml": chartYAML,
+		"templates/each.yaml": "{{- range .Values.watchNamespaces }}\n---\n" +
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: reader\n  namespace: {{ . }}\nrules:\n- apiGroups: [\"\"]\n  resources: [configmaps]\n  verbs: [get]\n---\n" +
+			"apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: delegate-{{ . }}\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: system:auth-delegator\n" +
+			"subjects:\n- kind: ServiceAccount\n  name: op\n  namespace: {{ . }}\n---\n" +
+			"apiVersion: v1\nkind: Service\nmetadata:\n  name: watch-{{ . }}\nspec:\n  selector:\n    app: op\n  ports:\n  - port: 8080\n{{- end }}\n",
+		"templates/single.yaml": "{{- if eq (len .Values.watchNamespaces) 1 }}\napiVersion: v1\nkind: Service\nmetadata:\n  name: single\nspec:\n  selector:\n    app: op\n  ports:\n  - port: 8080\n{{- end }}\n",
+	}
+}
+
+// Red team 13. Holds and the sweep know an upgrade's objects only from
+// its stored revision, and Helm pruned stored revisions past MaxHistory
+// (the last deployed one kept). A failed upgrade whose rollback would
+// re-enter a leaving namespace is retried forward (upgrade_retry.go), each
+// failed try a new revision; when the spec changed between the failure
+// and the tries, the first failed revision's objects are named by no
+// later one. Tenant A runs pruneChart on a and b; its owner fills
+// count/services in a. The platform moves A from b to c: the upgrade
+// creates ClusterRoleBinding delegate-c (op of c, cluster-wide) and Role
+// reader in c, then the quota refuses Service watch-c; b is leaving, so
+// no rollback. The platform takes c back too: every try of the upgrade to
+// a alone fails on the quota (Service single), and Helm's pruning dropped
+// the revision that named c, so c was handed back with op of c bound
+// cluster-wide. Now the controller prunes (prune.go): the tries go, the
+// revision that named c stays until a deployed revision's sweep deleted
+// the binding. MaxHistory 2 makes the third try prune.
+func TestAttack13PrunedRevisionOrphansBinding(t *testing.T) {
+	c := testcluster.Require(t, cluster)
+	ctx := context.Background()
+	startController(t, tenancy.Options{MaxHistory: 2})
+	name := "prune-" + suffix()
+	a, b, nsC := name+"-a", name+"-b", name+"-c"
+	owner := "owner-" + name
+	crbC := "opctl." + name + ".kv.delegate-" + nsC
+	createTenant(t, newTenant(name, []string{a, b}, writeChart(t, pruneChart()), 1, owner))
+	t.Cleanup(func() {
+		unfinalize(name)
+		for _, ns := range []string{a, b, nsC} {
+			_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), "opctl."+name+".kv.delegate-"+ns, metav1.DeleteOptions{})
+			_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		}
+	})
+	testcluster.Eventually(t, 2*time.Minute, "the release on a and b installed", func(ctx context.Context) error {
+		_, err := c.Client.CoreV1().Services(a).Get(ctx, "watch-"+b, metav1.GetOptions{})
+		return err
+	})
+	t.Logf("owner created %d Services in %s", fillServices(t, c, owner, a), a)
+
+	setNamespaces(t, name, a, nsC)
+	testcluster.Eventually(t, 2*time.Minute, "the failed upgrade's binding of op in c", func(ctx context.Context) error {
+		_, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crbC, metav1.GetOptions{})
+		return err
+	})
+	setNamespaces(t, name, a)
+
+	// The tries (revisions 3 on, each naming what the next names) are
+	// pruned past MaxHistory; revision 2, the only one naming c, is not.
+	stored := func(ctx context.Context, v int) (bool, error) {
+		_, err := c.Client.CoreV1().Secrets(tenancy.DefaultStorageNamespace).Get(ctx, storageKey(name, a, v), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil, err
+	}
+	testcluster.Eventually(t, 4*time.Minute, "a later try pruned revision 3", func(ctx context.Context) error {
+		later, err := stored(ctx, 4)
+		if err != nil || !later {
+			return fmt.Errorf("revision 4 not stored yet (%v)", err)
+		}
+		if three, err := stored(ctx, 3); err != nil || three {
+			return fmt.Errorf("revision 3 still stored (%v)", err)
+		}
+		return nil
+	})
+	if two, err := stored(ctx, 2); err != nil || !two {
+		logRevisions(t, c, name, a)
+		t.Fatalf("revision 2, the only record of ClusterRoleBinding %s, was pruned (%v)", crbC, err)
+	}
+
+	// The owner frees its quota: the next try deploys, its sweep deletes
+	// the binding, and b and c leave.
+	oc := kubernetes.NewForConfigOrDie(c.As(owner))
+	for i := 0; ; i++ {
+		if err := oc.CoreV1().Services(a).Delete(ctx, fmt.Sprintf("filler-%d", i), metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(6 * time.Minute)
+	for {
+		live := &corev1.Namespace{}
+		if err := cl.Get(ctx, client.ObjectKey{Name: nsC}, live); err != nil {
+			t.Fatal(err)
+		}
+		if live.Labels[tenancyv1.LabelTenant] == "" && live.Annotations[tenancyv1.AnnotationActor] == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			logRevisions(t, c, name, a)
+			t.Fatalf("namespace %s still held 6 minutes after the owner freed its quota", nsC)
+		}
+		time.Sleep(2 * time.Second)
+	}
+	if _, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crbC, metav1.GetOptions{}); err == nil {
+		_, rerr := c.Client.RbacV1().Roles(nsC).Get(ctx, "reader", metav1.GetOptions{})
+		logRevisions(t, c, name, a)
+		t.Errorf("namespace %s handed back while ClusterRoleBinding %s binds its ServiceAccount op cluster-wide (Role reader there: %v)", nsC, crbC, rerr == nil)
+	} else if !apierrors.IsNotFound(err) {
+		t.Fatal(err)
+	}
+	testcluster.Eventually(t, 2*time.Minute, "the history pruned to MaxHistory once swept", func(ctx context.Context) error {
+		if two, err := stored(ctx, 2); err != nil || two {
+			return fmt.Errorf("revision 2 still stored (%v)", err)
+		}
+		return nil
+	})
+}
+
+// logRevisions logs Tenant name's operator status and the stored
+// revisions of its release kv in ns.
+func logRevisions(t *testing.T, c *testcluster.Cluster, name, ns string) {
+	t.Helper()
+	tn := &tenancyv1.Tenant{}
+	if err := cl.Get(context.Background(), client.ObjectKey{Name: name}, tn); err == nil {
+		t.Logf("operators: %s", dump(tn.Status.Operators))
+	}
+	for v := 1; v <= 12; v++ {
+		key := storageKey(name, ns, v)
+		if _, err := c.Client.CoreV1().Secrets(tenancy.DefaultStorageNamespace).Get(context.Background(), key, metav1.GetOptions{}); err == nil {
+			rel := storedRelease(t, name, ns, "kv", v)
+			t.Logf("revision %d: %s: %s", v, rel.Info.Status, rel.Info.Description)
+		}
+	}
+}
+
+// storageKey is the name of revision v of release kv of tenant in ns in
+// the controller's storage.
+func storageKey(tenant, ns string, v int) string {
+	return fmt.Sprintf("sh.helm.release.v1.%s.%s.%s.v%d", tenant, ns, "kv", v)
 }

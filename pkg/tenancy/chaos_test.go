@@ -153,9 +153,9 @@ func TestChaosControllerKills(t *testing.T) {
 }
 
 // checkHistory holds tenant's release records to one consistent history
-// per release: all in the storage namespace, consecutive revisions (Helm
-// prunes the oldest past MaxHistory), none pending and, when deployed,
-// exactly one deployed.
+// per release: all in the storage namespace, consecutive revisions (the
+// controller prunes the oldest past MaxHistory once swept), none pending
+// and, when deployed, exactly one deployed.
 func checkHistory(ctx context.Context, cl client.Client, tenant string, namespaces []string, deployed bool) error {
 	for _, ns := range namespaces {
 		var stray corev1.SecretList

@@ -283,7 +283,7 @@ func (h *HelmClient) upgrade(ctx context.Context, cfg *action.Configuration, spe
 	up.Namespace = spec.Namespace
 	up.SkipCRDs = true
 	up.DisableHooks = true
-	up.MaxHistory = h.maxHistory
+	up.MaxHistory = 0 // prune.go
 	up.Timeout = 2 * time.Minute
 	up.DisableOpenAPIValidation = true
 	// With no values Helm reuses the release's, which it validates.
@@ -298,7 +298,7 @@ func (h *HelmClient) rollback(cfg *action.Configuration, name string, version in
 	rb := action.NewRollback(cfg)
 	rb.Version = version
 	rb.DisableHooks = true
-	rb.MaxHistory = h.maxHistory
+	rb.MaxHistory = 0 // prune.go
 	rb.Timeout = 2 * time.Minute
 	return rb.Run(name)
 }

@@ -71,23 +71,23 @@ func (h *HelmClient) deleteLeftovers(cfg *action.Configuration, name string, las
 	return nil
 }
 
-// sweptRevisions remembers, per release, the last revision whose earlier
-// revisions' leftovers were deleted (sweep): until then every stored
-// revision may hold a namespace.
-type sweptRevisions struct {
+// revisionMemo remembers, per release, the last revision a step ran at:
+// the sweep of earlier revisions' leftovers (until it ran every stored
+// revision may hold a namespace), the pruning of the history.
+type revisionMemo struct {
 	mu   sync.Mutex
 	last map[string]int
 }
 
 func sweptKey(tenant, ns, name string) string { return tenant + "/" + ns + "/" + name }
 
-func (s *sweptRevisions) done(tenant, ns, name string, version int) bool {
+func (s *revisionMemo) done(tenant, ns, name string, version int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.last[sweptKey(tenant, ns, name)] == version
 }
 
-func (s *sweptRevisions) mark(tenant, ns, name string, version int) {
+func (s *revisionMemo) mark(tenant, ns, name string, version int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.last == nil {
@@ -96,7 +96,7 @@ func (s *sweptRevisions) mark(tenant, ns, name string, version int) {
 	s.last[sweptKey(tenant, ns, name)] = version
 }
 
-func (s *sweptRevisions) forget(tenant, ns, name string) {
+func (s *revisionMemo) forget(tenant, ns, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.last, sweptKey(tenant, ns, name))

@@ -55,7 +55,8 @@ type Reconciler struct {
 	UpgradeTimeout, DriftInterval time.Duration
 
 	installs failedInstalls
-	swept    sweptRevisions
+	swept    revisionMemo
+	pruned   revisionMemo
 	upgrades failedUpgrades
 }
 
@@ -119,6 +120,7 @@ func (c *Reconciler) Reconcile(ctx context.Context, req Request) error {
 			return err
 		}
 		c.sweep(r)
+		c.prune(r)
 		phase := releaseState(r.facts)
 		if phase == releaseInSync {
 			st.Revision, st.Chart = r.facts.deployed.Version, r.facts.deployed.Chart.Metadata.Name
@@ -389,6 +391,7 @@ func (c *Reconciler) Uninstall(ctx context.Context, t *tenancyv1.Tenant, ns, nam
 		return fmt.Errorf("uninstalling %s from %s: %w", name, ns, err)
 	}
 	c.swept.forget(t.Name, ns, name)
+	c.pruned.forget(t.Name, ns, name)
 	c.event(t, "Normal", "Uninstalled", "uninstalled %s from %s", name, ns)
 	return nil
 }

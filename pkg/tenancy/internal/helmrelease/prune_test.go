@@ -1,0 +1,64 @@
+package helmrelease
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"helm.sh/helm/v3/pkg/release"
+)
+
+// revision is a stored revision v with status st naming Services names
+// (a name "keep:x" is Service x with helm.sh/resource-policy: keep).
+func revision(v int, st release.Status, names ...string) *release.Release {
+	var docs []string
+	for _, n := range names {
+		doc := "apiVersion: v1\nkind: Service\nmetadata:\n  name: " + strings.TrimPrefix(n, "keep:") + "\n  namespace: a\n"
+		if strings.HasPrefix(n, "keep:") {
+			doc += "  annotations:\n    helm.sh/resource-policy: keep\n"
+		}
+		docs = append(docs, doc)
+	}
+	return &release.Release{Version: v, Info: &release.Info{Status: st}, Manifest: strings.Join(docs, "---\n")}
+}
+
+func TestPrunable(t *testing.T) {
+	const (
+		deployed   = release.StatusDeployed
+		failed     = release.StatusFailed
+		superseded = release.StatusSuperseded
+	)
+	tests := []struct {
+		name  string
+		hist  []*release.Release
+		max   int
+		swept bool
+		want  []int
+	}{
+		{name: "within the limit", max: 3, hist: []*release.Release{revision(1, superseded, "x"), revision(2, superseded, "y"), revision(3, deployed, "z")}},
+		{name: "swept: the oldest go, whatever they named", max: 2, swept: true,
+			hist: []*release.Release{revision(1, superseded, "x"), revision(2, superseded, "y"), revision(3, superseded, "w"), revision(4, deployed, "z")}, want: []int{1, 2}},
+		{name: "unswept: tries of one spec go, the revision only it names stays", max: 2,
+			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "x", "crb-c"), revision(3, failed, "x", "single"), revision(4, failed, "x", "single"), revision(5, failed, "x", "single")},
+			want: []int{3, 4}},
+		{name: "unswept: the last deployed revision stays", max: 1,
+			hist: []*release.Release{revision(1, superseded, "x"), revision(2, deployed, "x"), revision(3, failed, "x")}, want: []int{1}},
+		{name: "unswept: a different keep policy is not the same object", max: 1,
+			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "keep:y"), revision(3, failed, "y")}},
+		{name: "unswept: a document that did not parse is never covered", max: 1,
+			hist: []*release.Release{revision(1, deployed, "x"), {Version: 2, Info: &release.Info{Status: failed}, Manifest: "kind: [\n"}, revision(3, failed, "x")}},
+		{name: "unswept: what two revisions name stays in one of them", max: 1,
+			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "x", "y"), revision(3, failed, "x", "y"), revision(4, failed, "x")}, want: []int{2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []int
+			for _, rel := range prunable(tt.hist, tt.max, tt.swept) {
+				got = append(got, rel.Version)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("prunable = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
