@@ -26,7 +26,7 @@ import (
 func TestTenancyCheckOffline(t *testing.T) {
 	fleet := "../../pkg/packaging/testdata/golden/workloads/charts/fleet-operator"
 	code, out, errOut := run(t, "tenancy", "check", "--offline", fleet)
-	if code != 1 || !strings.Contains(out, "would be refused for a tenant (judged against the shipped baseline)") ||
+	if code != 1 || !strings.Contains(out, "would be refused for a tenant "+offlineJudged) ||
 		!strings.Contains(out, "grants cluster-wide get,list,watch,update,patch on fleet.example.com/fleets") ||
 		!strings.Contains(out, "kind: ClusterRole\nmetadata:\n  name: fleet-operator-for-tenants") {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr: %s", code, out, errOut)
@@ -77,6 +77,8 @@ const (
 	nodewatchCatalog = "testdata/tenancy/catalog"
 	// nodesRefusal is the refusal of nodewatchBundle's nodes rule.
 	nodesRefusal = "ClusterRole opctl.tenant.nodewatch.nodewatch-controller-0 grants cluster-wide get,list,watch on nodes"
+	// offlineJudged is what --offline says it judged against.
+	offlineJudged = "(judged against the shipped baseline; Roles in its namespaces against Kubernetes 1.36's built-in admin role)"
 	// priorityClassRefusal is the refusal of its PriorityClass.
 	priorityClassRefusal = "cluster-scoped PriorityClass opctl.tenant.nodewatch.nodewatch-critical is refused"
 )
@@ -212,7 +214,7 @@ func refusalMessages(v validate.TenantVerdict) []string {
 func TestTenancyCheckBundleRole(t *testing.T) {
 	for _, args := range [][]string{{nodewatchBundle}, {"--package", "nodewatch", nodewatchCatalog}} {
 		code, out, errOut := run(t, append([]string{"tenancy", "check", "--offline"}, args...)...)
-		if code != 1 || !strings.Contains(out, "bundle nodewatch.v0.2.0) would be refused for a tenant (judged against the shipped baseline):\n") ||
+		if code != 1 || !strings.Contains(out, "bundle nodewatch.v0.2.0) would be refused for a tenant "+offlineJudged+":\n") ||
 			!strings.Contains(out, nodesRefusal+"\n") || !strings.Contains(out, "kind: ClusterRole\nmetadata:\n  name: nodewatch-for-tenants\n") {
 			t.Fatalf("%v: exit %d, stdout:\n%s\nstderr: %s", args, code, out, errOut)
 		}

@@ -55,6 +55,14 @@ type Namespaced struct {
 	Unknown string
 }
 
+// Refusal is a Role or RoleBinding of a release that grants more in the
+// tenant's namespaces than Namespaced allows: Text names it, the rules
+// beyond and why.
+type Refusal struct {
+	Kind, Namespace, Name string
+	Text                  string
+}
+
 // Rules are what a release may grant in the tenant's namespaces: Allowed,
 // what its owners hold there, baseline.NamespacedRules, and the standard
 // verbs (baseline.OwnKindVerbs) on the operator's own kinds and their
@@ -70,12 +78,12 @@ func (n Namespaced) Rules() []rbacv1.PolicyRule {
 }
 
 // Judge returns what the release grants in the tenant's namespaces beyond
-// Rules, a sentence per Role or binding: no more than the owners hold
+// Rules, a Refusal per Role or binding: no more than the owners hold
 // there, the operator's own kinds and the platform's named roles. The
 // tenant's actor could not create more; judged before the install, the
 // rules are named before anything is installed. An error is a failure to
 // read a role, not a finding.
-func (n Namespaced) Judge(ctx context.Context) ([]string, error) {
+func (n Namespaced) Judge(ctx context.Context) ([]Refusal, error) {
 	if len(n.Roles) == 0 && len(n.Bindings) == 0 {
 		return nil, nil
 	}
@@ -84,15 +92,18 @@ func (n Namespaced) Judge(ctx context.Context) ([]string, error) {
 	if unknown == "" {
 		unknown = "which does not exist (whoever creates it later decides what it grants)"
 	}
-	var out []string
-	judge := func(what string, rules []rbacv1.PolicyRule) {
+	var out []Refusal
+	refuse := func(kind, ns, name, text string) {
+		out = append(out, Refusal{Kind: kind, Namespace: ns, Name: name, Text: text})
+	}
+	judge := func(kind, ns, name, what string, rules []rbacv1.PolicyRule) {
 		if ok, missing := validation.Covers(allowed, rules); !ok {
-			out = append(out, fmt.Sprintf("%s grants %s in the tenant's namespaces, beyond what its owners hold (%s) and the operator's own kinds", what, DescribeRules(missing), OwnerRole))
+			refuse(kind, ns, name, fmt.Sprintf("%s grants %s in the tenant's namespaces, beyond what its owners hold (%s) and the operator's own kinds", what, DescribeRules(missing), OwnerRole))
 		}
 	}
 	defined := map[string]bool{}
 	for _, r := range n.Roles {
-		judge("Role "+Qualified(r.Namespace, r.Name), r.Rules)
+		judge("Role", r.Namespace, r.Name, "Role "+Qualified(r.Namespace, r.Name), r.Rules)
 		defined[Qualified(r.Namespace, r.Name)] = true
 	}
 	for _, b := range n.Bindings {
@@ -110,15 +121,15 @@ func (n Namespaced) Judge(ctx context.Context) ([]string, error) {
 				return nil, fmt.Errorf("reading Role %s: %w", ref, err)
 			}
 			if !found {
-				out = append(out, name+", "+unknown)
+				refuse("RoleBinding", b.Namespace, b.Name, name+", "+unknown)
 				continue
 			}
-			judge(name, rules)
+			judge("RoleBinding", b.Namespace, b.Name, name, rules)
 			continue
 		}
 		name := "RoleBinding " + Qualified(b.Namespace, b.Name) + " of ClusterRole " + b.RoleRef.Name
 		if rules, ok := n.ClusterRoles[b.RoleRef.Name]; ok {
-			judge(name, rules)
+			judge("RoleBinding", b.Namespace, b.Name, name, rules)
 			continue
 		}
 		if slices.Contains([]string{OwnerRole, "edit", "view"}, b.RoleRef.Name) || slices.Contains(n.Named, b.RoleRef.Name) {
@@ -129,10 +140,10 @@ func (n Namespaced) Judge(ctx context.Context) ([]string, error) {
 			return nil, fmt.Errorf("reading ClusterRole %s: %w", b.RoleRef.Name, err)
 		}
 		if !found {
-			out = append(out, name+", "+unknown)
+			refuse("RoleBinding", b.Namespace, b.Name, name+", "+unknown)
 			continue
 		}
-		judge(name, rules)
+		judge("RoleBinding", b.Namespace, b.Name, name, rules)
 	}
 	return out, nil
 }

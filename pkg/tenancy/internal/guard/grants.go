@@ -297,7 +297,15 @@ func (g GrantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]r
 			return nil, err
 		}
 	}
-	return n.Judge(ctx)
+	refused, err := n.Judge(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(refused))
+	for i, r := range refused {
+		out[i] = r.Text
+	}
+	return out, nil
 }
 
 // openedTo says which peers of a NetworkPolicy select namespaces by
