@@ -314,3 +314,40 @@ func TestTenancyCheckCatalogFixture(t *testing.T) {
 		t.Errorf("%s is not the catalog of %s (%v): run go test -run TestTenancyCheckCatalogFixture -update ./internal/cli/", path, nodewatchBundle, err)
 	}
 }
+
+// Offline, opctl tenancy check refuses the Roles the tenancy controller
+// refuses in a tenant's namespaces and CRDs that convert through a
+// webhook, each with the controller's text and reason, and says it judged
+// them against Kubernetes' built-in admin role; the operator's own kind
+// with its status fits (pkg/validate's TestTenantReadyNamespaced holds
+// the messages whole).
+func TestTenancyCheckNamespacedRoles(t *testing.T) {
+	const dir = "../../pkg/validate/testdata/tenantroles/"
+	for _, tc := range []struct {
+		chart string
+		code  int
+		// line is a line of the text output.
+		line string
+	}{
+		{"configmaps-status", 1, "- templates/role.yaml Role/leader-election-role: Role validate/leader-election-role grants get,patch,update configmaps/status in the tenant's namespaces, beyond what its owners hold (admin) and the operator's own kinds [ClusterRightsRefused]"},
+		{"pods-status", 1, "- templates/rbac.yaml RoleBinding/opctl-validate-manager: RoleBinding validate/opctl-validate-manager of ClusterRole opctl-validate-manager grants patch,update pods/status in the tenant's namespaces, beyond what its owners hold (admin) and the operator's own kinds [ClusterRightsRefused]"},
+		{"own-kind", 0, dir + "own-kind fits a tenant " + offlineJudged},
+		{"endpointslices", 1, "- templates/role.yaml Role/endpoints-writer: Role validate/endpoints-writer grants create,delete,patch,update discovery.k8s.io/endpointslices, delete endpoints in the tenant's namespaces, beyond what its owners hold (admin) and the operator's own kinds [ClusterRightsRefused]"},
+		{"conversion", 1, "- templates/crd.yaml CustomResourceDefinition/gadgets.tenantroles.example.com: CRD gadgets.tenantroles.example.com converts through a webhook, which would convert every tenant's objects through one tenant's Service: shared CRDs must use conversion strategy None; install this operator once for the cluster [ConversionWebhookNotSupported]"},
+	} {
+		t.Run(tc.chart, func(t *testing.T) {
+			code, out, errOut := run(t, "tenancy", "check", "--offline", dir+tc.chart)
+			if code != tc.code || !slices.Contains(strings.Split(out, "\n"), tc.line) {
+				t.Errorf("exit %d, want %d and the line\n%s\nstdout:\n%s\nstderr: %s", code, tc.code, tc.line, out, errOut)
+			}
+			_, out, _ = run(t, "tenancy", "check", "--offline", "-o", "json", dir+tc.chart)
+			var v validate.TenantVerdict
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatal(err)
+			}
+			if v.OwnerRole != validate.BuiltinOwnerRole || v.Fits != (tc.code == 0) {
+				t.Errorf("JSON: ownerRole %q, fits %v", v.OwnerRole, v.Fits)
+			}
+		})
+	}
+}
