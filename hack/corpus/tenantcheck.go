@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	validatepkg "opctl.dev/opctl/pkg/validate"
 )
 
@@ -17,6 +18,8 @@ var tenantReasons = []struct{ name, says string }{
 	{"allns", "reads no watch-namespace setting"},
 	{"rules", "grants cluster-wide"},
 	{"rules", "which the chart does not define"},
+	{"rules", "in the tenant's namespaces, beyond what its owners hold"},
+	{"rules", "which the release does not define"},
 	{"podsec", "Pod Security"},
 	{"object", "is refused"},
 }
@@ -51,6 +54,9 @@ func tenantCheck(opctl string, charts []string) (string, error) {
 				why = r.name
 				break
 			}
+		}
+		if f.Reason == tenancyv1.ReasonConversionWebhook {
+			why = "crd" // as the live column names it
 		}
 		if !slices.Contains(reasons, why) {
 			reasons = append(reasons, why)

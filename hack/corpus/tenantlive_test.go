@@ -149,7 +149,7 @@ func TestSummaryTenant(t *testing.T) {
 	for _, want := range []string{
 		"corpus: 5 projects: 4 passed every check, 1 failed", // stalled fails the row; refusals do not
 		"check (opctl tenancy check --offline, shipped policy, before install; a project may have several reasons): allns 1, fits 2, podsec 1, rules 2",
-		"chart's defaults): allns 1, crd 1, ready 1, rights 1, stalled 1: 1 of 5 rows ready, 3 refused before install, 1 neither; 1 of the 3 rows whose check finds neither allns nor rules ready",
+		"chart's defaults): allns 1, crd 1, ready 1, rights 1, stalled 1: 1 of 5 rows ready, 3 refused before install, 1 neither; 1 of the 3 rows whose check finds neither allns, rules nor crd ready",
 		"webhooks not ready with them): allns 1, ready 1",
 	} {
 		if !strings.Contains(got, want) {

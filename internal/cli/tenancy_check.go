@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 	rbacv1 "k8s.io/api/rbac/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	sigsyaml "sigs.k8s.io/yaml"
@@ -19,6 +18,7 @@ import (
 
 	"opctl.dev/opctl/pkg/tenancy"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/policy"
 	"opctl.dev/opctl/pkg/validate"
 )
 
@@ -39,8 +39,12 @@ tenancy controller would before installing it for a tenant: a Helm chart
 and metadata/, as opctl package writes them) or the bundle of a
 file-based catalog directory's package (--package; the channel head, or
 --version). It judges the cluster-wide rules against the shipped baseline
-and the platform's ClusterRoles, the manager's watched namespaces, Pod
-Security restricted and the cluster-scoped objects. A bundle is first
+and the platform's ClusterRoles; the Roles and RoleBindings in the
+tenant's namespaces, with the controller's own code, against what the
+tenant's owners hold there (the admin ClusterRole), the shipped baseline
+and the operator's own kinds; CRDs that convert through a webhook; the
+manager's watched namespaces, Pod Security restricted and the
+cluster-scoped objects. A bundle is first
 rendered as the controller's bundle backend renders it for a tenant of
 --namespaces namespaces: its install modes must fit them, its
 clusterPermissions on namespaced resources become Roles in the tenant's
@@ -51,10 +55,11 @@ missing.
 
 The platform's ClusterRoles are read from the cluster of --kubeconfig (the
 ConfigMap charts/opctl's tenantClusterRoles value writes, and the
-TenantProfile of --profile), and so is which resources are cluster-scoped;
-with --offline, only --cluster-role-file is read, and the APIs opctl knows
-are cluster-scoped. Exit codes: 0 it fits, 1 something would be refused,
-2 unusable input.`,
+TenantProfile of --profile), and so are which resources are
+cluster-scoped and the admin ClusterRole; with --offline, only
+--cluster-role-file is read, the APIs opctl knows are cluster-scoped, and
+admin is Kubernetes ` + policy.BuiltinKubernetes + `'s built-in role. Exit codes: 0 it fits, 1
+something would be refused, 2 unusable input.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkFormat(g.Output, FormatText, FormatJSON); err != nil {
@@ -72,11 +77,11 @@ are cluster-scoped. Exit codes: 0 it fits, 1 something would be refused,
 				roles = append(roles, rs...)
 			}
 			if !offline {
-				rs, mapper, err := platformClusterRoles(cmd, g, storageNS, configMap, profile)
+				rs, cl, err := platformClusterRoles(cmd, g, storageNS, configMap, profile)
 				if err != nil {
 					return &ExitError{Code: 2, Err: fmt.Errorf("%w (use --offline with --cluster-role-file to judge without a cluster)", err)}
 				}
-				roles, opts.Mapper = append(roles, rs...), mapper
+				roles, opts.Mapper, opts.Roles = append(roles, rs...), cl.RESTMapper(), &policy.ClusterRoles{Reader: cl}
 			}
 			v, err := validate.CheckTenant(cmd.Context(), args[0], roles, opts)
 			if err != nil {
@@ -93,7 +98,7 @@ are cluster-scoped. Exit codes: 0 it fits, 1 something would be refused,
 	}
 	f := cmd.Flags()
 	f.StringSliceVar(&roleFiles, "cluster-role-file", nil, "YAML file of ClusterRoles the platform names for tenants (repeatable; several documents allowed)")
-	f.BoolVar(&offline, "offline", false, "read no cluster: judge against the shipped baseline and --cluster-role-file only")
+	f.BoolVar(&offline, "offline", false, "read no cluster: judge against the shipped baseline, --cluster-role-file and Kubernetes "+policy.BuiltinKubernetes+"'s built-in admin role only")
 	f.StringVar(&profile, "profile", "", "TenantProfile whose spec.clusterRoles the tenant gets (read from the cluster)")
 	f.StringVar(&storageNS, "storage-namespace", envOr("POD_NAMESPACE", tenancy.DefaultStorageNamespace), "the tenancy controller's namespace, holding the ConfigMap of --tenant-cluster-roles-configmap")
 	f.StringVar(&configMap, "tenant-cluster-roles-configmap", "opctl-tenant-cluster-roles", "the ConfigMap of the platform's tenant ClusterRoles, as charts/opctl writes it")
@@ -133,8 +138,9 @@ func readClusterRoles(path string) ([]rbacv1.ClusterRole, error) {
 // platformClusterRoles reads the ClusterRoles the platform names for
 // tenants from the cluster: the tenancy controller's ConfigMap and the
 // TenantProfile's, each ClusterRole as it is there; and returns the
-// cluster's discovery, which says what is cluster-scoped.
-func platformClusterRoles(cmd *cobra.Command, g *GlobalOptions, ns, configMap, profile string) ([]rbacv1.ClusterRole, meta.RESTMapper, error) {
+// cluster's client, whose discovery says what is cluster-scoped and which
+// reads the owners' admin role and the roles bindings name.
+func platformClusterRoles(cmd *cobra.Command, g *GlobalOptions, ns, configMap, profile string) ([]rbacv1.ClusterRole, client.Client, error) {
 	cfg, err := g.RESTConfig()
 	if err != nil {
 		return nil, nil, err
@@ -165,7 +171,7 @@ func platformClusterRoles(cmd *cobra.Command, g *GlobalOptions, ns, configMap, p
 		}
 		out = append(out, *role)
 	}
-	return out, cl.RESTMapper(), nil
+	return out, cl, nil
 }
 
 // writeVerdict prints v as text or JSON.
@@ -179,6 +185,7 @@ func writeVerdict(w io.Writer, format string, v *validate.TenantVerdict) error {
 	if len(v.ClusterRoles) > 0 {
 		against += " and ClusterRoles " + strings.Join(v.ClusterRoles, ", ")
 	}
+	against += "; Roles in its namespaces against " + v.OwnerRole
 	what := v.Path
 	switch {
 	case v.Channel != "":
@@ -196,6 +203,9 @@ func writeVerdict(w io.Writer, format string, v *validate.TenantVerdict) error {
 		msg := f.Message
 		if _, rest, ok := strings.Cut(msg, "): "); ok && strings.HasPrefix(msg, "for a tenant (") {
 			msg = rest // the heading says what it was judged against
+		}
+		if f.Reason != "" {
+			msg += " [" + f.Reason + "]"
 		}
 		fmt.Fprintf(w, "- %s: %s\n", where, msg)
 	}

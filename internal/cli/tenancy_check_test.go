@@ -26,7 +26,7 @@ import (
 func TestTenancyCheckOffline(t *testing.T) {
 	fleet := "../../pkg/packaging/testdata/golden/workloads/charts/fleet-operator"
 	code, out, errOut := run(t, "tenancy", "check", "--offline", fleet)
-	if code != 1 || !strings.Contains(out, "would be refused for a tenant (judged against the shipped baseline)") ||
+	if code != 1 || !strings.Contains(out, "would be refused for a tenant "+offlineJudged) ||
 		!strings.Contains(out, "grants cluster-wide get,list,watch,update,patch on fleet.example.com/fleets") ||
 		!strings.Contains(out, "kind: ClusterRole\nmetadata:\n  name: fleet-operator-for-tenants") {
 		t.Fatalf("exit %d, stdout:\n%s\nstderr: %s", code, out, errOut)
@@ -77,6 +77,8 @@ const (
 	nodewatchCatalog = "testdata/tenancy/catalog"
 	// nodesRefusal is the refusal of nodewatchBundle's nodes rule.
 	nodesRefusal = "ClusterRole opctl.tenant.nodewatch.nodewatch-controller-0 grants cluster-wide get,list,watch on nodes"
+	// offlineJudged is what --offline says it judged against.
+	offlineJudged = "(judged against the shipped baseline; Roles in its namespaces against Kubernetes 1.36's built-in admin role)"
 	// priorityClassRefusal is the refusal of its PriorityClass.
 	priorityClassRefusal = "cluster-scoped PriorityClass opctl.tenant.nodewatch.nodewatch-critical is refused"
 )
@@ -212,7 +214,7 @@ func refusalMessages(v validate.TenantVerdict) []string {
 func TestTenancyCheckBundleRole(t *testing.T) {
 	for _, args := range [][]string{{nodewatchBundle}, {"--package", "nodewatch", nodewatchCatalog}} {
 		code, out, errOut := run(t, append([]string{"tenancy", "check", "--offline"}, args...)...)
-		if code != 1 || !strings.Contains(out, "bundle nodewatch.v0.2.0) would be refused for a tenant (judged against the shipped baseline):\n") ||
+		if code != 1 || !strings.Contains(out, "bundle nodewatch.v0.2.0) would be refused for a tenant "+offlineJudged+":\n") ||
 			!strings.Contains(out, nodesRefusal+"\n") || !strings.Contains(out, "kind: ClusterRole\nmetadata:\n  name: nodewatch-for-tenants\n") {
 			t.Fatalf("%v: exit %d, stdout:\n%s\nstderr: %s", args, code, out, errOut)
 		}
@@ -310,5 +312,42 @@ func TestTenancyCheckCatalogFixture(t *testing.T) {
 	}
 	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, want.Bytes()) {
 		t.Errorf("%s is not the catalog of %s (%v): run go test -run TestTenancyCheckCatalogFixture -update ./internal/cli/", path, nodewatchBundle, err)
+	}
+}
+
+// Offline, opctl tenancy check refuses the Roles the tenancy controller
+// refuses in a tenant's namespaces and CRDs that convert through a
+// webhook, each with the controller's text and reason, and says it judged
+// them against Kubernetes' built-in admin role; the operator's own kind
+// with its status fits (pkg/validate's TestTenantReadyNamespaced holds
+// the messages whole).
+func TestTenancyCheckNamespacedRoles(t *testing.T) {
+	const dir = "../../pkg/validate/testdata/tenantroles/"
+	for _, tc := range []struct {
+		chart string
+		code  int
+		// line is a line of the text output.
+		line string
+	}{
+		{"configmaps-status", 1, "- templates/role.yaml Role/leader-election-role: Role validate/leader-election-role grants get,patch,update configmaps/status in the tenant's namespaces, beyond what its owners hold (admin) and the operator's own kinds [ClusterRightsRefused]"},
+		{"pods-status", 1, "- templates/rbac.yaml RoleBinding/opctl-validate-manager: RoleBinding validate/opctl-validate-manager of ClusterRole opctl-validate-manager grants patch,update pods/status in the tenant's namespaces, beyond what its owners hold (admin) and the operator's own kinds [ClusterRightsRefused]"},
+		{"own-kind", 0, dir + "own-kind fits a tenant " + offlineJudged},
+		{"endpointslices", 1, "- templates/role.yaml Role/endpoints-writer: Role validate/endpoints-writer grants create,delete,patch,update discovery.k8s.io/endpointslices, delete endpoints in the tenant's namespaces, beyond what its owners hold (admin) and the operator's own kinds [ClusterRightsRefused]"},
+		{"conversion", 1, "- templates/crd.yaml CustomResourceDefinition/gadgets.tenantroles.example.com: CRD gadgets.tenantroles.example.com converts through a webhook, which would convert every tenant's objects through one tenant's Service: shared CRDs must use conversion strategy None; install this operator once for the cluster [ConversionWebhookNotSupported]"},
+	} {
+		t.Run(tc.chart, func(t *testing.T) {
+			code, out, errOut := run(t, "tenancy", "check", "--offline", dir+tc.chart)
+			if code != tc.code || !slices.Contains(strings.Split(out, "\n"), tc.line) {
+				t.Errorf("exit %d, want %d and the line\n%s\nstdout:\n%s\nstderr: %s", code, tc.code, tc.line, out, errOut)
+			}
+			_, out, _ = run(t, "tenancy", "check", "--offline", "-o", "json", dir+tc.chart)
+			var v validate.TenantVerdict
+			if err := json.Unmarshal([]byte(out), &v); err != nil {
+				t.Fatal(err)
+			}
+			if v.OwnerRole != validate.BuiltinOwnerRole || v.Fits != (tc.code == 0) {
+				t.Errorf("JSON: ownerRole %q, fits %v", v.OwnerRole, v.Fits)
+			}
+		})
 	}
 }

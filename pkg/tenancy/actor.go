@@ -23,6 +23,7 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/baseline"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/policy"
 )
 
 // The actor is the identity every Helm action and drift correction of a
@@ -166,7 +167,7 @@ func actorObjects(t *tenancyv1.Tenant, s settings, storage string, kinds []rbacv
 			&rbacv1.RoleBinding{ObjectMeta: meta(KindsRole), Subjects: append(slices.Clone(subject), t.Spec.Owners...),
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: KindsRole}},
 			&rbacv1.RoleBinding{ObjectMeta: meta(ActorAdminBinding), Subjects: subject,
-				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: guard.OwnerRole}})
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: policy.OwnerRole}})
 		for _, role := range sortedUnique(s.ClusterRoles) {
 			objs = append(objs, &rbacv1.RoleBinding{ObjectMeta: meta(actorRoleBinding + role), Subjects: subject,
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}})

@@ -15,7 +15,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
-	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/policy"
 )
 
 // heldRoles memoizes, by ClusterRole name and resourceVersion, the roles
@@ -43,7 +43,7 @@ func (c *Controller) checkHeld(ctx context.Context, roles []string) error {
 			}
 			m := ""
 			if covered, lacking := validation.Covers(have, role.Rules); !covered {
-				m = guard.DescribeRules(lacking)
+				m = policy.DescribeRules(lacking)
 			}
 			if m == "" {
 				c.held.m.Store(key, m) // once held, held; a missing binding is looked for again

@@ -10,7 +10,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
-	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/policy"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -66,7 +66,7 @@ func installerObjects(t *tenancyv1.Tenant, s settings) []client.Object {
 			return &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels}, Subjects: subject,
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: kind, Name: role}}
 		}
-		objs = append(objs, bind(OperatorGroupName, "ClusterRole", guard.OwnerRole), bind(OperatorGroupName+"-kinds", "Role", KindsRole))
+		objs = append(objs, bind(OperatorGroupName, "ClusterRole", policy.OwnerRole), bind(OperatorGroupName+"-kinds", "Role", KindsRole))
 		for _, role := range sortedUnique(s.ClusterRoles) {
 			objs = append(objs, bind(OperatorGroupName+"-role-"+role, "ClusterRole", role))
 		}

@@ -23,6 +23,7 @@ import (
 
 	"opctl.dev/opctl/pkg/operatorkit"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/policy"
 )
 
 // OLM's marks on the cluster-scoped objects it makes for a CSV.
@@ -139,7 +140,7 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 				b.Subjects[j].Namespace = ip.Namespace
 			}
 			if sub.Kind != rbacv1.ServiceAccountKind || b.Subjects[j].Namespace != ip.Namespace {
-				return false, nil, refused("its InstallPlan's ClusterRoleBinding "+b.Name, fmt.Sprintf("cluster-wide rights to %s %s, not a ServiceAccount of %s", sub.Kind, guard.Qualified(sub.Namespace, sub.Name), ip.Namespace))
+				return false, nil, refused("its InstallPlan's ClusterRoleBinding "+b.Name, fmt.Sprintf("cluster-wide rights to %s %s, not a ServiceAccount of %s", sub.Kind, policy.Qualified(sub.Namespace, sub.Name), ip.Namespace))
 			}
 		}
 		bound[b.RoleRef.Name] = true
@@ -164,7 +165,7 @@ func (c *olmBackend) grantPlan(ctx context.Context, s *plan, ip *operatorsv1alph
 			return false, nil, refused("its InstallPlan's ClusterRole "+role.Name, "its rules added to other roles ("+into+")")
 		}
 		if ok, missing := validation.Covers(allowed, role.Rules); !ok {
-			return false, nil, refused("its CSV's clusterPermissions, which OLM grants cluster-wide", guard.DescribeRules(missing))
+			return false, nil, refused("its CSV's clusterPermissions, which OLM grants cluster-wide", policy.DescribeRules(missing))
 		}
 		writes = append(writes, role)
 	}

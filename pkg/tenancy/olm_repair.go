@@ -13,6 +13,7 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 	"opctl.dev/opctl/pkg/tenancy/internal/registryv1"
+	"opctl.dev/opctl/pkg/tenancy/policy"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -310,7 +311,7 @@ func (c *olmBackend) guardBundles(ctx context.Context, s *plan, bundles []*regis
 // controller's own labels or annotations, which OLM would write on the
 // shared CRD as the bundle has them.
 func bundleCRDChecks(ctx context.Context, reader client.Reader, dc discovery.DiscoveryInterface, csv string, crds []*apiextensionsv1.CustomResourceDefinition) error {
-	if err := guard.ConversionWebhook(crds); err != nil {
+	if err := policy.ConversionWebhook(crds); err != nil {
 		return operatorkit.WithReason(tenancyv1.ReasonConversionWebhook, fmt.Errorf("%s: %w", csv, err))
 	}
 	if err := guard.GroupsReserved(ctx, reader, dc, crds); err != nil {
@@ -346,7 +347,7 @@ func (c *olmBackend) olmGrants(ctx context.Context, s *plan, b *registryv1.Bundl
 	}
 	if ok, missing := validation.Covers(allowed, b.ClusterPermissions); !ok {
 		return &guard.GrantError{Release: s.tenant.Spec.Namespaces[0] + "/" + b.CSVName, What: "its CSV's clusterPermissions, which OLM grants cluster-wide",
-			Grants: []string{guard.DescribeRules(missing)}}
+			Grants: []string{policy.DescribeRules(missing)}}
 	}
 	return nil
 }

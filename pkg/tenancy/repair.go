@@ -13,6 +13,7 @@ import (
 	"opctl.dev/opctl/pkg/operatorkit"
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
+	"opctl.dev/opctl/pkg/tenancy/policy"
 	"opctl.dev/opctl/pkg/tenancy/quota"
 )
 
@@ -37,7 +38,7 @@ func (c *Controller) Repair(ctx context.Context, t *tenancyv1.Tenant, p *plan, _
 			continue
 		}
 		st.CRDs = crdNames(op.analysis)
-		if err := guard.ConversionWebhook(op.analysis.CRDs); err != nil {
+		if err := policy.ConversionWebhook(op.analysis.CRDs); err != nil {
 			st.Health, st.LastError, st.Reason = tenancyv1.HealthFailed, err.Error(), tenancyv1.ReasonConversionWebhook
 			c.event(t, "Warning", tenancyv1.ReasonConversionWebhook, "operator %s: %v", op.spec.Name, err)
 			statuses[i] = st

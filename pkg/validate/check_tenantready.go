@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -20,8 +21,8 @@ import (
 // controller would refuse before installing the chart for a tenant, judged
 // against the shipped baseline only.
 var TenantReady = register(Check{ID: "OPC-C010", Severity: SeverityWarning, Relayed: false,
-	Rationale: "tenant-ready: the opctl tenancy controller installs an operator for a tenant only if its chart fits the tenant: cluster-scoped rules within the shipped baseline (create TokenReviews and SubjectAccessReviews; get, list and watch StorageClasses and the operator's own CRDs by name), a manager that reads which namespaces to watch, pods that meet Pod Security restricted, and no cluster-scoped object but RBAC, webhooks and CRDs. Judged against the shipped baseline only: a TenantProfile's ClusterRoles may allow more.",
-	Hint:      "Drop or narrow the rule (resourceNames of the operator's own CRDs), have the manager read WATCH_NAMESPACE, meet Pod Security restricted (opctl package adds what it can), or put the object behind a value; or name a ClusterRole that allows it in the TenantProfile."}, checkTenantReady)
+	Rationale: "tenant-ready: the opctl tenancy controller installs an operator for a tenant only if its chart fits the tenant: cluster-scoped rules within the shipped baseline (create TokenReviews and SubjectAccessReviews; get, list and watch StorageClasses and the operator's own CRDs by name), a manager that reads which namespaces to watch, pods that meet Pod Security restricted, no cluster-scoped object but RBAC, webhooks and CRDs, Roles in the tenant's namespaces within what its owners hold there (Kubernetes' built-in admin role), the shipped baseline and the operator's own kinds, and no CRD that converts through a webhook. Judged against the shipped baseline only: a TenantProfile's ClusterRoles may allow more.",
+	Hint:      "Drop or narrow the rule (resourceNames of the operator's own CRDs; in a Role, what admin holds and the operator's own kinds), use conversion strategy None, have the manager read WATCH_NAMESPACE, meet Pod Security restricted (opctl package adds what it can), or put the object behind a value; or name a ClusterRole that allows it in the TenantProfile."}, checkTenantReady)
 
 // tenantKinds are the cluster-scoped kinds a tenant's chart may carry:
 // the tenancy controller turns RBAC into per-tenant grants, shares CRDs
@@ -31,18 +32,21 @@ var tenantKinds = []string{"ClusterRole", "ClusterRoleBinding", "CustomResourceD
 const againstBaseline = "for a tenant (against the shipped baseline only): "
 
 func checkTenantReady(c *Check, r *Report, in *chartInput) {
-	judgeTenant(c, r, in, nil)
+	// Offline, nothing is read that could fail.
+	_, _ = judgeTenant(context.Background(), c, r, in, tenantPolicy{})
 }
 
 // judgeTenant adds to r what the tenancy controller would refuse of the
 // chart for a tenant, the platform's roles allowing more than the shipped
-// baseline, and returns the cluster-wide rules nothing allows.
-func judgeTenant(c *Check, r *Report, in *chartInput, platform []rbacv1.ClusterRole) (missing []rbacv1.PolicyRule) {
+// baseline, and returns the cluster-wide rules nothing allows. An error
+// is a failure to read the cluster of tp.
+func judgeTenant(ctx context.Context, c *Check, r *Report, in *chartInput, tp tenantPolicy) (missing []rbacv1.PolicyRule, err error) {
 	// The tenancy controller installs with rbac.scope=namespace.
 	rd := &in.renders[len(in.renders)-1]
 	if rd.err != nil {
-		return nil
+		return nil, nil
 	}
+	platform := tp.platform
 	againstBaseline := against(platform)
 	if in.chart.Metadata != nil {
 		// As the controller judges it (namespacedManager): a manager
@@ -114,7 +118,10 @@ func judgeTenant(c *Check, r *Report, in *chartInput, platform []rbacv1.ClusterR
 		}
 		r.add(c, fmt.Sprintf("%sits pods meet Pod Security %s, not restricted, which every tenant namespace enforces: %s", againstBaseline, res.Level, res.Refusals[podsecurity.Restricted]), w.template, w.id)
 	}
-	return missing
+	if err := judgeNamespaced(ctx, c, r, in, rd, tp, allowed, roles); err != nil {
+		return nil, err
+	}
+	return missing, nil
 }
 
 // against starts a refusal: what it was judged against.

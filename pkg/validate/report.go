@@ -17,6 +17,9 @@ type Finding struct {
 	// Source names who found it: opctl, helm-lint, or an
 	// operator-framework validator.
 	Source string `json:"source"`
+	// Reason is the tenancy controller's reason for what a tenant-ready
+	// finding says it would refuse, when it has one of its own.
+	Reason string `json:"reason,omitempty"`
 }
 
 // Report is the result of validating one path.

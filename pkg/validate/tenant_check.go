@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"opctl.dev/opctl/pkg/tenancy/bundlerelease"
+	"opctl.dev/opctl/pkg/tenancy/policy"
 )
 
 // TenantVerdict is what opctl tenancy check says of a chart, bundle or
@@ -34,6 +35,10 @@ type TenantVerdict struct {
 	Bundle  string `json:"bundle,omitempty"`
 	// ClusterRoles are the platform's roles it was judged with.
 	ClusterRoles []string `json:"clusterRoles"`
+	// OwnerRole says which rules of the tenant's owners the Roles in its
+	// namespaces were judged against: the cluster's admin ClusterRole, or
+	// without a cluster Kubernetes' built-in one (BuiltinOwnerRole).
+	OwnerRole string `json:"ownerRole"`
 	// Fits is true when nothing would be refused.
 	Fits bool `json:"fits"`
 	// Refusals name each rule or object refused and why.
@@ -56,7 +61,15 @@ type TenantOptions struct {
 	// resources a bundle's objects and rules are cluster-scoped, as the
 	// controller asks it; nil judges by the APIs opctl knows.
 	Mapper meta.RESTMapper
+	// Roles reads the cluster's roles, as the controller does: the
+	// owners' (policy.OwnerRole) and those a RoleBinding names that the
+	// release does not define. Nil judges by Kubernetes' built-in admin
+	// role (policy.BuiltinOwnerRules) and the built-in roles opctl knows.
+	Roles *policy.ClusterRoles
 }
+
+// ClusterOwnerRole is OwnerRole of a verdict judged with a cluster.
+const ClusterOwnerRole = "the cluster's " + policy.OwnerRole + " ClusterRole"
 
 // CheckTenant judges the chart, registry+v1 bundle or catalog package at
 // path for a tenant, the platform's roles allowing more than the shipped
@@ -71,7 +84,14 @@ func CheckTenant(ctx context.Context, path string, platform []rbacv1.ClusterRole
 	if kind != KindCatalog && (opts.Package != "" || opts.Channel != "" || opts.Version != "") {
 		return nil, fmt.Errorf("%s is a %s: --package, --channel and --version pick a bundle of a catalog directory", path, kind)
 	}
-	v := &TenantVerdict{Path: path, Kind: kind, ClusterRoles: []string{}}
+	tp := tenantPolicy{platform: platform}
+	v := &TenantVerdict{Path: path, Kind: kind, ClusterRoles: []string{}, OwnerRole: BuiltinOwnerRole}
+	if opts.Roles != nil {
+		if tp.owner, err = opts.Roles.Owner(ctx); err != nil {
+			return nil, err
+		}
+		tp.live, v.OwnerRole = opts.Roles, ClusterOwnerRole
+	}
 	for _, role := range platform {
 		v.ClusterRoles = append(v.ClusterRoles, role.Name)
 	}
@@ -86,7 +106,7 @@ func CheckTenant(ctx context.Context, path string, platform []rbacv1.ClusterRole
 		var refused *bundlerelease.Refused
 		if errors.As(err, &refused) {
 			v.Package, v.Channel, v.Bundle = refused.Package, refused.Channel, refused.Bundle
-			r.add(TenantReady, against(platform)+refused.Error(), refused.CSVFile, "ClusterServiceVersion/"+refused.Bundle)
+			r.addReason(TenantReady, refused.Reason, against(platform)+refused.Error(), refused.CSVFile, "ClusterServiceVersion/"+refused.Bundle)
 			v.Refusals = r.Findings
 			return v, nil
 		}
@@ -96,7 +116,10 @@ func CheckTenant(ctx context.Context, path string, platform []rbacv1.ClusterRole
 		v.Package, v.Channel, v.Bundle = rel.Package, rel.Channel, rel.Bundle
 		in = releaseInput(path, rel)
 	}
-	missing := judgeTenant(TenantReady, r, in, platform)
+	missing, err := judgeTenant(ctx, TenantReady, r, in, tp)
+	if err != nil {
+		return nil, err
+	}
 	v.Refusals, v.Fits = r.Findings, len(r.Findings) == 0
 	if len(missing) > 0 {
 		name := "tenant-operators"

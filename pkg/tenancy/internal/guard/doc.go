@@ -15,9 +15,9 @@
 //     refuse what another tenant stored: CompareCRD compares the
 //     structural schemas (crd_schema.go), StoredObjectsFit runs new
 //     validation over the stored objects (crd_stored.go); IsShared tells
-//     the controller's CRDs from ones it did not install, and
-//     ConversionWebhook refuses a shared CRD that converts through a
-//     webhook.
+//     the controller's CRDs from ones it did not install (the policy
+//     package judges what opctl tenancy check judges too: the Roles in
+//     the tenant's namespaces and conversion webhooks).
 //   - NarrowWebhooks narrows a rendered admission webhook to the tenant's
 //     namespaces.
 //

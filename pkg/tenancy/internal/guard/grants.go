@@ -20,6 +20,7 @@ import (
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/baseline"
+	"opctl.dev/opctl/pkg/tenancy/policy"
 )
 
 // AggregateLabelPrefix starts the labels that add a ClusterRole's rules
@@ -64,11 +65,6 @@ type GrantPolicy struct {
 	// it off (TemplateGates), for a refusal to name.
 	Gates map[string]string
 }
-
-// OwnerRole is the ClusterRole a tenant's owners hold in its namespaces:
-// what a release may grant there, with the operator's own kinds and the
-// platform's named roles.
-const OwnerRole = "admin"
 
 // clusterKindsAllowed are the cluster-scoped kinds a tenant's release may
 // create: RBAC, which check bounds, and admission webhooks, which the
@@ -126,7 +122,7 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 			continue
 		}
 		if gvk.Group == "networking.k8s.io" && gvk.Kind == "Ingress" && !g.Exposure.AllowIngress {
-			out = append(out, fmt.Sprintf("Ingress %s: the profile does not allow Ingresses (a shared ingress controller serves them with its own rights)", Qualified(d.Obj.GetNamespace(), d.Obj.GetName())))
+			out = append(out, fmt.Sprintf("Ingress %s: the profile does not allow Ingresses (a shared ingress controller serves them with its own rights)", policy.Qualified(d.Obj.GetNamespace(), d.Obj.GetName())))
 			continue
 		}
 		if gvk.Group == "networking.k8s.io" && gvk.Kind == "NetworkPolicy" {
@@ -208,7 +204,7 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 	for _, b := range bindings {
 		for _, s := range b.Subjects {
 			if s.Kind != rbacv1.ServiceAccountKind || !slices.Contains(g.Namespaces, s.Namespace) {
-				out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants cluster-wide rights to %s %s, not a ServiceAccount of the tenant", b.Name, s.Kind, Qualified(s.Namespace, s.Name)))
+				out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants cluster-wide rights to %s %s, not a ServiceAccount of the tenant", b.Name, s.Kind, policy.Qualified(s.Namespace, s.Name)))
 			}
 		}
 		if b.RoleRef.Kind != "ClusterRole" {
@@ -234,7 +230,7 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 			allowedRead = true
 		}
 		if ok, missing := validation.Covers(allowed, rules); !ok {
-			out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants %s cluster-wide", b.Name, DescribeRules(missing)))
+			out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants %s cluster-wide", b.Name, policy.DescribeRules(missing)))
 		}
 	}
 	inNamespace, err := g.namespaced(ctx, roles, nsRoles, nsBindings)
@@ -281,84 +277,33 @@ func (g GrantPolicy) unshared(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// namespaced checks what a release grants inside the tenant's namespaces:
-// no more than the owners hold there (ownerRole), the operator's own kinds
-// and the platform's named roles. The tenant's actor could not create
-// more; checked here, the rules are named before anything is installed.
+// namespaced checks what a release grants inside the tenant's namespaces
+// (policy.Namespaced), OwnerRole as the cluster serves it.
 func (g GrantPolicy) namespaced(ctx context.Context, clusterRoles map[string][]rbacv1.PolicyRule, roles []*rbacv1.Role, bindings []*rbacv1.RoleBinding) ([]string, error) {
 	if len(roles) == 0 && len(bindings) == 0 {
 		return nil, nil
 	}
-	allowed, err := g.Allowed(ctx)
+	live := policy.ClusterRoles{Reader: g.Reader}
+	n := policy.Namespaced{Named: g.Roles, ClusterRoles: clusterRoles, Roles: roles, Bindings: bindings, Live: live}
+	var err error
+	if n.Allowed, err = g.Allowed(ctx); err != nil {
+		return nil, err
+	}
+	if n.Owner, err = live.Owner(ctx); err != nil {
+		return nil, err
+	}
+	if g.Kinds != nil {
+		if n.Kinds, err = g.Kinds(ctx); err != nil {
+			return nil, err
+		}
+	}
+	refused, err := n.Judge(ctx)
 	if err != nil {
 		return nil, err
 	}
-	owner := &rbacv1.ClusterRole{}
-	if err := g.Reader.Get(ctx, client.ObjectKey{Name: OwnerRole}, owner); err != nil && !apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("reading ClusterRole %s: %w", OwnerRole, err)
-	}
-	allowed = append(allowed, owner.Rules...)
-	allowed = append(allowed, baseline.NamespacedRules...)
-	if g.Kinds != nil {
-		kinds, err := g.Kinds(ctx)
-		if err != nil {
-			return nil, err
-		}
-		for _, k := range kinds {
-			plural, group, _ := strings.Cut(k, ".")
-			allowed = append(allowed, rbacv1.PolicyRule{APIGroups: []string{group}, Verbs: baseline.OwnKindVerbs,
-				Resources: []string{plural, plural + "/status", plural + "/finalizers", plural + "/scale"}})
-		}
-	}
-	var out []string
-	judge := func(what string, rules []rbacv1.PolicyRule) {
-		if ok, missing := validation.Covers(allowed, rules); !ok {
-			out = append(out, fmt.Sprintf("%s grants %s in the tenant's namespaces, beyond what its owners hold (%s) and the operator's own kinds", what, DescribeRules(missing), OwnerRole))
-		}
-	}
-	for _, r := range roles {
-		judge("Role "+Qualified(r.Namespace, r.Name), r.Rules)
-	}
-	defined := map[string]bool{}
-	for _, r := range roles {
-		defined[Qualified(r.Namespace, r.Name)] = true
-	}
-	for _, b := range bindings {
-		if b.RoleRef.Kind != "ClusterRole" {
-			// A Role of the release is judged above. Another is judged as
-			// it is live: the controller's own Roles there (the actor's
-			// guardrail bypass) are not the tenant's to bind.
-			ref := Qualified(b.Namespace, b.RoleRef.Name)
-			if defined[ref] {
-				continue
-			}
-			name := "RoleBinding " + Qualified(b.Namespace, b.Name) + " of Role " + ref
-			live := &rbacv1.Role{}
-			if err := g.Reader.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: b.RoleRef.Name}, live); apierrors.IsNotFound(err) {
-				out = append(out, name+", which does not exist (whoever creates it later decides what it grants)")
-				continue
-			} else if err != nil {
-				return nil, fmt.Errorf("reading Role %s: %w", ref, err)
-			}
-			judge(name, live.Rules)
-			continue
-		}
-		name := "RoleBinding " + Qualified(b.Namespace, b.Name) + " of ClusterRole " + b.RoleRef.Name
-		if rules, ok := clusterRoles[b.RoleRef.Name]; ok {
-			judge(name, rules)
-			continue
-		}
-		if slices.Contains([]string{OwnerRole, "edit", "view"}, b.RoleRef.Name) || slices.Contains(g.Roles, b.RoleRef.Name) {
-			continue
-		}
-		live := &rbacv1.ClusterRole{}
-		if err := g.Reader.Get(ctx, client.ObjectKey{Name: b.RoleRef.Name}, live); apierrors.IsNotFound(err) {
-			out = append(out, name+", which does not exist (whoever creates it later decides what it grants)")
-			continue
-		} else if err != nil {
-			return nil, fmt.Errorf("reading ClusterRole %s: %w", b.RoleRef.Name, err)
-		}
-		judge(name, live.Rules)
+	out := make([]string, len(refused))
+	for i, r := range refused {
+		out[i] = r.Text
 	}
 	return out, nil
 }
@@ -382,7 +327,7 @@ func (g GrantPolicy) openedTo(u *unstructured.Unstructured) []string {
 				}
 				if v, _, _ := unstructured.NestedString(pm, "namespaceSelector", "matchLabels", tenancyv1.LabelTenant); v != g.Tenant {
 					out = append(out, fmt.Sprintf("NetworkPolicy %s selects namespaces in %s by other than %s=%s, which the tenant's locked isolation does not allow",
-						Qualified(u.GetNamespace(), u.GetName()), dir[0], tenancyv1.LabelTenant, g.Tenant))
+						policy.Qualified(u.GetNamespace(), u.GetName()), dir[0], tenancyv1.LabelTenant, g.Tenant))
 				}
 			}
 		}
@@ -397,7 +342,7 @@ func (g GrantPolicy) exposed(u *unstructured.Unstructured) []string {
 	typ, _, _ := unstructured.NestedString(u.Object, "spec", "type")
 	ips, _, _ := unstructured.NestedSlice(u.Object, "spec", "externalIPs")
 	var out []string
-	name := "Service " + Qualified(u.GetNamespace(), u.GetName())
+	name := "Service " + policy.Qualified(u.GetNamespace(), u.GetName())
 	if typ == "NodePort" && !g.Exposure.AllowNodePorts {
 		out = append(out, name+" is a NodePort Service, which the profile does not allow")
 	}
@@ -558,44 +503,6 @@ func (g GrantPolicy) Aggregators(ctx context.Context) ([]labels.Selector, error)
 		}
 	}
 	return out, nil
-}
-
-// DescribeRules is a short text of rules, verbs merged by what they
-// apply to: "get,list secrets, get storage.k8s.io/storageclasses".
-func DescribeRules(rules []rbacv1.PolicyRule) string {
-	verbs := map[string][]string{}
-	for _, r := range rules {
-		var what []string
-		for _, g := range r.APIGroups {
-			for _, res := range r.Resources {
-				if g == "" {
-					what = append(what, res)
-				} else {
-					what = append(what, g+"/"+res)
-				}
-			}
-		}
-		what = append(what, r.NonResourceURLs...)
-		key := strings.Join(what, ",")
-		if len(r.ResourceNames) > 0 {
-			key += " (" + strings.Join(r.ResourceNames, ",") + ")"
-		}
-		verbs[key] = append(verbs[key], r.Verbs...)
-	}
-	var parts []string
-	for key, v := range verbs {
-		slices.Sort(v)
-		parts = append(parts, strings.Join(slices.Compact(v), ",")+" "+key)
-	}
-	slices.Sort(parts)
-	return strings.Join(parts, ", ")
-}
-
-func Qualified(ns, name string) string {
-	if ns == "" {
-		return name
-	}
-	return ns + "/" + name
 }
 
 // decodeRBAC converts a rendered RBAC document, or says why it does not

@@ -8,7 +8,6 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 
 	corev1 "k8s.io/api/core/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -124,16 +123,4 @@ func require(hook map[string]any, field string, req map[string]any) {
 	}
 	sel["matchExpressions"] = exprs
 	hook[field] = sel
-}
-
-// ConversionWebhook names the first CRD that converts through a webhook:
-// a shared CRD would then convert every tenant's objects through the one
-// tenant's Service that the chart names, which that tenant controls.
-func ConversionWebhook(crds []*apiextensionsv1.CustomResourceDefinition) error {
-	for _, crd := range crds {
-		if c := crd.Spec.Conversion; c != nil && c.Strategy == apiextensionsv1.WebhookConverter {
-			return fmt.Errorf("CRD %s converts through a webhook, which would convert every tenant's objects through one tenant's Service: shared CRDs must use conversion strategy None; install this operator once for the cluster", crd.Name)
-		}
-	}
-	return nil
 }

@@ -8,7 +8,6 @@ import (
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
@@ -62,20 +61,6 @@ func TestNarrowWebhooks(t *testing.T) {
 	NarrowWebhooks(cm, []string{"team-a"})
 	if fmt.Sprint(cm.Object["webhooks"]) != "[map[]]" {
 		t.Errorf("a ConfigMap was changed: %v", cm.Object)
-	}
-}
-
-func TestConversionWebhookRefused(t *testing.T) {
-	plain := &apiextensionsv1.CustomResourceDefinition{}
-	plain.Name = "widgets.example.com"
-	converted := plain.DeepCopy()
-	converted.Name = "gadgets.example.com"
-	converted.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{Strategy: apiextensionsv1.WebhookConverter}
-	if err := ConversionWebhook([]*apiextensionsv1.CustomResourceDefinition{plain}); err != nil {
-		t.Errorf("a CRD without conversion: %v", err)
-	}
-	if err := ConversionWebhook([]*apiextensionsv1.CustomResourceDefinition{plain, converted}); err == nil || !strings.Contains(err.Error(), "gadgets.example.com") {
-		t.Errorf("a CRD converted by a webhook: %v, want it named", err)
 	}
 }
 
