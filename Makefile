@@ -104,7 +104,7 @@ SAMPLE := operators/sample
 KIT_TESTAPI := pkg/operatorkit/internal/testapi
 
 .PHONY: generate
-generate: $(CONTROLLER_GEN) testbin ## Regenerate deepcopy code, CRDs and RBAC from the markers, charts/ and bundle/ with opctl package, and the built-in admin role's rules from a test control plane.
+generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code, CRDs and RBAC from the markers, and charts/ and bundle/ with opctl package.
 	$(CONTROLLER_GEN) object paths=./$(SAMPLE)/api/... paths=./$(KIT_TESTAPI)/...
 	$(CONTROLLER_GEN) crd paths=./$(SAMPLE)/api/... output:crd:artifacts:config=$(SAMPLE)/config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./$(SAMPLE)/internal/controller/... output:rbac:artifacts:config=$(SAMPLE)/config/rbac
@@ -116,6 +116,9 @@ generate: $(CONTROLLER_GEN) testbin ## Regenerate deepcopy code, CRDs and RBAC f
 	$(GO) run ./cmd/opctl package $(SAMPLE) --out . >/dev/null
 	$(GO) run ./cmd/opctl package . --out . >/dev/null
 	$(GO) run ./hack/checksdoc
+
+.PHONY: generate-adminrole
+generate-adminrole: testbin ## Regenerate the built-in admin ClusterRole's rules (offline tenancy check) from a test control plane; TestClusterTenancyCheckOwnerRole fails when they are stale.
 	$(GO) run ./hack/testcluster -- $(GO) run ./hack/adminrole
 
 .PHONY: verify-generated verify-generate
