@@ -17,6 +17,7 @@ var tenantReasons = []struct{ name, says string }{
 	{"allns", "reads no watch-namespace setting"},
 	{"rules", "grants cluster-wide"},
 	{"rules", "which the chart does not define"},
+	{"rules", "which is not the tenant's"},
 	{"podsec", "Pod Security"},
 	{"object", "is refused"},
 }

@@ -15,7 +15,7 @@ var BundleTenantReady = register(Check{ID: "OPC-B007", Severity: SeverityWarning
 	Hint:      "Support OwnNamespace, narrow clusterPermissions (resourceNames of the operator's own CRDs), meet Pod Security restricted, or leave the object out; or name a ClusterRole that allows it in the TenantProfile. opctl tenancy check says the same against the platform's ClusterRoles."}, checkBundleTenantReady)
 
 func checkBundleTenantReady(c *Check, r *Report, in *bundleInput) {
-	opts := bundlerelease.Options{Tenant: "tenant", Namespaces: []string{"tenant"}}
+	opts := bundlerelease.Options{Tenant: "tenant", Namespaces: bundleNamespaces(0)}
 	var rel *bundlerelease.Release
 	var err error
 	// The objects validate read already, when they are all the manifests
@@ -34,5 +34,5 @@ func checkBundleTenantReady(c *Check, r *Report, in *bundleInput) {
 		r.add(c, againstBaseline+"the bundle source cannot render it: "+err.Error(), in.csvFile, "")
 		return
 	}
-	judgeTenant(c, r, releaseInput(in.dir, rel), nil)
+	judgeTenant(c, r, releaseInput(in.dir, rel, opts.Namespaces), nil)
 }
