@@ -20,6 +20,7 @@ var tenantReasons = []struct{ name, says string }{
 	{"rules", "which the chart does not define"},
 	{"rules", "in the tenant's namespaces, beyond what its owners hold"},
 	{"rules", "which the release does not define"},
+	{"rules", "which is not the tenant's"},
 	{"podsec", "Pod Security"},
 	{"object", "is refused"},
 }

@@ -79,8 +79,11 @@ const (
 	nodesRefusal = "ClusterRole opctl.tenant.nodewatch.nodewatch-controller-0 grants cluster-wide get,list,watch on nodes"
 	// offlineJudged is what --offline says it judged against.
 	offlineJudged = "(judged against the shipped baseline; Roles in its namespaces against Kubernetes 1.36's built-in admin role)"
+	// subjectsRule ends the refusal of a binding to someone else's
+	// ServiceAccount.
+	subjectsRule = "a release may bind the ServiceAccounts of the tenant's namespaces (and, in a RoleBinding, users and groups), but no other namespace's ServiceAccounts nor every user; a chart binds its own account in {{ .Release.Namespace }}"
 	// priorityClassRefusal is the refusal of its PriorityClass.
-	priorityClassRefusal = "cluster-scoped PriorityClass opctl.tenant.nodewatch.nodewatch-critical is refused"
+	priorityClassRefusal = "cluster-scoped PriorityClass opctl.tenant.nodewatch.nodewatch-critical is refused: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated fixtures under testdata")
@@ -133,6 +136,10 @@ func TestTenancyCheckInputs(t *testing.T) {
 		{name: "a catalog's pinned version", args: []string{"--package", "nodewatch", "--channel", "stable", "--version", "0.1.0", nodewatchCatalog},
 			kind: "catalog", bundle: "nodewatch.v0.1.0"},
 		{name: "a chart", args: []string{"../../charts/sample-operator"}, kind: "chart"},
+		{name: "a chart with an APIService and bindings to kubebuilder's placeholder namespace", args: []string{"testdata/tenancy/metrics-adapter"}, code: 1, kind: "chart", refusals: []string{
+			"cluster-scoped APIService v1beta1.external.metrics.example.com is refused: an APIService serves the API group external.metrics.example.com to the whole cluster (the API server sends every namespace's requests for it to the Service it names), so a tenant cannot own one: install the operator that serves it once for the cluster",
+			"RoleBinding leader-election grants its role to ServiceAccount system/controller-manager, which is not the tenant's: " + subjectsRule,
+			"ClusterRoleBinding metrics-adapter-auth grants cluster-wide rights to ServiceAccount system/controller-manager, which is not the tenant's: " + subjectsRule}},
 		{name: "a directory that is none of them", args: []string{empty}, code: 2,
 			stderr: []string{empty + " is neither a Helm chart", "registry+v1 bundle (a directory with manifests/ and metadata/annotations.yaml)", "file-based catalog"}},
 		{name: "a catalog without --package", args: []string{nodewatchCatalog}, code: 2,

@@ -440,6 +440,7 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 	slices.SortFunc(p.CertManager, compareObjects)
 	p.NamePrefix = namePrefix(p.Manager.Name, p.Objects)
 	p.managerAccount()
+	p.bindSubjects()
 	if len(p.Webhooks) > 0 || len(p.conversionCRDs()) > 0 {
 		w, err := p.webhookServing()
 		if err != nil {

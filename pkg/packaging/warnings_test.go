@@ -250,6 +250,29 @@ func TestWarnings(t *testing.T) {
 					t.Errorf("the chart lacks the APIService: %v", err)
 				}
 			}},
+		{"a binding subject kustomize left in namespace system binds the chart's account", sampleDir, replaceIn("config/rbac/service_account.yaml", "  namespace: system\n", ""),
+			[]string{"RoleBinding kvstore-leader-election-rolebinding binds ServiceAccount controller-manager in namespace \"system\"", "binds ServiceAccount kvstore-controller-manager of the operator's namespace"},
+			func(t *testing.T, out string, _ *Result) {
+				// No chart template names namespace system; the manager's
+				// binding is the chart's own again (rbac-manager.yaml).
+				dir := filepath.Join(out, "charts/sample-operator/templates")
+				entries, err := os.ReadDir(dir)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range entries {
+					if b, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil && strings.Contains(string(b), "namespace: system") {
+						t.Errorf("%s names namespace system:\n%s", e.Name(), b)
+					}
+				}
+				rb := string(readFile(t, filepath.Join(dir, "rolebinding-leader-election-rolebinding.yaml")))
+				if !strings.Contains(rb, "name: {{ include \"sample-operator.serviceAccountName\" . }}\n  namespace: {{ .Release.Namespace }}") {
+					t.Errorf("the leader election binding does not bind the chart's account:\n%s", rb)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "clusterrolebinding-manager-rolebinding.yaml")); !os.IsNotExist(err) {
+					t.Errorf("the manager's binding is carried as an extra object: %v", err)
+				}
+			}},
 		{"a placeholder where the API takes no string is read with its default", sampleDir, replaceIn("config/manager/manager.yaml", "  replicas: 1\n", "  replicas: ${REPLICAS:=2}\n"),
 			[]string{"manager Deployment kvstore-controller-manager: spec.replicas is \"${REPLICAS:=2}\", a placeholder where the API takes no string: the chart and the bundle carry 2"},
 			func(t *testing.T, out string, res *Result) {

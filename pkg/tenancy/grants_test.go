@@ -54,8 +54,11 @@ func TestGrantPolicy(t *testing.T) {
 		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: " + name +
 			"\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: " + role + "\nsubjects:\n" + subject
 	}
+	nsBindingTo := func(kind, name, subject string) string {
+		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: b\n  namespace: ns-a\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: " + kind + "\n  name: " + name + "\nsubjects:\n" + subject
+	}
 	nsBinding := func(kind, name string) string {
-		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: b\n  namespace: ns-a\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: " + kind + "\n  name: " + name + "\nsubjects:\n- kind: ServiceAccount\n  name: op\n  namespace: ns-a\n"
+		return nsBindingTo(kind, name, "- kind: ServiceAccount\n  name: op\n  namespace: ns-a\n")
 	}
 	nsRole := func(rules string) string {
 		return "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: r\n  namespace: ns-a\nrules:\n" + rules
@@ -89,9 +92,9 @@ func TestGrantPolicy(t *testing.T) {
 		{"system:auth-delegator, the baseline's reviews", nil, binding("b", "system:auth-delegator", sa), ""},
 		{"system:auth-delegator to a user", nil, binding("b", "system:auth-delegator", "- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: owner\n"), "to User owner"},
 		{"system:kube-controller-manager", nil, binding("b", "system:kube-controller-manager", sa), "binds ClusterRole system:kube-controller-manager, which the release does not define"},
-		{"an APIService", nil, "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1beta1.metrics.example.com\nspec:\n  group: metrics.example.com\n  version: v1beta1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n  service:\n    name: s\n    namespace: ns-a\n", "APIService v1beta1.metrics.example.com is cluster-scoped"},
-		{"a Namespace", nil, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: extra\n", "Namespace extra is cluster-scoped"},
-		{"an APIService its template gates", nil, "---\n# Source: kv/templates/apiservice.yaml\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1beta1.metrics.example.com\nspec:\n  group: metrics.example.com\n  version: v1beta1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n  service:\n    name: s\n    namespace: ns-a\n", "APIService v1beta1.metrics.example.com is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations; apiService.enabled=false leaves it out"},
+		{"an APIService", nil, "---\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1beta1.metrics.example.com\nspec:\n  group: metrics.example.com\n  version: v1beta1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n  service:\n    name: s\n    namespace: ns-a\n", "APIService v1beta1.metrics.example.com is cluster-scoped: an APIService serves the API group metrics.example.com to the whole cluster"},
+		{"a Namespace", nil, "---\napiVersion: v1\nkind: Namespace\nmetadata:\n  name: extra\n", "Namespace extra is cluster-scoped: a tenant's release may create only ClusterRoles"},
+		{"an APIService its template gates", nil, "---\n# Source: kv/templates/apiservice.yaml\napiVersion: apiregistration.k8s.io/v1\nkind: APIService\nmetadata:\n  name: v1beta1.metrics.example.com\nspec:\n  group: metrics.example.com\n  version: v1beta1\n  groupPriorityMinimum: 100\n  versionPriority: 100\n  service:\n    name: s\n    namespace: ns-a\n", "APIService v1beta1.metrics.example.com is cluster-scoped: an APIService serves the API group metrics.example.com to the whole cluster (the API server sends every namespace's requests for it to the Service it names), so a tenant cannot own one: install the operator that serves it once for the cluster; apiService.enabled=false leaves it out"},
 		{"to a user", []string{"storage-reader"}, role("r", "", storage) + binding("b", "r", "- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: owner\n"), "to User owner"},
 		{"to a group", []string{"storage-reader"}, binding("b", "storage-reader", "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: system:authenticated\n"), "to Group system:authenticated"},
 		{"to another namespace's account", []string{"storage-reader"}, role("r", "", storage) + binding("b", "r", "- kind: ServiceAccount\n  name: op\n  namespace: kube-system\n"), "ServiceAccount kube-system/op"},
@@ -113,6 +116,17 @@ func TestGrantPolicy(t *testing.T) {
 		{"a webhook with only the narrowing's matchCondition", nil, "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: w\nwebhooks:\n- name: a.example.com\n  clientConfig:\n    service:\n      name: s\n      namespace: ns-a\n  matchConditions:\n  - name: opctl-tenant-requests\n    expression: 'true'\n", ""},
 		{"a RoleBinding of cluster-admin in the tenant", nil, nsBinding("ClusterRole", "cluster-admin"), "RoleBinding ns-a/b of ClusterRole cluster-admin grants *"},
 		{"a RoleBinding of admin in the tenant", nil, nsBinding("ClusterRole", "admin"), ""},
+		{"a RoleBinding to kubebuilder's placeholder namespace", nil, nsBindingTo("ClusterRole", "view", "- kind: ServiceAccount\n  name: controller-manager\n  namespace: system\n"), "RoleBinding ns-a/b grants its role to ServiceAccount system/controller-manager, which is not the tenant's"},
+		{"a RoleBinding to another tenant namespace's account", nil, nsBindingTo("ClusterRole", "view", "- kind: ServiceAccount\n  name: op\n  namespace: ns-a2\n"), ""},
+		{"a RoleBinding to its namespace's account, implicitly", nil, nsBindingTo("ClusterRole", "view", "- kind: ServiceAccount\n  name: op\n"), ""},
+		{"a RoleBinding to an account by user name", nil, nsBindingTo("ClusterRole", "view", "- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: system:serviceaccount:kube-system:op\n"), "grants its role to User system:serviceaccount:kube-system:op"},
+		{"a RoleBinding to every account of a namespace", nil, nsBindingTo("ClusterRole", "view", "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: system:serviceaccounts:kube-system\n"), "grants its role to Group system:serviceaccounts:kube-system"},
+		{"a RoleBinding to the tenant's accounts as a group", nil, nsBindingTo("ClusterRole", "view", "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: system:serviceaccounts:ns-a\n"), ""},
+		{"a RoleBinding to every account", nil, nsBindingTo("ClusterRole", "view", "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: system:serviceaccounts\n"), "grants its role to Group system:serviceaccounts"},
+		{"a RoleBinding to every user", nil, nsBindingTo("ClusterRole", "view", "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: system:authenticated\n"), "grants its role to Group system:authenticated"},
+		{"a RoleBinding to a user", nil, nsBindingTo("ClusterRole", "view", "- apiGroup: rbac.authorization.k8s.io\n  kind: User\n  name: alice\n"), ""},
+		{"a RoleBinding to a group", nil, nsBindingTo("ClusterRole", "view", "- apiGroup: rbac.authorization.k8s.io\n  kind: Group\n  name: team-a\n"), ""},
+		{"a ClusterRoleBinding to kubebuilder's placeholder namespace", nil, binding("b", "system:auth-delegator", "- kind: ServiceAccount\n  name: controller-manager\n  namespace: system\n"), "ClusterRoleBinding b grants cluster-wide rights to ServiceAccount system/controller-manager, not a ServiceAccount of the tenant"},
 		{"a RoleBinding of a role nobody wrote yet", nil, nsBinding("ClusterRole", "later"), "which does not exist"},
 		{"a RoleBinding of the actor's Role", nil, nsBinding("Role", ActorRole), "RoleBinding ns-a/b of Role ns-a/tenant-actor grants bypass tenancy.opctl.dev/guardrails"},
 		{"a RoleBinding of the operator's kinds", nil, nsBinding("Role", KindsRole), ""},

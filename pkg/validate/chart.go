@@ -39,6 +39,9 @@ type chartInput struct {
 	// standIns are values for what the chart requires the user to set
 	// (standIns); every render and lint has them.
 	standIns map[string]any
+	// namespaces are the tenant's a bundle was rendered for; nil for a
+	// chart, rendered in renderNamespace.
+	namespaces []string
 }
 
 func (*chartInput) kind() string { return KindChart }
@@ -199,10 +202,13 @@ func describeValues(v map[string]any) string {
 	return strings.TrimSpace(strings.ReplaceAll(string(b), "\n", " "))
 }
 
+// renderNamespace is the release namespace of every render.
+const renderNamespace = "validate"
+
 // renderChart renders c for a release "opctl-validate" in namespace
-// "validate" with extra values.
+// renderNamespace with extra values.
 func renderChart(c *chart.Chart, vals map[string]any) ([]rendered, error) {
-	values, err := chartutil.ToRenderValues(c, vals, chartutil.ReleaseOptions{Name: "opctl-validate", Namespace: "validate", IsInstall: true}, chartutil.DefaultCapabilities)
+	values, err := chartutil.ToRenderValues(c, vals, chartutil.ReleaseOptions{Name: "opctl-validate", Namespace: renderNamespace, IsInstall: true}, chartutil.DefaultCapabilities)
 	if err != nil {
 		return nil, err
 	}

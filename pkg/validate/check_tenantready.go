@@ -1,6 +1,7 @@
 package validate
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -21,7 +22,7 @@ import (
 // controller would refuse before installing the chart for a tenant, judged
 // against the shipped baseline only.
 var TenantReady = register(Check{ID: "OPC-C010", Severity: SeverityWarning, Relayed: false,
-	Rationale: "tenant-ready: the opctl tenancy controller installs an operator for a tenant only if its chart fits the tenant: cluster-scoped rules within the shipped baseline (create TokenReviews and SubjectAccessReviews; get, list and watch StorageClasses and the operator's own CRDs by name), a manager that reads which namespaces to watch, pods that meet Pod Security restricted, no cluster-scoped object but RBAC, webhooks and CRDs, Roles in the tenant's namespaces within what its owners hold there (Kubernetes' built-in admin role), the shipped baseline and the operator's own kinds, and no CRD that converts through a webhook. Judged against the shipped baseline only: a TenantProfile's ClusterRoles may allow more.",
+	Rationale: "tenant-ready: the opctl tenancy controller installs an operator for a tenant only if its chart fits the tenant: cluster-scoped rules within the shipped baseline (create TokenReviews and SubjectAccessReviews; get, list and watch StorageClasses and the operator's own CRDs by name), a manager that reads which namespaces to watch, pods that meet Pod Security restricted, bindings to the tenant's own ServiceAccounts only (and, in RoleBindings, users and groups), no cluster-scoped object but RBAC, webhooks and CRDs (an APIService serves its group to the whole cluster), Roles in the tenant's namespaces within what its owners hold there (Kubernetes' built-in admin role), the shipped baseline and the operator's own kinds, and no CRD that converts through a webhook. Judged against the shipped baseline only: a TenantProfile's ClusterRoles may allow more.",
 	Hint:      "Drop or narrow the rule (resourceNames of the operator's own CRDs; in a Role, what admin holds and the operator's own kinds), use conversion strategy None, have the manager read WATCH_NAMESPACE, meet Pod Security restricted (opctl package adds what it can), or put the object behind a value; or name a ClusterRole that allows it in the TenantProfile."}, checkTenantReady)
 
 // tenantKinds are the cluster-scoped kinds a tenant's chart may carry:
@@ -80,9 +81,16 @@ func judgeTenant(ctx context.Context, c *Check, r *Report, in *chartInput, tp te
 	for _, role := range platform {
 		allowed = append(allowed, role.Rules...)
 	}
+	namespaces := in.namespaces
+	if namespaces == nil {
+		namespaces = []string{renderNamespace}
+	}
 	for _, o := range rd.objs {
 		kind, group := o.obj.GetKind(), o.obj.GroupVersionKind().Group
 		id := kind + "/" + o.obj.GetName()
+		if group == rbacv1.GroupName && (kind == "RoleBinding" || kind == "ClusterRoleBinding") {
+			judgeSubjects(c, r, o, namespaces, againstBaseline)
+		}
 		if kind == "ClusterRoleBinding" {
 			var b rbacv1.ClusterRoleBinding
 			if runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj.Object, &b) != nil {
@@ -104,7 +112,8 @@ func judgeTenant(ctx context.Context, c *Check, r *Report, in *chartInput, tp te
 			continue
 		}
 		if !slices.Contains(tenantKinds, kind) && (packaging.ClusterScopedKind(group, kind) || clusterKinds[group+"/"+kind]) {
-			msg := againstBaseline + "cluster-scoped " + kind + " " + o.obj.GetName() + " is refused"
+			served, _, _ := unstructured.NestedString(o.obj.Object, "spec", "group")
+			msg := againstBaseline + "cluster-scoped " + kind + " " + o.obj.GetName() + " is refused: " + baseline.ClusterObjectRefused(group, kind, served)
 			if v := templateGate(in.chart, o.template); v != "" {
 				msg += "; " + v + "=false leaves it out"
 			}
@@ -122,6 +131,23 @@ func judgeTenant(ctx context.Context, c *Check, r *Report, in *chartInput, tp te
 		return nil, err
 	}
 	return missing, nil
+}
+
+// judgeSubjects adds to r the subjects of a binding that are not the
+// tenant's, whose namespaces are namespaces (baseline.SubjectsOutside).
+func judgeSubjects(c *Check, r *Report, o rendered, namespaces []string, against string) {
+	var b rbacv1.RoleBinding // a ClusterRoleBinding's subjects read the same
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(o.obj.Object, &b) != nil {
+		return
+	}
+	ns, what := "", "cluster-wide rights"
+	if o.obj.GetKind() == "RoleBinding" {
+		ns, what = cmp.Or(b.Namespace, namespaces[0]), "its role"
+	}
+	for _, s := range baseline.SubjectsOutside(ns, b.Subjects, namespaces) {
+		r.add(c, against+o.obj.GetKind()+" "+b.Name+" grants "+what+" to "+s+", which is not the tenant's: a release may bind the ServiceAccounts of the tenant's namespaces (and, in a RoleBinding, users and groups), "+
+			"but no other namespace's ServiceAccounts nor every user; a chart binds its own account in {{ .Release.Namespace }}", o.template, o.obj.GetKind()+"/"+b.Name)
+	}
 }
 
 // against starts a refusal: what it was judged against.

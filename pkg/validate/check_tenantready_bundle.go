@@ -16,7 +16,7 @@ var BundleTenantReady = register(Check{ID: "OPC-B007", Severity: SeverityWarning
 	Hint:      "Support OwnNamespace, narrow clusterPermissions (resourceNames of the operator's own CRDs), meet Pod Security restricted, or leave the object out; or name a ClusterRole that allows it in the TenantProfile. opctl tenancy check says the same against the platform's ClusterRoles."}, checkBundleTenantReady)
 
 func checkBundleTenantReady(c *Check, r *Report, in *bundleInput) {
-	opts := bundlerelease.Options{Tenant: "tenant", Namespaces: []string{"tenant"}}
+	opts := bundlerelease.Options{Tenant: "tenant", Namespaces: bundleNamespaces(0)}
 	var rel *bundlerelease.Release
 	var err error
 	// The objects validate read already, when they are all the manifests
@@ -36,5 +36,5 @@ func checkBundleTenantReady(c *Check, r *Report, in *bundleInput) {
 		return
 	}
 	// Offline, nothing is read that could fail.
-	_, _ = judgeTenant(context.Background(), c, r, releaseInput(in.dir, rel), tenantPolicy{})
+	_, _ = judgeTenant(context.Background(), c, r, releaseInput(in.dir, rel, opts.Namespaces), tenantPolicy{})
 }

@@ -27,7 +27,12 @@ func TestTenantReady(t *testing.T) {
 		{golden + "watchenv/charts/watchenv", nil},
 		{golden + "allns/charts/allns", []string{"the manager reads no watch-namespace setting (opctl.dev/watch-namespace: none)"}},
 		{golden + "hostnetwork/charts/hostnetwork", []string{"its pods meet Pod Security privileged, not restricted, which every tenant namespace enforces: host namespaces (hostNetwork=true)"}},
-		{golden + "aggregated/charts/agg-operator", []string{"cluster-scoped APIService v1alpha1.metrics.agg.example.com is refused; apiService.enabled=false leaves it out"}},
+		{golden + "aggregated/charts/agg-operator", []string{"cluster-scoped APIService v1alpha1.metrics.agg.example.com is refused: an APIService serves the API group metrics.agg.example.com to the whole cluster (the API server sends every namespace's requests for it to the Service it names), so a tenant cannot own one: install the operator that serves it once for the cluster; apiService.enabled=false leaves it out"}},
+		{"../../internal/cli/testdata/tenancy/metrics-adapter", []string{
+			"cluster-scoped APIService v1beta1.external.metrics.example.com is refused: an APIService serves the API group external.metrics.example.com to the whole cluster",
+			"RoleBinding leader-election grants its role to ServiceAccount system/controller-manager, which is not the tenant's",
+			"ClusterRoleBinding metrics-adapter-auth grants cluster-wide rights to ServiceAccount system/controller-manager, which is not the tenant's",
+		}},
 		{golden + "workloads/charts/fleet-operator", []string{
 			"cluster-scoped Fleet ", "cluster-scoped PriorityClass ",
 			"grants cluster-wide get,list,watch,update,patch on fleet.example.com/fleets",

@@ -114,7 +114,7 @@ func CheckTenant(ctx context.Context, path string, platform []rbacv1.ClusterRole
 			return nil, err
 		}
 		v.Package, v.Channel, v.Bundle = rel.Package, rel.Channel, rel.Bundle
-		in = releaseInput(path, rel)
+		in = releaseInput(path, rel, bundleNamespaces(opts.Namespaces))
 	}
 	missing, err := judgeTenant(ctx, TenantReady, r, in, tp)
 	if err != nil {
@@ -167,20 +167,28 @@ func tenantChart(path string) (*chartInput, error) {
 // tenantBundle renders the bundle at path, or the catalog package
 // opts picks, for a tenant of opts.Namespaces namespaces.
 func tenantBundle(ctx context.Context, path, kind string, opts TenantOptions) (*bundlerelease.Release, error) {
-	ro := bundlerelease.Options{Tenant: "tenant", Namespaces: []string{"tenant"}, Mapper: opts.Mapper}
-	for i := 2; i <= opts.Namespaces; i++ {
-		ro.Namespaces = append(ro.Namespaces, "tenant-"+strconv.Itoa(i))
-	}
+	ro := bundlerelease.Options{Tenant: "tenant", Namespaces: bundleNamespaces(opts.Namespaces), Mapper: opts.Mapper}
 	if kind == KindBundle {
 		return bundlerelease.FromDir(path, ro)
 	}
 	return bundlerelease.FromCatalog(ctx, path, bundlerelease.Selection{Package: opts.Package, Channel: opts.Channel, Version: opts.Version}, ro)
 }
 
+// bundleNamespaces are the namespaces of the tenant a bundle is rendered
+// for: n of them (0 is one).
+func bundleNamespaces(n int) []string {
+	out := []string{"tenant"}
+	for i := 2; i <= n; i++ {
+		out = append(out, "tenant-"+strconv.Itoa(i))
+	}
+	return out
+}
+
 // releaseInput is the chart input of a bundle's release: the objects Helm
 // would install and the CRDs the controller applies beside them, each
-// found at the bundle file it came from.
-func releaseInput(path string, rel *bundlerelease.Release) *chartInput {
+// found at the bundle file it came from, rendered for a tenant of
+// namespaces.
+func releaseInput(path string, rel *bundlerelease.Release, namespaces []string) *chartInput {
 	// The release's chart prints its objects as they are.
 	objs := make([]rendered, 0, len(rel.Objects)+len(rel.CRDs))
 	for _, o := range rel.Objects {
@@ -192,5 +200,5 @@ func releaseInput(path string, rel *bundlerelease.Release) *chartInput {
 	for i := range objs {
 		objs[i].template = rel.Files[objs[i].obj.GetKind()+"/"+objs[i].obj.GetName()]
 	}
-	return &chartInput{dir: path, chart: &chart.Chart{Metadata: rel.Metadata}, renders: []chartRender{renderOf(objs)}}
+	return &chartInput{dir: path, chart: &chart.Chart{Metadata: rel.Metadata}, renders: []chartRender{renderOf(objs)}, namespaces: namespaces}
 }

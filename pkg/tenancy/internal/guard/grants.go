@@ -109,8 +109,8 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 			continue
 		}
 		gvk := d.Obj.GroupVersionKind()
-		if clusterScoped, known := ScopeOf(g.Mapper, gvk); known && clusterScoped && !clusterKindsAllowed[gvk.GroupKind()] {
-			out = append(out, fmt.Sprintf("%s %s is cluster-scoped: a tenant's release may create only ClusterRoles, ClusterRoleBindings and webhook configurations%s", gvk.Kind, d.Obj.GetName(), g.turnOff(d)))
+		if why := g.clusterObject(d); why != "" {
+			out = append(out, why)
 			continue
 		}
 		if gvk.Group == "admissionregistration.k8s.io" && strings.HasSuffix(gvk.Kind, "WebhookConfiguration") {
@@ -147,6 +147,10 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 				continue
 			}
 			nsBindings = append(nsBindings, b)
+			for _, s := range baseline.SubjectsOutside(b.Namespace, b.Subjects, g.Namespaces) {
+				out = append(out, fmt.Sprintf("RoleBinding %s grants its role to %s, which is not the tenant's: a release may bind the ServiceAccounts of the tenant's namespaces, users and groups, "+
+					"but no other namespace's ServiceAccounts nor every user (a chart binds its own account in {{ .Release.Namespace }}, not in kubebuilder's placeholder namespace system)", policy.Qualified(b.Namespace, b.Name), s))
+			}
 		case "ClusterRole":
 			role, bad := decodeRBAC[rbacv1.ClusterRole](d.Obj)
 			if bad != "" {
@@ -202,10 +206,8 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 	var allowed []rbacv1.PolicyRule
 	allowedRead := false
 	for _, b := range bindings {
-		for _, s := range b.Subjects {
-			if s.Kind != rbacv1.ServiceAccountKind || !slices.Contains(g.Namespaces, s.Namespace) {
-				out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants cluster-wide rights to %s %s, not a ServiceAccount of the tenant", b.Name, s.Kind, policy.Qualified(s.Namespace, s.Name)))
-			}
+		for _, s := range baseline.SubjectsOutside("", b.Subjects, g.Namespaces) {
+			out = append(out, fmt.Sprintf("ClusterRoleBinding %s grants cluster-wide rights to %s, not a ServiceAccount of the tenant", b.Name, s))
 		}
 		if b.RoleRef.Kind != "ClusterRole" {
 			out = append(out, fmt.Sprintf("ClusterRoleBinding %s refers to a %s", b.Name, b.RoleRef.Kind))
@@ -248,6 +250,38 @@ func (g GrantPolicy) Check(ctx context.Context, docs []ManifestDoc) ([]string, e
 		out = append(out, hints...)
 	}
 	return out, nil
+}
+
+// clusterObject says why d is refused when it is a cluster-scoped object
+// of a kind no tenant's release may create (clusterKindsAllowed), naming
+// the value that leaves it out; "" for any other object.
+func (g GrantPolicy) clusterObject(d ManifestDoc) string {
+	gvk := d.Obj.GroupVersionKind()
+	if clusterScoped, known := ScopeOf(g.Mapper, gvk); !known || !clusterScoped || clusterKindsAllowed[gvk.GroupKind()] {
+		return ""
+	}
+	served, _, _ := unstructured.NestedString(d.Obj.Object, "spec", "group")
+	return fmt.Sprintf("%s %s is cluster-scoped: %s%s", gvk.Kind, d.Obj.GetName(), baseline.ClusterObjectRefused(gvk.Group, gvk.Kind, served), g.turnOff(d))
+}
+
+// ClusterObjects splits the documents of cluster-scoped kinds no tenant's
+// release may create off docs, with why each is refused, by the names
+// the chart gives them. The render guard asks before its tamper check,
+// which would look such an object up with the controller's rights, which
+// hold none on it (an APIService, a PriorityClass): the refusal is then
+// named instead of failing the install on every try.
+func (g GrantPolicy) ClusterObjects(docs []ManifestDoc) (rest []ManifestDoc, refused []string) {
+	for _, d := range docs {
+		if d.Obj != nil {
+			if why := g.clusterObject(d); why != "" {
+				refused = append(refused, why)
+				continue
+			}
+		}
+		rest = append(rest, d)
+	}
+	slices.Sort(refused)
+	return rest, refused
 }
 
 // unshared explains the commonest cause of a refusal: a CRD of the

@@ -316,7 +316,7 @@ type RenderGuard struct {
 // Run returns the labelled manifest, or fails.
 func (g RenderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	// One parse serves the names, the checks and the labelling.
-	docs := ManifestDocs(rendered.String())
+	docs, objects := g.Scope.Grants.ClusterObjects(ManifestDocs(rendered.String()))
 	g.Scope.qualify(docs)
 	docs = localize(docs, g.Scope.Namespaces)
 	foreign, err := g.Scope.foreignDocs(g.Ctx, docs)
@@ -330,7 +330,7 @@ func (g RenderGuard) Run(rendered *bytes.Buffer) (*bytes.Buffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(granted) > 0 {
+	if granted = append(objects, granted...); len(granted) > 0 {
 		return nil, &GrantError{Release: g.Scope.Namespace + "/" + g.Scope.Release, What: "the rendered chart", Grants: granted}
 	}
 	return labelDocs(docs, g.Labels, g.Scope.Namespaces, func(u *unstructured.Unstructured) bool {
