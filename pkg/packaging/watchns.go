@@ -331,3 +331,15 @@ func (p *Project) watchFlagName() string {
 	}
 	return ""
 }
+
+// webhookEnvNames are the env variables that switch the manager's webhook
+// server, which the chart sets from webhooks.enabled.
+func (p *Project) webhookEnvNames() []string {
+	var out []string
+	for _, s := range p.Watch.Webhooks {
+		if !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
