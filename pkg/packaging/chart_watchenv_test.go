@@ -37,6 +37,18 @@ var watchRenders = []struct {
 		map[string]string{"ENABLE_WEBHOOKS": "true", "WATCH_NAMESPACE": "team-a"}, nil},
 }
 
+// packageChart packages a fixture and returns the output directory and
+// its one chart's.
+func packageChart(t *testing.T, fixture string) (string, string) {
+	t.Helper()
+	out, _ := packageTo(t, filepath.Join("testdata", fixture), PackageOptions{})
+	charts, _ := filepath.Glob(filepath.Join(out, "charts", "*", "Chart.yaml"))
+	if len(charts) != 1 {
+		t.Fatalf("charts %v", charts)
+	}
+	return out, filepath.Dir(charts[0])
+}
+
 // renderedManager parses a rendered Deployment and returns its manager
 // container.
 func renderedManager(t *testing.T, text string) corev1.Container {
@@ -89,12 +101,7 @@ func checkManager(t *testing.T, c corev1.Container, env map[string]string, args 
 func TestWatchSettingRendered(t *testing.T) {
 	for _, tt := range watchRenders {
 		t.Run(tt.name, func(t *testing.T) {
-			out, _ := packageTo(t, filepath.Join("testdata", tt.fixture), PackageOptions{})
-			charts, _ := filepath.Glob(filepath.Join(out, "charts", "*", "Chart.yaml"))
-			if len(charts) != 1 {
-				t.Fatalf("charts %v", charts)
-			}
-			chart := filepath.Dir(charts[0])
+			_, chart := packageChart(t, tt.fixture)
 			d := render(t, chart, "team-a", tt.values)[filepath.Base(chart)+"/templates/deployment.yaml"]
 			golden := filepath.Join("testdata", "golden", "rendered", tt.name+".yaml")
 			if *update {
@@ -115,12 +122,8 @@ func TestHelmTemplateWatchSetting(t *testing.T) {
 	helm := filepath.Join(testcluster.RequireBinDir(t), "helm")
 	for _, tt := range watchRenders {
 		t.Run(tt.name, func(t *testing.T) {
-			out, _ := packageTo(t, filepath.Join("testdata", tt.fixture), PackageOptions{})
-			charts, _ := filepath.Glob(filepath.Join(out, "charts", "*", "Chart.yaml"))
-			if len(charts) != 1 {
-				t.Fatalf("charts %v", charts)
-			}
-			args := append([]string{"template", "rel", filepath.Dir(charts[0]), "--namespace", "team-a", "--show-only", "templates/deployment.yaml"}, tt.set...)
+			_, chart := packageChart(t, tt.fixture)
+			args := append([]string{"template", "rel", chart, "--namespace", "team-a", "--show-only", "templates/deployment.yaml"}, tt.set...)
 			cmd := exec.Command(helm, args...)
 			cmd.Env = append(os.Environ(), "HELM_CACHE_HOME="+t.TempDir(), "HELM_CONFIG_HOME="+t.TempDir(), "HELM_DATA_HOME="+t.TempDir())
 			b, err := cmd.Output()

@@ -40,6 +40,14 @@ func newFlowGraph() *flowGraph {
 	return &flowGraph{from: map[string]map[string]bool{}, where: map[string]string{}}
 }
 
+// terminal records where a setting's node was first seen.
+func (g *flowGraph) terminal(n, where string) string {
+	if _, ok := g.where[n]; !ok {
+		g.where[n] = where
+	}
+	return n
+}
+
 // edge records that node to takes its value from the nodes from.
 func (g *flowGraph) edge(to string, from []string) {
 	if to == "" || len(from) == 0 {
@@ -222,11 +230,7 @@ func (f *funcFlow) flagName(c *ast.CallExpr) (string, bool) {
 	}
 	for i := 0; i < 2 && i < len(c.Args); i++ {
 		if v, ok := stringLit(c.Args[i]); ok && v != "" && !strings.ContainsAny(v, " =") {
-			n := "flag:--" + v
-			if _, seen := f.s.flow.where[n]; !seen {
-				f.s.flow.where[n] = f.s.where(c.Pos())
-			}
-			return n, true
+			return f.s.flow.terminal("flag:--"+v, f.s.where(c.Pos())), true
 		}
 	}
 	return "", false
@@ -370,11 +374,7 @@ func (s *watchScan) envTerminal(lit *ast.BasicLit) string {
 	if err != nil || !namespaceEnv().MatchString(v) && !webhookEnv().MatchString(v) {
 		return ""
 	}
-	n := "env:" + v
-	if _, ok := s.flow.where[n]; !ok {
-		s.flow.where[n] = s.where(lit.Pos())
-	}
-	return n
+	return s.flow.terminal("env:"+v, s.where(lit.Pos()))
 }
 
 // flowDecl records the edges of a package-level declaration: variables,
@@ -421,10 +421,7 @@ func (f *funcFlow) tags(sp *ast.TypeSpec) {
 			if m[1] != "env" && m[1] != "envconfig" || !namespaceEnv().MatchString(v) && !webhookEnv().MatchString(v) {
 				continue
 			}
-			n := "env:" + v
-			if _, seen := f.s.flow.where[n]; !seen {
-				f.s.flow.where[n] = f.s.where(fl.Tag.Pos())
-			}
+			n := f.s.flow.terminal("env:"+v, f.s.where(fl.Tag.Pos()))
 			for _, id := range fl.Names {
 				f.s.flow.edge("field:"+id.Name, []string{n})
 			}

@@ -238,13 +238,8 @@ func TestWatchNamespaceFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
-			out, _ := packageTo(t, filepath.Join("testdata", tt.fixture), PackageOptions{})
-			names, _ := filepath.Glob(filepath.Join(out, "charts", "*", "Chart.yaml"))
-			if len(names) != 1 {
-				t.Fatalf("charts %v", names)
-			}
-			chart := filepath.Dir(names[0])
-			meta := string(readFile(t, names[0]))
+			out, chart := packageChart(t, tt.fixture)
+			meta := string(readFile(t, filepath.Join(chart, "Chart.yaml")))
 			for _, want := range []string{"opctl.dev/watch-namespace: " + tt.annotation, "opctl.dev/install-modes: " + tt.modes} {
 				if !strings.Contains(meta, want) {
 					t.Errorf("Chart.yaml lacks %q:\n%s", want, meta)
