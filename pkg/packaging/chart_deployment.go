@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -95,6 +96,9 @@ func (p *Project) deploymentTemplate(t *templater, images []RelatedImage) (strin
 			cm["securityContext"] = t.securityContext(t.mapOf(".Values.securityContext"), h.containers[manager])
 		}
 		cm["env"] = t.templateEnv(cm["env"], images, *mc, p.watchEnvNames())
+		if p.Webhook != nil {
+			cm["env"] = t.webhookEnv(cm["env"], p.webhookEnvNames())
+		}
 		t.appendValues(cm, "env", ".Values.env")
 		t.appendValues(cm, "envFrom", ".Values.envFrom")
 		cm["args"] = t.templateArgs(args, images, *mc, p.watchFlagName())
@@ -140,6 +144,32 @@ func (t *templater) templateEnv(env any, images []RelatedImage, c corev1.Contain
 			list = append(list, map[string]any{"name": name,
 				"value": t.token(fmt.Sprintf(`{{ include "%s.watchNamespaces" . | quote }}`, t.chart))})
 		}
+	}
+	return list
+}
+
+// webhookEnv sets each env variable that switches the manager's webhook
+// server (webhookEnvNames) from webhooks.enabled: ENABLE_* to "true" or
+// "false", DISABLE_* the other way round; one the manager's Deployment
+// already sets is overridden in place.
+func (t *templater) webhookEnv(env any, names []string) any {
+	list, _ := env.([]any)
+	for _, name := range names {
+		value := `{{ ternary "true" "false" .Values.webhooks.enabled | quote }}`
+		if strings.Contains(name, "DISABLE") {
+			value = `{{ ternary "false" "true" .Values.webhooks.enabled | quote }}`
+		}
+		i := slices.IndexFunc(list, func(e any) bool { m, _ := e.(map[string]any); return m["name"] == name })
+		if i < 0 {
+			list = append(list, map[string]any{"name": name})
+			i = len(list) - 1
+		}
+		m := list[i].(map[string]any)
+		delete(m, "valueFrom")
+		m["value"] = t.token(value)
+	}
+	if len(list) == 0 {
+		return env
 	}
 	return list
 }

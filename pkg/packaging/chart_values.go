@@ -109,7 +109,7 @@ func (p *Project) values(opts ChartOptions, images []RelatedImage, pacs []Platfo
 	if p.Webhook != nil {
 		vs = append(vs,
 			value{Key: "webhooks", Doc: "The operator's admission webhooks.", Kids: []value{
-				{Key: "enabled", Doc: "Register the webhooks and serve them; false renders nothing webhook-related.", Val: true},
+				{Key: "enabled", Doc: p.webhooksEnabledDoc(), Val: true},
 				{Key: "port", Doc: "Port of the webhook Service, which the API server calls; it forwards to the manager's webhook server.", Val: int64(p.Webhook.Port), Min: 1, Max: 65535},
 			}})
 		if p.Webhook.Certificates != CertsOperator {
@@ -221,9 +221,19 @@ func (p *Project) watchNamespacesDoc() string {
 	case p.allNamespacesOnly():
 		return "Unused: the manager reads no watch-namespace setting (opctl package found none in its code), so it watches all namespaces."
 	case p.watchFlagName() != "":
-		return doc + " Passed as " + p.watchFlagName() + ", which the manager reads."
+		return doc + " Passed as " + p.watchFlagName() + " (joined with commas), which the manager reads."
 	case p.Watch.Reads():
-		return doc + " Set as " + strings.Join(p.watchEnvNames(), " and ") + ", which the manager reads."
+		return doc + " Set as " + strings.Join(p.watchEnvNames(), " and ") + " (joined with commas), which the manager reads."
 	}
 	return doc + " Set as WATCH_NAMESPACE."
+}
+
+// webhooksEnabledDoc documents webhooks.enabled, with the env variables
+// it sets for a manager that reads them.
+func (p *Project) webhooksEnabledDoc() string {
+	doc := "Register the webhooks and serve them; false renders nothing webhook-related"
+	if names := p.webhookEnvNames(); len(names) > 0 {
+		return doc + " and sets " + strings.Join(names, " and ") + ", which the manager reads, so it starts no webhook server."
+	}
+	return doc + "."
 }

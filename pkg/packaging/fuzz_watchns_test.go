@@ -35,7 +35,7 @@ func FuzzWatchScan(f *testing.F) {
 	f.Add("package x\n\nfunc (")
 	f.Fuzz(func(t *testing.T, src string) {
 		dir := t.TempDir()
-		s := newWatchScan(dir)
+		s := newWatchScan(dir, nil)
 		_ = s.file(filepath.Join(dir, "main.go"), []byte(src))
 		settings, _, _ := s.result()
 		for _, w := range settings {

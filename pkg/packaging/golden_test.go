@@ -93,6 +93,14 @@ func TestGoldenProjects(t *testing.T) {
 		{"watchenv", PackageOptions{}, 2, "does not set: icon (a warning);", nil},
 		// A --namespace flag into the cache's DefaultNamespaces.
 		{"nsflag", PackageOptions{}, 2, "does not set: icon (a warning);", nil},
+		// OPERATOR_SCOPE_NAMESPACE read outside cmd/ into the cache, beside
+		// OPERATOR_NAMESPACE for leader election, both set in the manifest
+		// from the pod's namespace: the chart overrides the first only.
+		{"scopens", PackageOptions{}, 2, "does not set: icon (a warning);", nil},
+		// A --watch-namespace flag split on commas into the cache.
+		{"watchflag", PackageOptions{}, 2, "does not set: icon (a warning);", nil},
+		// A manager that reads ENABLE_WEBHOOKS: webhooks.enabled sets it.
+		{"webhookenv", PackageOptions{}, 2, "does not set: icon (a warning);", nil},
 		// A manager pod below Pod Security restricted, made restricted: a
 		// warning per change.
 		{"belowrestricted", PackageOptions{}, 9, "does not set: icon (a warning);", nil},

@@ -204,7 +204,10 @@ func TestWarnings(t *testing.T) {
 				}
 			}},
 		{"a manager that reads no watch-namespace setting is AllNamespaces only", sampleDir, func(t *testing.T, dir string) {
+			// A flag that reaches the cache counts whatever its name, so the
+			// cache takes $HOME, which is no namespace setting.
 			replaceIn("cmd/main.go", `"watch-namespaces", os.Getenv("WATCH_NAMESPACE")`, `"watched", os.Getenv("HOME")`)(t, dir)
+			replaceIn("cmd/main.go", `splitNamespaces(watchNamespaces)`, `splitNamespaces(os.Getenv("HOME"))`)(t, dir)
 		}, []string{"the manager (main package cmd, found by cmd/main.go) reads no watch-namespace setting", "it sets DefaultNamespaces at cmd/main.go:", "AllNamespaces only"},
 			func(t *testing.T, out string, res *Result) {
 				if csv := csvText(t, out, "sample-operator"); !strings.Contains(csv, "opctl.dev/watch-namespace: none") {

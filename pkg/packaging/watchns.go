@@ -38,6 +38,9 @@ type WatchNamespace struct {
 	// Cache is where the manager sets its cache's namespaces with no
 	// setting found that feeds it ("" otherwise).
 	Cache string `json:"cache,omitempty"`
+	// Webhooks are the env variables read that switch the manager's
+	// webhook server on or off (ENABLE_WEBHOOKS), found by the same parse.
+	Webhooks []WatchSetting `json:"webhooks,omitempty"`
 	// Truncated says the bounds stopped the walk before its end.
 	Truncated bool `json:"truncated,omitempty"`
 }
@@ -130,7 +133,7 @@ func (p *Project) detectWatchNamespace(df *dockerfile) WatchNamespace {
 	if err != nil {
 		return WatchNamespace{}
 	}
-	s := newWatchScan(root)
+	s := newWatchScan(root, mod.dirOf)
 	type pkg struct{ dir, path string }
 	start := filepath.Join(root, filepath.FromSlash(main))
 	queue := []pkg{{dir: start}}
@@ -175,6 +178,7 @@ func (p *Project) detectWatchNamespace(df *dockerfile) WatchNamespace {
 		}
 	}
 	w.Settings, w.List, w.Cache = s.result()
+	w.Webhooks = s.webhookEnvs()
 	return w
 }
 
@@ -229,6 +233,9 @@ var triggers = [][]byte{
 
 // wantsFullParse reports whether a file may hold evidence.
 func wantsFullParse(src []byte) bool {
+	if bytes.Contains(src, []byte("_WEBHOOK")) || bytes.Contains(src, []byte("ebhook")) && (bytes.Contains(src, []byte("Getenv")) || bytes.Contains(src, []byte("LookupEnv"))) {
+		return true // ENABLE_WEBHOOKS, or a read of it
+	}
 	lower, upper := bytes.Contains(src, []byte("amespace")), bytes.Contains(src, []byte("AMESPACE"))
 	if !lower && !upper {
 		return false
@@ -265,6 +272,7 @@ func (s *watchScan) file(path string, src []byte) []string {
 		}
 	}
 	if full {
+		s.path = path
 		s.scan(f)
 	}
 	return imports
@@ -281,22 +289,34 @@ func (s *watchScan) where(pos token.Pos) string {
 }
 
 // watchEnvNames are the env variables the chart and the CSV set to the
-// namespaces to watch: those of watchEnv the manager reads, else
-// WATCH_NAMESPACE, unless it reads only a flag or nothing at all.
+// namespaces to watch: those the manager reads named like a watch
+// namespace (WATCH_NAMESPACE); else, unless it reads such a flag, the
+// other env variables found feeding its cache (OPERATOR_SCOPE_NAMESPACE);
+// else, unless it reads a flag or nothing at all, WATCH_NAMESPACE.
 func (p *Project) watchEnvNames() []string {
 	if p.allNamespacesOnly() {
 		return nil
 	}
-	var names []string
+	var named, others []string
 	for _, e := range p.Watch.envs() {
 		if watchEnv().MatchString(e) {
-			names = append(names, e)
+			named = append(named, e)
+		} else {
+			others = append(others, e)
 		}
 	}
-	if len(names) == 0 && (!p.Watch.Reads() || len(p.Watch.flags()) == 0) {
-		names = []string{"WATCH_NAMESPACE"}
+	flags := p.Watch.flags()
+	switch {
+	case len(named) > 0:
+		return named
+	case slices.ContainsFunc(flags, func(f string) bool { return watchFlag().MatchString(strings.TrimLeft(f, "-")) }):
+		return nil
+	case len(others) > 0:
+		return others
+	case !p.Watch.Reads() || len(flags) == 0:
+		return []string{"WATCH_NAMESPACE"}
 	}
-	return names
+	return nil
 }
 
 // watchFlagName is the flag (--namespace) the chart and the CSV pass the
@@ -310,4 +330,16 @@ func (p *Project) watchFlagName() string {
 		return f[0]
 	}
 	return ""
+}
+
+// webhookEnvNames are the env variables that switch the manager's webhook
+// server, which the chart sets from webhooks.enabled.
+func (p *Project) webhookEnvNames() []string {
+	var out []string
+	for _, s := range p.Watch.Webhooks {
+		if !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }

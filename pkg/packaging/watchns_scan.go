@@ -5,6 +5,7 @@ import (
 	"go/token"
 	"opctl.dev/opctl/internal/lazyre"
 	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -41,19 +42,41 @@ type watchScan struct {
 	dir  string
 	fset *token.FileSet
 	// envs and flags name the namespaces to watch by themselves;
-	// nsEnvs are other namespace variables, sources only for the cache.
+	// nsEnvs are other namespace variables read, which only make a comma
+	// split beside them a list: flow says which of them feed the cache.
 	envs, flags, nsEnvs, caches []found
 	list                        bool
-	// imports of the file being scanned: local name → path.
+	flow                        *flowGraph
+	// modDir is the directory of a module package's import path.
+	modDir func(string) (string, bool)
+	// imports of the file being scanned: local name → path; path is its
+	// file.
 	imports map[string]string
+	path    string
 }
 
-func newWatchScan(dir string) *watchScan {
-	return &watchScan{dir: dir, fset: token.NewFileSet()}
+func newWatchScan(dir string, modDir func(string) (string, bool)) *watchScan {
+	return &watchScan{dir: dir, fset: token.NewFileSet(), flow: newFlowGraph(), modDir: modDir}
+}
+
+// dirOf is the directory of a package of the module, by import path.
+func (s *watchScan) dirOf(imp string) (string, bool) {
+	if s.modDir == nil || skippedImport(imp) {
+		return "", false
+	}
+	d, ok := s.modDir(imp)
+	if !ok {
+		return "", false
+	}
+	abs, err := filepath.Abs(d)
+	return abs, err == nil
 }
 
 // result is the settings found, whether one takes a list, and where the
-// cache's namespaces are set with no setting that feeds them.
+// cache's namespaces are set with no setting that feeds them. Settings
+// named like a watch namespace count wherever they are read; other env
+// variables and flags only when their values reach the cache's
+// namespaces.
 func (s *watchScan) result() ([]WatchSetting, bool, string) {
 	var out []WatchSetting
 	add := func(kind string, fs []found) {
@@ -63,8 +86,11 @@ func (s *watchScan) result() ([]WatchSetting, bool, string) {
 	}
 	add("env", s.envs)
 	add("flag", s.flags)
-	if len(s.caches) > 0 {
-		add("env", s.nsEnvs)
+	for _, t := range s.flow.terminals(s.flow.caches) {
+		kind, name, _ := strings.Cut(t, ":")
+		if kind == "flag" || namespaceEnv().MatchString(name) {
+			out = append(out, WatchSetting{Kind: kind, Name: name, Where: s.flow.where[t]})
+		}
 	}
 	if len(out) == 0 {
 		if len(s.caches) > 0 {
@@ -82,6 +108,18 @@ func (s *watchScan) result() ([]WatchSetting, bool, string) {
 		}
 	}
 	return kept, s.list, ""
+}
+
+// webhookEnvs are the env variables read that switch the webhook server
+// on or off (ENABLE_WEBHOOKS).
+func (s *watchScan) webhookEnvs() []WatchSetting {
+	var out []WatchSetting
+	for _, t := range s.flow.terminals(s.flow.reads) {
+		if name := strings.TrimPrefix(t, "env:"); webhookEnv().MatchString(name) {
+			out = append(out, WatchSetting{Kind: "env", Name: name, Where: s.flow.where[t]})
+		}
+	}
+	return out
 }
 
 // importName is the name a package is imported under by default: its
@@ -116,13 +154,20 @@ func (s *watchScan) scan(f *ast.File) {
 		s.imports[name] = p
 	}
 	for _, d := range f.Decls {
+		s.flowDecl(d, s.path)
 		fd, isFunc := d.(*ast.FuncDecl)
 		before := len(s.envs) + len(s.flags) + len(s.nsEnvs) + len(s.caches)
 		var splits []bool // per comma split: its argument is about namespaces
+		var stack []ast.Node
 		ast.Inspect(d, func(n ast.Node) bool {
-			if about, ok := s.node(n); ok {
+			if n == nil {
+				stack = stack[:len(stack)-1]
+				return true
+			}
+			if about, ok := s.node(n, stack); ok {
 				splits = append(splits, about)
 			}
+			stack = append(stack, n)
 			return true
 		})
 		evidence := len(s.envs)+len(s.flags)+len(s.nsEnvs)+len(s.caches) > before
@@ -143,9 +188,9 @@ func (s *watchScan) pkgOf(x ast.Expr) string {
 	return ""
 }
 
-// node records the evidence of one node; for a comma split it returns
-// whether its argument is about namespaces, and true.
-func (s *watchScan) node(n ast.Node) (about, split bool) {
+// node records the evidence of one node, below stack; for a comma split
+// it returns whether its argument is about namespaces, and true.
+func (s *watchScan) node(n ast.Node, stack []ast.Node) (about, split bool) {
 	switch n := n.(type) {
 	case *ast.BasicLit:
 		if n.Kind == token.STRING {
@@ -161,8 +206,6 @@ func (s *watchScan) node(n ast.Node) (about, split bool) {
 				switch {
 				case watchEnv().MatchString(v):
 					s.envs = append(s.envs, found{v, s.where(n.Tag.Pos())})
-				case namespaceEnv().MatchString(v) && (m[1] == "env" || m[1] == "envconfig"):
-					s.nsEnvs = append(s.nsEnvs, found{v, s.where(n.Tag.Pos())})
 				}
 			}
 		}
@@ -186,16 +229,17 @@ func (s *watchScan) node(n ast.Node) (about, split bool) {
 			switch {
 			case strings.HasSuffix(pkg, "controller-runtime/pkg/cache") && (key.Name == "Namespaces" || key.Name == "DefaultNamespaces"):
 				s.caches = append(s.caches, found{key.Name, s.where(kv.Pos())})
+				s.cacheSink(append(stack, n), kv.Value, s.path)
 			case (pkg == "sigs.k8s.io/controller-runtime" || strings.HasSuffix(pkg, "controller-runtime/pkg/manager")) && key.Name == "Namespace":
 				s.caches = append(s.caches, found{"Namespace", s.where(kv.Pos())})
+				s.cacheSink(append(stack, n), kv.Value, s.path)
 			}
 		}
 	case *ast.SelectorExpr:
 		switch n.Sel.Name {
-		case "DefaultNamespaces":
-			s.caches = append(s.caches, found{"DefaultNamespaces", s.where(n.Pos())})
-		case "MultiNamespacedCacheBuilder":
-			s.caches = append(s.caches, found{"MultiNamespacedCacheBuilder", s.where(n.Pos())})
+		case "DefaultNamespaces", "MultiNamespacedCacheBuilder":
+			s.caches = append(s.caches, found{n.Sel.Name, s.where(n.Pos())})
+			s.cacheSink(stack, nil, s.path)
 		case "WatchNamespaceEnvVar", "GetWatchNamespace":
 			// operator-sdk's k8sutil, or a copy of it: WATCH_NAMESPACE.
 			if pkg := s.pkgOf(n.X); pkg != "" {

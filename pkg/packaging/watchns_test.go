@@ -85,6 +85,21 @@ func TestDetectWatchNamespace(t *testing.T) {
 			"shared/go.mod":   "module example.com/shared\n",
 			"shared/ns/ns.go": "package ns\n\nimport \"os\"\n\nfunc Get() string { return os.Getenv(\"WATCH_NAMESPACE\") }\n",
 		}, "env:WATCH_NAMESPACE", false},
+		{"OPERATOR_SCOPE_NAMESPACE into the cache, OPERATOR_NAMESPACE only for leader election", map[string]string{
+			"cmd/main.go": mainHead + "\t\"os\"\n\t\"strings\"\n\n\tctrl \"sigs.k8s.io/controller-runtime\"\n\t\"sigs.k8s.io/controller-runtime/pkg/cache\"\n)\n\n" +
+				"func main() {\n\town := os.Getenv(\"OPERATOR_NAMESPACE\")\n\tscope := os.Getenv(\"OPERATOR_SCOPE_NAMESPACE\")\n\topts := ctrl.Options{LeaderElectionNamespace: own}\n" +
+				"\tif scope != \"\" {\n\t\topts.Cache.DefaultNamespaces = map[string]cache.Config{}\n\t\tfor _, ns := range strings.Split(scope, \",\") {\n\t\t\topts.Cache.DefaultNamespaces[ns] = cache.Config{}\n\t\t}\n\t}\n}\n",
+		}, "env:OPERATOR_SCOPE_NAMESPACE,cache:DefaultNamespaces", true},
+		{"OPERATOR_NAMESPACE through a struct tag and a helper's parameter into the cache", map[string]string{
+			"cmd/main.go":          mainHead + "\t\"example.com/op/pkg/config\"\n\n\t\"sigs.k8s.io/controller-runtime/pkg/cache\"\n)\n\nfunc main() { c := config.Load(); _ = opts(c.Own) }\n\nfunc opts(ns string) cache.Options {\n\treturn cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}}\n}\n",
+			"pkg/config/config.go": "package config\n\ntype Config struct {\n\tOwn string `env:\"OPERATOR_NAMESPACE\"`\n\tPod string `env:\"POD_NAMESPACE\"`\n}\n\nfunc Load() Config { return Config{} }\n",
+		}, "env:OPERATOR_NAMESPACE,cache:DefaultNamespaces", false},
+		{"a flag of another name into the cache", map[string]string{
+			"cmd/main.go": mainHead + "\t\"flag\"\n\n\t\"sigs.k8s.io/controller-runtime/pkg/cache\"\n)\n\nvar scope, leader string\n\nfunc main() {\n\tflag.StringVar(&scope, \"scope-namespace\", \"\", \"\")\n\tflag.StringVar(&leader, \"leader-namespace\", \"\", \"\")\n\t_ = cache.Options{DefaultNamespaces: map[string]cache.Config{scope: {}}}\n}\n",
+		}, "flag:--scope-namespace,cache:DefaultNamespaces", false},
+		{"a namespace env beside a cache it does not feed is no setting", map[string]string{
+			"cmd/main.go": mainHead + "\t\"os\"\n\n\t\"sigs.k8s.io/controller-runtime/pkg/cache\"\n)\n\nfunc main() {\n\t_ = os.Getenv(\"POD_NAMESPACE\")\n\t_ = cache.Options{DefaultNamespaces: map[string]cache.Config{\"ops\": {}}}\n}\n",
+		}, "none", false},
 		{"no main package", map[string]string{
 			"internal/env/env.go": "package env\n\nconst key = \"WATCH_NAMESPACE\"\n",
 		}, "unknown", false},
@@ -100,6 +115,43 @@ func TestDetectWatchNamespace(t *testing.T) {
 				if !strings.Contains(s.Where, ".go:") || filepath.IsAbs(s.Where) {
 					t.Errorf("setting %+v: want where as a project-relative file:line", s)
 				}
+			}
+		})
+	}
+}
+
+// The parse finds the env variables that switch the webhook server,
+// where the manager reads them.
+func TestDetectWebhookEnv(t *testing.T) {
+	tests := []struct {
+		name  string
+		files map[string]string
+		want  []string
+	}{
+		{"kubebuilder's ENABLE_WEBHOOKS", map[string]string{
+			"cmd/main.go": mainHead + "\t\"os\"\n)\n\nfunc main() {\n\tif os.Getenv(\"ENABLE_WEBHOOKS\") != \"false\" {\n\t}\n}\n",
+		}, []string{"ENABLE_WEBHOOKS"}},
+		{"a constant in another package", map[string]string{
+			"cmd/main.go":         mainHead + "\t\"os\"\n\n\t\"example.com/op/internal/env\"\n)\n\nfunc main() { _, _ = os.LookupEnv(env.Webhooks) }\n",
+			"internal/env/env.go": "package env\n\nconst Webhooks = \"DISABLE_WEBHOOKS\"\n",
+		}, []string{"DISABLE_WEBHOOKS"}},
+		{"named but never read", map[string]string{
+			"cmd/main.go": mainHead + "\t\"fmt\"\n)\n\nfunc main() { fmt.Println(\"ENABLE_WEBHOOKS\") }\n",
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := goProject(t, tt.files)
+			w := p.detectWatchNamespace(loadDockerfile(p.Dir))
+			var got []string
+			for _, s := range w.Webhooks {
+				got = append(got, s.Name)
+				if !strings.Contains(s.Where, ".go:") {
+					t.Errorf("%+v: want where as file:line", s)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("webhook envs %v, want %v", got, tt.want)
 			}
 		})
 	}
@@ -186,13 +238,8 @@ func TestWatchNamespaceFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
-			out, _ := packageTo(t, filepath.Join("testdata", tt.fixture), PackageOptions{})
-			names, _ := filepath.Glob(filepath.Join(out, "charts", "*", "Chart.yaml"))
-			if len(names) != 1 {
-				t.Fatalf("charts %v", names)
-			}
-			chart := filepath.Dir(names[0])
-			meta := string(readFile(t, names[0]))
+			out, chart := packageChart(t, tt.fixture)
+			meta := string(readFile(t, filepath.Join(chart, "Chart.yaml")))
 			for _, want := range []string{"opctl.dev/watch-namespace: " + tt.annotation, "opctl.dev/install-modes: " + tt.modes} {
 				if !strings.Contains(meta, want) {
 					t.Errorf("Chart.yaml lacks %q:\n%s", want, meta)

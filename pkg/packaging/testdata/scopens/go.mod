@@ -1,0 +1,5 @@
+module example.com/scopens
+
+go 1.24
+
+require sigs.k8s.io/controller-runtime v0.24.1
