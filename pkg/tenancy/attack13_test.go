@@ -170,31 +170,17 @@ func pruneChart() map[string]string {
 // no rollback. The platform takes c back too: every try of the upgrade to
 // a alone fails on the quota (Service single), and Helm's pruning dropped
 // the revision that named c, so c was handed back with op of c bound
-// cluster-wide. Now the controller prunes (prune.go): the tries go, the
-// revision that named c stays until a deployed revision's sweep deleted
-// the binding. MaxHistory 2 makes the third try prune.
+// cluster-wide. Now the controller prunes (prune.go): the tries go, and
+// the revision that named c goes only once what it alone named (the
+// binding, Role reader in c) is deleted. MaxHistory 2 makes the third
+// try prune.
 func TestAttack13PrunedRevisionOrphansBinding(t *testing.T) {
 	c := testcluster.Require(t, cluster)
 	ctx := context.Background()
 	startController(t, tenancy.Options{MaxHistory: 2})
-	name := "prune-" + suffix()
-	a, b, nsC := name+"-a", name+"-b", name+"-c"
-	owner := "owner-" + name
+	name, a, _ := historyTenant(t, c, "prune-", pruneChart(), "-c")
+	nsC, owner := name+"-c", "owner-"+name
 	crbC := "opctl." + name + ".kv.delegate-" + nsC
-	createTenant(t, newTenant(name, []string{a, b}, writeChart(t, pruneChart()), 1, owner))
-	t.Cleanup(func() {
-		unfinalize(name)
-		for _, ns := range []string{a, b, nsC} {
-			_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), "opctl."+name+".kv.delegate-"+ns, metav1.DeleteOptions{})
-			_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
-		}
-	})
-	testcluster.Eventually(t, 2*time.Minute, "the release on a and b installed", func(ctx context.Context) error {
-		_, err := c.Client.CoreV1().Services(a).Get(ctx, "watch-"+b, metav1.GetOptions{})
-		return err
-	})
-	t.Logf("owner created %d Services in %s", fillServices(t, c, owner, a), a)
-
 	setNamespaces(t, name, a, nsC)
 	testcluster.Eventually(t, 2*time.Minute, "the failed upgrade's binding of op in c", func(ctx context.Context) error {
 		_, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crbC, metav1.GetOptions{})
@@ -203,14 +189,9 @@ func TestAttack13PrunedRevisionOrphansBinding(t *testing.T) {
 	setNamespaces(t, name, a)
 
 	// The tries (revisions 3 on, each naming what the next names) are
-	// pruned past MaxHistory; revision 2, the only one naming c, is not.
-	stored := func(ctx context.Context, v int) (bool, error) {
-		_, err := c.Client.CoreV1().Secrets(tenancy.DefaultStorageNamespace).Get(ctx, storageKey(name, a, v), metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return false, nil
-		}
-		return err == nil, err
-	}
+	// pruned past MaxHistory; revision 2, the only one naming c, only
+	// once the binding is gone.
+	stored := func(ctx context.Context, v int) (bool, error) { return revisionStored(ctx, c, name, a, v) }
 	testcluster.Eventually(t, 4*time.Minute, "a later try pruned revision 3", func(ctx context.Context) error {
 		later, err := stored(ctx, 4)
 		if err != nil || !later {
@@ -221,10 +202,15 @@ func TestAttack13PrunedRevisionOrphansBinding(t *testing.T) {
 		}
 		return nil
 	})
-	if two, err := stored(ctx, 2); err != nil || !two {
-		logRevisions(t, c, name, a)
-		t.Fatalf("revision 2, the only record of ClusterRoleBinding %s, was pruned (%v)", crbC, err)
+	two, err := stored(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if _, berr := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crbC, metav1.GetOptions{}); !two && !apierrors.IsNotFound(berr) {
+		logRevisions(t, c, name, a)
+		t.Fatalf("revision 2, the only record of ClusterRoleBinding %s, was pruned while the binding exists (%v)", crbC, berr)
+	}
+	t.Logf("revision 2 stored: %v", two)
 
 	// The owner frees its quota: the next try deploys, its sweep deletes
 	// the binding, and b and c leave.
@@ -266,6 +252,32 @@ func TestAttack13PrunedRevisionOrphansBinding(t *testing.T) {
 	})
 }
 
+// historyTenant creates a Tenant named prefix and a suffix running the
+// chart files on its namespaces a and b, whose owner fills count/services
+// in a once the release is installed; cleanup deletes the release's
+// bindings of op and the namespaces, those named extra too.
+func historyTenant(t *testing.T, c *testcluster.Cluster, prefix string, files map[string]string, extra ...string) (name, a, b string) {
+	t.Helper()
+	name = prefix + suffix()
+	a, b = name+"-a", name+"-b"
+	owner := "owner-" + name
+	createTenant(t, newTenant(name, []string{a, b}, writeChart(t, files), 1, owner))
+	t.Cleanup(func() {
+		unfinalize(name)
+		for _, sfx := range append([]string{"-a", "-b"}, extra...) {
+			ns := name + sfx
+			_ = c.Client.RbacV1().ClusterRoleBindings().Delete(context.Background(), "opctl."+name+".kv.delegate-"+ns, metav1.DeleteOptions{})
+			_ = c.Client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+		}
+	})
+	testcluster.Eventually(t, 2*time.Minute, "the release on a and b installed", func(ctx context.Context) error {
+		_, err := c.Client.CoreV1().Services(a).Get(ctx, "watch-"+b, metav1.GetOptions{})
+		return err
+	})
+	t.Logf("owner created %d Services in %s", fillServices(t, c, owner, a), a)
+	return name, a, b
+}
+
 // logRevisions logs Tenant name's operator status and the stored
 // revisions of its release kv in ns.
 func logRevisions(t *testing.T, c *testcluster.Cluster, name, ns string) {
@@ -281,6 +293,16 @@ func logRevisions(t *testing.T, c *testcluster.Cluster, name, ns string) {
 			t.Logf("revision %d: %s: %s", v, rel.Info.Status, rel.Info.Description)
 		}
 	}
+}
+
+// revisionStored reports whether revision v of release kv of tenant in
+// ns is in the controller's storage.
+func revisionStored(ctx context.Context, c *testcluster.Cluster, tenant, ns string, v int) (bool, error) {
+	_, err := c.Client.CoreV1().Secrets(tenancy.DefaultStorageNamespace).Get(ctx, storageKey(tenant, ns, v), metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // storageKey is the name of revision v of release kv of tenant in ns in

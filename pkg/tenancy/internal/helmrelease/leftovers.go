@@ -25,50 +25,66 @@ func (h *HelmClient) deleteLeftovers(cfg *action.Configuration, name string, las
 	if len(earlier) == 0 {
 		return nil
 	}
-	key := func(d guard.ManifestDoc) string {
-		gvk := d.Obj.GroupVersionKind()
-		return gvk.Group + "/" + gvk.Kind + "/" + d.Obj.GetNamespace() + "/" + d.Obj.GetName()
-	}
-	kept := map[string]bool{}
-	for _, d := range guard.ManifestDocs(last.Manifest) {
-		if d.Obj != nil {
-			kept[key(d)] = true
-		}
-	}
-	k, ok := cfg.KubeClient.(*releaseKube)
-	if !ok {
-		return fmt.Errorf("unexpected Kubernetes client %T", cfg.KubeClient)
-	}
-	var objs kube.ResourceList
+	kept := objectKeys(last)
+	var docs []revisionDoc
 	for _, rel := range earlier {
 		for _, d := range guard.ManifestDocs(rel.Manifest) {
-			if d.Obj == nil || kept[key(d)] || d.Obj.GetAnnotations()[kube.ResourcePolicyAnno] == kube.KeepPolicy {
+			if d.Obj == nil || kept[objectKey(d)] || keptByHelm(d) {
 				continue
 			}
-			kept[key(d)] = true
-			y, err := yaml.Marshal(d.Obj.Object)
-			if err != nil {
-				return err
-			}
-			built, err := k.Build(strings.NewReader(string(y)), false)
-			if meta.IsNoMatchError(err) {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("reading %s %s that revision %d names: %w", d.Obj.GetKind(), d.Obj.GetName(), rel.Version, err)
-			}
-			objs = append(objs, built...)
+			kept[objectKey(d)] = true
+			docs = append(docs, revisionDoc{d, rel.Version})
 		}
 	}
+	_, err := h.deleteDocs(cfg, name, docs)
+	return err
+}
+
+// revisionDoc is an object a stored revision names.
+type revisionDoc struct {
+	guard.ManifestDoc
+	version int
+}
+
+// deleteDocs deletes the live objects docs name that are the release's,
+// but those a live helm.sh/resource-policy: keep keeps in a namespace the
+// tenant keeps, and reports whether every one is gone (deleted, absent,
+// or of a kind no longer served).
+func (h *HelmClient) deleteDocs(cfg *action.Configuration, name string, docs []revisionDoc) (gone bool, err error) {
+	k, ok := cfg.KubeClient.(*releaseKube)
+	if !ok {
+		return false, fmt.Errorf("unexpected Kubernetes client %T", cfg.KubeClient)
+	}
+	var objs kube.ResourceList
+	for _, d := range docs {
+		y, err := yaml.Marshal(d.Obj.Object)
+		if err != nil {
+			return false, err
+		}
+		built, err := k.Build(strings.NewReader(string(y)), false)
+		if meta.IsNoMatchError(err) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("reading %s %s that revision %d names: %w", d.Obj.GetKind(), d.Obj.GetName(), d.version, err)
+		}
+		objs = append(objs, built...)
+	}
 	if len(objs) == 0 {
-		return nil
+		return true, nil
 	}
 	k.release, k.keepLive = name, true
 	defer func() { k.release, k.keepLive = "", false }()
-	if _, errs := k.Delete(objs); len(errs) > 0 {
-		return fmt.Errorf("deleting the objects earlier revisions left: %w", errors.Join(errs...))
+	res, errs := k.Delete(objs)
+	if len(errs) > 0 {
+		return false, fmt.Errorf("deleting the objects earlier revisions left: %w", errors.Join(errs...))
 	}
-	return nil
+	return len(res.Deleted) == len(objs), nil
+}
+
+// keptByHelm reports whether a revision's object says Helm keeps it.
+func keptByHelm(d guard.ManifestDoc) bool {
+	return d.Obj.GetAnnotations()[kube.ResourcePolicyAnno] == kube.KeepPolicy
 }
 
 // revisionMemo remembers, per release, the last revision a step ran at:

@@ -1,6 +1,8 @@
 package helmrelease
 
 import (
+	"slices"
+
 	"helm.sh/helm/v3/pkg/kube"
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
@@ -15,8 +17,9 @@ import (
 // a failed upgrade created only from its stored revision. So Helm's
 // actions run with no limit and prune deletes what is no longer needed.
 
-// prune deletes the stored revisions of the run's release that tell
-// nothing any more (prunable), once per revision last.
+// prune deletes stored revisions of the run's release past MaxHistory
+// (prunable), once per revision last; before the sweep, deleting first
+// the objects only such a revision names (deleteDocs).
 func (c *Reconciler) prune(r *releaseRun) {
 	cur, max := r.facts.current, c.Helm.maxHistory
 	if cur == nil || max <= 0 || cur.Version <= max {
@@ -36,8 +39,18 @@ func (c *Reconciler) prune(r *releaseRun) {
 		log.FromContext(r.ctx).Info("reading release history to prune", "release", r.spec.Namespace+"/"+r.spec.Name, "error", operatorkit.BoundText(err.Error()))
 		return
 	}
+	gone := func(docs []revisionDoc) bool {
+		if slices.ContainsFunc(docs, func(d revisionDoc) bool { return keptByHelm(d.ManifestDoc) }) {
+			return false
+		}
+		ok, err := c.Helm.deleteDocs(r.cfg, r.spec.Name, docs)
+		if err != nil {
+			log.FromContext(r.ctx).Info("deleting what a pruned revision alone named", "release", r.spec.Namespace+"/"+r.spec.Name, "error", operatorkit.BoundText(err.Error()))
+		}
+		return ok && err == nil
+	}
 	st := storage.Init(c.Helm.storage(r.t.Name, r.spec.Namespace))
-	for _, rel := range prunable(hist, max, swept) {
+	for _, rel := range prunable(hist, max, swept, gone) {
 		if _, err := st.Delete(rel.Name, rel.Version); err != nil {
 			log.FromContext(r.ctx).Info("pruning release history", "release", r.spec.Namespace+"/"+r.spec.Name, "revision", rel.Version, "error", operatorkit.BoundText(err.Error()))
 			return
@@ -50,11 +63,13 @@ func (c *Reconciler) prune(r *releaseRun) {
 // at most max remain, oldest first, never the last revision nor the last
 // deployed one. Once the last revision is deployed and swept, earlier
 // revisions left nothing and any may go. Until then a revision goes only
-// when the revisions that remain name every object it names, with the
-// same keep policy: a failed upgrade tried again with the same spec
-// renders the same objects, but one tried after the spec changed may be
-// the only record of what it created, and stays until a sweep.
-func prunable(hist []*release.Release, max int, swept bool) []*release.Release {
+// when every object it names is named by a remaining revision with the
+// same keep policy (a retry of the same spec renders the same objects),
+// or gone reports the others deleted: those the sweep would delete once a
+// revision deploys (an object a chart names for .Release.Revision, new at
+// every try; what a failed upgrade made for a namespace the spec dropped
+// since). A revision with a document that did not parse never goes.
+func prunable(hist []*release.Release, max int, swept bool, gone func([]revisionDoc) bool) []*release.Release {
 	last, deployed := len(hist)-1, -1
 	for i, rel := range hist {
 		if rel.Info != nil && rel.Info.Status == release.StatusDeployed {
@@ -63,55 +78,84 @@ func prunable(hist []*release.Release, max int, swept bool) []*release.Release {
 	}
 	names := make([]map[string]bool, len(hist))
 	for i, rel := range hist {
-		names[i] = manifestKeys(rel)
+		names[i] = coverKeys(rel)
 	}
-	gone := make([]bool, len(hist))
+	removed := make([]bool, len(hist))
 	var out []*release.Release
 	for i := 0; i < last && len(hist)-len(out) > max; i++ {
-		if i == deployed || (!swept && !covered(names, gone, i)) {
+		if i == deployed {
 			continue
 		}
-		gone[i] = true
+		if !swept {
+			if names[i] == nil {
+				continue
+			}
+			if alone := namedAlone(hist[i], names, removed, i); len(alone) > 0 && !gone(alone) {
+				continue
+			}
+		}
+		removed[i] = true
 		out = append(out, hist[i])
 	}
 	return out
 }
 
-// covered reports whether every object revision i names is named, with
-// the same keep policy, by a revision other than i not gone. A revision
-// with a document that did not parse is never covered.
-func covered(names []map[string]bool, gone []bool, i int) bool {
-	if names[i] == nil {
-		return false
-	}
-	for key := range names[i] {
-		found := false
+// namedAlone are the objects revision i of hist names that no revision
+// other than i and not removed names with the same keep policy.
+func namedAlone(rel *release.Release, names []map[string]bool, removed []bool, i int) []revisionDoc {
+	var alone []revisionDoc
+	for _, d := range guard.ManifestDocs(rel.Manifest) {
+		if d.Obj == nil {
+			continue
+		}
+		key := coverKey(d)
+		named := false
 		for j := range names {
-			if j != i && !gone[j] && names[j][key] {
-				found = true
+			if j != i && !removed[j] && names[j][key] {
+				named = true
 				break
 			}
 		}
-		if !found {
-			return false
+		if !named {
+			alone = append(alone, revisionDoc{d, rel.Version})
 		}
 	}
-	return true
+	return alone
 }
 
-// manifestKeys is the set of objects rel names, by group, kind,
-// namespace, name and keep policy, or nil when a document did not parse.
-func manifestKeys(rel *release.Release) map[string]bool {
+// objectKey names the object d is: group, kind, namespace and name.
+func objectKey(d guard.ManifestDoc) string {
+	gvk := d.Obj.GroupVersionKind()
+	return gvk.Group + "/" + gvk.Kind + "/" + d.Obj.GetNamespace() + "/" + d.Obj.GetName()
+}
+
+// coverKey is objectKey with the keep policy d says.
+func coverKey(d guard.ManifestDoc) string {
+	return objectKey(d) + "/" + d.Obj.GetAnnotations()[kube.ResourcePolicyAnno]
+}
+
+// objectKeys is the set of objectKeys of what rel names.
+func objectKeys(rel *release.Release) map[string]bool {
+	keys := map[string]bool{}
+	for _, d := range guard.ManifestDocs(rel.Manifest) {
+		if d.Obj != nil {
+			keys[objectKey(d)] = true
+		}
+	}
+	return keys
+}
+
+// coverKeys is the set of coverKeys of what rel names, or nil when a
+// document did not parse.
+func coverKeys(rel *release.Release) map[string]bool {
 	keys := map[string]bool{}
 	for _, d := range guard.ManifestDocs(rel.Manifest) {
 		if d.Err != nil {
 			return nil
 		}
-		if d.Obj == nil {
-			continue
+		if d.Obj != nil {
+			keys[coverKey(d)] = true
 		}
-		gvk := d.Obj.GroupVersionKind()
-		keys[gvk.Group+"/"+gvk.Kind+"/"+d.Obj.GetNamespace()+"/"+d.Obj.GetName()+"/"+d.Obj.GetAnnotations()[kube.ResourcePolicyAnno]] = true
 	}
 	return keys
 }

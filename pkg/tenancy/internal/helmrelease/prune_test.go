@@ -2,6 +2,7 @@ package helmrelease
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,7 +14,7 @@ import (
 func revision(v int, st release.Status, names ...string) *release.Release {
 	var docs []string
 	for _, n := range names {
-		doc := "apiVersion: v1\nkind: Service\nmetadata:\n  name: " + strings.TrimPrefix(n, "keep:") + "\n  namespace: a\n"
+		doc := "apiVersion: v1\nkind: Service\nmetadata:\n  name: " + strconv.Quote(strings.TrimPrefix(n, "keep:")) + "\n  namespace: a\n"
 		if strings.HasPrefix(n, "keep:") {
 			doc += "  annotations:\n    helm.sh/resource-policy: keep\n"
 		}
@@ -33,31 +34,56 @@ func TestPrunable(t *testing.T) {
 		hist  []*release.Release
 		max   int
 		swept bool
+		// gone is what deleting the objects a revision alone names
+		// reports; asked names what was asked for, by name.
+		gone  bool
 		want  []int
+		asked []string
 	}{
 		{name: "within the limit", max: 3, hist: []*release.Release{revision(1, superseded, "x"), revision(2, superseded, "y"), revision(3, deployed, "z")}},
 		{name: "swept: the oldest go, whatever they named", max: 2, swept: true,
 			hist: []*release.Release{revision(1, superseded, "x"), revision(2, superseded, "y"), revision(3, superseded, "w"), revision(4, deployed, "z")}, want: []int{1, 2}},
-		{name: "unswept: tries of one spec go, the revision only it names stays", max: 2,
+		{name: "unswept: tries of one spec go, the revision only it names stays while its objects do", max: 2,
 			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "x", "crb-c"), revision(3, failed, "x", "single"), revision(4, failed, "x", "single"), revision(5, failed, "x", "single")},
-			want: []int{3, 4}},
+			want: []int{3, 4}, asked: []string{"crb-c"}},
+		{name: "unswept: a revision goes once what it alone names is gone", max: 2, gone: true,
+			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "x", "crb-c"), revision(3, failed, "x", "single"), revision(4, failed, "x", "single"), revision(5, failed, "x", "single")},
+			want: []int{2, 3, 4}, asked: []string{"crb-c"}},
+		{name: "unswept: tries naming an object for their revision go once it is gone", max: 2, gone: true,
+			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "x", "single-2"), revision(3, failed, "x", "single-3"), revision(4, failed, "x", "single-4")},
+			want: []int{2, 3}, asked: []string{"single-2", "single-3"}},
+		{name: "unswept: what Helm keeps is never deleted early", max: 1, gone: true,
+			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "keep:y"), revision(3, failed, "x")}},
 		{name: "unswept: the last deployed revision stays", max: 1,
 			hist: []*release.Release{revision(1, superseded, "x"), revision(2, deployed, "x"), revision(3, failed, "x")}, want: []int{1}},
 		{name: "unswept: a different keep policy is not the same object", max: 1,
-			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "keep:y"), revision(3, failed, "y")}},
+			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "keep:y"), revision(3, failed, "y")}, asked: nil},
 		{name: "unswept: a document that did not parse is never covered", max: 1,
 			hist: []*release.Release{revision(1, deployed, "x"), {Version: 2, Info: &release.Info{Status: failed}, Manifest: "kind: [\n"}, revision(3, failed, "x")}},
 		{name: "unswept: what two revisions name stays in one of them", max: 1,
-			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "x", "y"), revision(3, failed, "x", "y"), revision(4, failed, "x")}, want: []int{2}},
+			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "x", "y"), revision(3, failed, "x", "y"), revision(4, failed, "x")}, want: []int{2}, asked: []string{"y"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var got []int
-			for _, rel := range prunable(tt.hist, tt.max, tt.swept) {
+			var asked []string
+			gone := func(docs []revisionDoc) bool {
+				if slices.ContainsFunc(docs, func(d revisionDoc) bool { return keptByHelm(d.ManifestDoc) }) {
+					return false
+				}
+				for _, d := range docs {
+					asked = append(asked, d.Obj.GetName())
+				}
+				return tt.gone
+			}
+			for _, rel := range prunable(tt.hist, tt.max, tt.swept, gone) {
 				got = append(got, rel.Version)
 			}
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("prunable = %v, want %v", got, tt.want)
+			}
+			if !slices.Equal(asked, tt.asked) {
+				t.Errorf("objects deleted early: %q, want %q", asked, tt.asked)
 			}
 		})
 	}
