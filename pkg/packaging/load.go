@@ -441,6 +441,7 @@ func (p *Project) sort(objs []*unstructured.Unstructured, manager string) error 
 	p.NamePrefix = namePrefix(p.Manager.Name, p.Objects)
 	p.managerAccount()
 	p.bindSubjects()
+	p.dropInertSubresources()
 	if len(p.Webhooks) > 0 || len(p.conversionCRDs()) > 0 {
 		w, err := p.webhookServing()
 		if err != nil {

@@ -276,6 +276,17 @@ func TestWarnings(t *testing.T) {
 					t.Errorf("the manager's binding is carried as an extra object: %v", err)
 				}
 			}},
+		{"a rule on a subresource the project's CRD does not serve is left out", sampleDir, replaceIn("config/rbac/role.yaml", "  - kvstores/finalizers\n", "  - kvstores/finalizers\n  - kvstores/spec\n"),
+			[]string{"names kv.opctl.dev kvstores/spec, a subresource the API server does not serve for the project's CRD"},
+			func(t *testing.T, out string, _ *Result) {
+				rbac := string(readFile(t, filepath.Join(out, "charts/sample-operator/templates/rbac-manager.yaml")))
+				if strings.Contains(rbac, "kvstores/spec") || !strings.Contains(rbac, "kvstores/finalizers") {
+					t.Errorf("the manager's rules keep kvstores/spec or lost kvstores/finalizers:\n%s", rbac)
+				}
+				if csv := csvText(t, out, "sample-operator"); strings.Contains(csv, "kvstores/spec") {
+					t.Error("the CSV grants kvstores/spec")
+				}
+			}},
 		{"a placeholder where the API takes no string is read with its default", sampleDir, replaceIn("config/manager/manager.yaml", "  replicas: 1\n", "  replicas: ${REPLICAS:=2}\n"),
 			[]string{"manager Deployment kvstore-controller-manager: spec.replicas is \"${REPLICAS:=2}\", a placeholder where the API takes no string: the chart and the bundle carry 2"},
 			func(t *testing.T, out string, res *Result) {
