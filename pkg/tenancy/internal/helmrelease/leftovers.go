@@ -25,14 +25,14 @@ func (h *HelmClient) deleteLeftovers(cfg *action.Configuration, name string, las
 	if len(earlier) == 0 {
 		return nil
 	}
-	kept := objectKeys(last)
+	kept := objectKeys(last, h.identity)
 	var docs []revisionDoc
 	for _, rel := range earlier {
 		for _, d := range guard.ManifestDocs(rel.Manifest) {
-			if d.Obj == nil || kept[objectKey(d)] || keptByHelm(d) {
+			if d.Obj == nil || kept[h.identity(d)] || keptByHelm(d) {
 				continue
 			}
-			kept[objectKey(d)] = true
+			kept[h.identity(d)] = true
 			docs = append(docs, revisionDoc{d, rel.Version})
 		}
 	}
@@ -49,12 +49,13 @@ type revisionDoc struct {
 // deleteDocs deletes the live objects docs name that are the release's,
 // but those a live helm.sh/resource-policy: keep keeps in a namespace the
 // tenant keeps, and reports whether every one is gone (deleted, absent,
-// or of a kind no longer served).
+// or of a kind no longer served in any version).
 func (h *HelmClient) deleteDocs(cfg *action.Configuration, name string, docs []revisionDoc) (gone bool, err error) {
 	k, ok := cfg.KubeClient.(*releaseKube)
 	if !ok {
 		return false, fmt.Errorf("unexpected Kubernetes client %T", cfg.KubeClient)
 	}
+	gone = true
 	var objs kube.ResourceList
 	for _, d := range docs {
 		y, err := yaml.Marshal(d.Obj.Object)
@@ -63,6 +64,10 @@ func (h *HelmClient) deleteDocs(cfg *action.Configuration, name string, docs []r
 		}
 		built, err := k.Build(strings.NewReader(string(y)), false)
 		if meta.IsNoMatchError(err) {
+			// Served in another version, the object may still exist.
+			if _, merr := h.Mapper.RESTMapping(d.Obj.GroupVersionKind().GroupKind()); merr == nil {
+				gone = false
+			}
 			continue
 		}
 		if err != nil {
@@ -71,7 +76,7 @@ func (h *HelmClient) deleteDocs(cfg *action.Configuration, name string, docs []r
 		objs = append(objs, built...)
 	}
 	if len(objs) == 0 {
-		return true, nil
+		return gone, nil
 	}
 	k.release, k.keepLive = name, true
 	defer func() { k.release, k.keepLive = "", false }()
@@ -79,7 +84,7 @@ func (h *HelmClient) deleteDocs(cfg *action.Configuration, name string, docs []r
 	if len(errs) > 0 {
 		return false, fmt.Errorf("deleting the objects earlier revisions left: %w", errors.Join(errs...))
 	}
-	return len(res.Deleted) == len(objs), nil
+	return gone && len(res.Deleted) == len(objs), nil
 }
 
 // keptByHelm reports whether a revision's object says Helm keeps it.

@@ -3,7 +3,8 @@ package helmrelease
 import (
 	"slices"
 
-	"helm.sh/helm/v3/pkg/kube"
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -50,7 +51,7 @@ func (c *Reconciler) prune(r *releaseRun) {
 		return ok && err == nil
 	}
 	st := storage.Init(c.Helm.storage(r.t.Name, r.spec.Namespace))
-	for _, rel := range prunable(hist, max, swept, gone) {
+	for _, rel := range prunable(hist, max, swept, c.Helm.identity, gone) {
 		if _, err := st.Delete(rel.Name, rel.Version); err != nil {
 			log.FromContext(r.ctx).Info("pruning release history", "release", r.spec.Namespace+"/"+r.spec.Name, "revision", rel.Version, "error", operatorkit.BoundText(err.Error()))
 			return
@@ -60,37 +61,50 @@ func (c *Reconciler) prune(r *releaseRun) {
 }
 
 // prunable returns the revisions of hist (oldest first) to delete so that
-// at most max remain, oldest first, never the last revision nor the last
-// deployed one. Once the last revision is deployed and swept, earlier
-// revisions left nothing and any may go. Until then a revision goes only
-// when every object it names is named by a remaining revision with the
-// same keep policy (a retry of the same spec renders the same objects),
-// or gone reports the others deleted: those the sweep would delete once a
-// revision deploys (an object a chart names for .Release.Revision, new at
-// every try; what a failed upgrade made for a namespace the spec dropped
-// since). A revision with a document that did not parse never goes.
-func prunable(hist []*release.Release, max int, swept bool, gone func([]revisionDoc) bool) []*release.Release {
+// at most max remain, oldest first, never the last revision, the last
+// deployed one, nor the attempt a rollback to it would undo (failedAttempt
+// reads it). Once the last revision is deployed and swept, earlier
+// revisions left nothing and any other may go. Until then a revision goes
+// only when every object it names (by identity) is named by a remaining
+// revision with the same keep policy, or by none and gone reports those
+// deleted, as the sweep would delete them once a revision deploys (an
+// object a chart names for .Release.Revision, new at every try; what a
+// failed upgrade made for a namespace the spec dropped since). One naming
+// an object a remaining revision names with another keep policy, or with
+// a document that did not parse, stays.
+func prunable(hist []*release.Release, max int, swept bool, identity func(guard.ManifestDoc) string, gone func([]revisionDoc) bool) []*release.Release {
 	last, deployed := len(hist)-1, -1
 	for i, rel := range hist {
 		if rel.Info != nil && rel.Info.Status == release.StatusDeployed {
 			deployed = i
 		}
 	}
-	names := make([]map[string]bool, len(hist))
+	attempt := -1
+	if deployed >= 0 {
+		if a, _ := attemptAfter(hist, hist[deployed]); a != nil {
+			attempt = slices.Index(hist, a)
+		}
+	}
+	docs := make([][]guard.ManifestDoc, len(hist))
+	parsed := make([]bool, len(hist))
 	for i, rel := range hist {
-		names[i] = coverKeys(rel)
+		docs[i], parsed[i] = objectDocs(rel)
 	}
 	removed := make([]bool, len(hist))
 	var out []*release.Release
 	for i := 0; i < last && len(hist)-len(out) > max; i++ {
-		if i == deployed {
+		if i == deployed || i == attempt {
 			continue
 		}
 		if !swept {
-			if names[i] == nil {
+			if !parsed[i] {
 				continue
 			}
-			if alone := namedAlone(hist[i], names, removed, i); len(alone) > 0 && !gone(alone) {
+			alone, clash := namedAlone(docs, removed, i, identity)
+			for k := range alone {
+				alone[k].version = hist[i].Version
+			}
+			if clash || (len(alone) > 0 && !gone(alone)) {
 				continue
 			}
 		}
@@ -100,62 +114,80 @@ func prunable(hist []*release.Release, max int, swept bool, gone func([]revision
 	return out
 }
 
-// namedAlone are the objects revision i of hist names that no revision
-// other than i and not removed names with the same keep policy.
-func namedAlone(rel *release.Release, names []map[string]bool, removed []bool, i int) []revisionDoc {
-	var alone []revisionDoc
-	for _, d := range guard.ManifestDocs(rel.Manifest) {
-		if d.Obj == nil {
+// attemptAfter is failedAttempt over hist: the latest revision after
+// target that differs from it in chart version or values.
+func attemptAfter(hist []*release.Release, target *release.Release) (*release.Release, error) {
+	var best *release.Release
+	for _, r := range hist {
+		if r.Version <= target.Version || (best != nil && r.Version < best.Version) || r.Chart == nil || r.Chart.Metadata == nil || target.Chart == nil || target.Chart.Metadata == nil {
 			continue
 		}
-		key := coverKey(d)
+		if r.Chart.Metadata.Version != target.Chart.Metadata.Version || !sameValues(r.Config, target.Config) {
+			best = r
+		}
+	}
+	return best, nil
+}
+
+// namedAlone are the objects revision i names that no other revision not
+// removed names, by identity; clash is whether one of the others names an
+// object of i with another keep policy.
+func namedAlone(docs [][]guard.ManifestDoc, removed []bool, i int, identity func(guard.ManifestDoc) string) (alone []revisionDoc, clash bool) {
+	for _, d := range docs[i] {
+		id, keep := identity(d), keptByHelm(d)
 		named := false
-		for j := range names {
-			if j != i && !removed[j] && names[j][key] {
-				named = true
-				break
+		for j := range docs {
+			if j == i || removed[j] {
+				continue
+			}
+			for _, o := range docs[j] {
+				if identity(o) == id {
+					named = true
+					clash = clash || keptByHelm(o) != keep
+				}
 			}
 		}
 		if !named {
-			alone = append(alone, revisionDoc{d, rel.Version})
+			alone = append(alone, revisionDoc{d, 0})
 		}
 	}
-	return alone
+	return alone, clash
 }
 
-// objectKey names the object d is: group, kind, namespace and name.
-func objectKey(d guard.ManifestDoc) string {
-	gvk := d.Obj.GroupVersionKind()
-	return gvk.Group + "/" + gvk.Kind + "/" + d.Obj.GetNamespace() + "/" + d.Obj.GetName()
-}
-
-// coverKey is objectKey with the keep policy d says.
-func coverKey(d guard.ManifestDoc) string {
-	return objectKey(d) + "/" + d.Obj.GetAnnotations()[kube.ResourcePolicyAnno]
-}
-
-// objectKeys is the set of objectKeys of what rel names.
-func objectKeys(rel *release.Release) map[string]bool {
-	keys := map[string]bool{}
-	for _, d := range guard.ManifestDocs(rel.Manifest) {
-		if d.Obj != nil {
-			keys[objectKey(d)] = true
-		}
-	}
-	return keys
-}
-
-// coverKeys is the set of coverKeys of what rel names, or nil when a
-// document did not parse.
-func coverKeys(rel *release.Release) map[string]bool {
-	keys := map[string]bool{}
+// objectDocs are the objects rel names, and whether every document
+// parsed.
+func objectDocs(rel *release.Release) ([]guard.ManifestDoc, bool) {
+	var out []guard.ManifestDoc
 	for _, d := range guard.ManifestDocs(rel.Manifest) {
 		if d.Err != nil {
-			return nil
+			return nil, false
 		}
 		if d.Obj != nil {
-			keys[coverKey(d)] = true
+			out = append(out, d)
+		}
+	}
+	return out, true
+}
+
+// objectKeys is the set of identities of what rel names.
+func objectKeys(rel *release.Release, identity func(guard.ManifestDoc) string) map[string]bool {
+	keys := map[string]bool{}
+	for _, d := range guard.ManifestDocs(rel.Manifest) {
+		if d.Obj != nil {
+			keys[identity(d)] = true
 		}
 	}
 	return keys
+}
+
+// identity names the object d is: group, kind and name, and the namespace
+// of a namespaced kind (the API server drops a cluster-scoped object's,
+// which a chart may write); a kind not served keeps its namespace.
+func (h *HelmClient) identity(d guard.ManifestDoc) string {
+	gvk := d.Obj.GroupVersionKind()
+	ns := d.Obj.GetNamespace()
+	if m, err := h.Mapper.RESTMapping(gvk.GroupKind()); err == nil && m.Scope.Name() == meta.RESTScopeNameRoot {
+		ns = ""
+	}
+	return gvk.Group + "/" + gvk.Kind + "/" + ns + "/" + d.Obj.GetName()
 }

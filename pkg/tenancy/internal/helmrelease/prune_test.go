@@ -6,7 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/release"
+
+	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 )
 
 // revision is a stored revision v with status st naming Services names
@@ -54,6 +57,9 @@ func TestPrunable(t *testing.T) {
 			want: []int{2, 3}, asked: []string{"single-2", "single-3"}},
 		{name: "unswept: what Helm keeps is never deleted early", max: 1, gone: true,
 			hist: []*release.Release{revision(1, deployed, "x"), revision(2, failed, "keep:y"), revision(3, failed, "x")}},
+		{name: "unswept: the attempt a rollback undoes stays (failedAttempt reads it)", max: 1, gone: true,
+			hist: []*release.Release{withValues(revision(1, deployed, "x"), "a"), withValues(revision(2, failed, "x", "crb-c"), "b"), withValues(revision(3, failed, "x"), "a"), withValues(revision(4, failed, "x"), "a")},
+			want: []int{3}},
 		{name: "unswept: the last deployed revision stays", max: 1,
 			hist: []*release.Release{revision(1, superseded, "x"), revision(2, deployed, "x"), revision(3, failed, "x")}, want: []int{1}},
 		{name: "unswept: a different keep policy is not the same object", max: 1,
@@ -76,7 +82,7 @@ func TestPrunable(t *testing.T) {
 				}
 				return tt.gone
 			}
-			for _, rel := range prunable(tt.hist, tt.max, tt.swept, gone) {
+			for _, rel := range prunable(tt.hist, tt.max, tt.swept, testIdentity, gone) {
 				got = append(got, rel.Version)
 			}
 			if !slices.Equal(got, tt.want) {
@@ -87,4 +93,21 @@ func TestPrunable(t *testing.T) {
 			}
 		})
 	}
+}
+
+// testIdentity is HelmClient.identity with ClusterRoles the only
+// cluster-scoped kind.
+func testIdentity(d guard.ManifestDoc) string {
+	ns := d.Obj.GetNamespace()
+	if d.Obj.GetKind() == "ClusterRole" {
+		ns = ""
+	}
+	return d.Obj.GroupVersionKind().Group + "/" + d.Obj.GetKind() + "/" + ns + "/" + d.Obj.GetName()
+}
+
+// withValues gives rel chart version 1.0.0 and values {v: v}.
+func withValues(rel *release.Release, v string) *release.Release {
+	rel.Chart = &chart.Chart{Metadata: &chart.Metadata{Name: "kv", Version: "1.0.0"}}
+	rel.Config = map[string]any{"v": v}
+	return rel
 }

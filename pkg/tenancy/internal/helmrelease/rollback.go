@@ -84,16 +84,7 @@ func failedAttempt(cfg *action.Configuration, name string, target *release.Relea
 	if err != nil {
 		return nil, err
 	}
-	var best *release.Release
-	for _, r := range hist {
-		if r.Version <= target.Version || (best != nil && r.Version < best.Version) || r.Chart == nil || r.Chart.Metadata == nil {
-			continue
-		}
-		if r.Chart.Metadata.Version != target.Chart.Metadata.Version || !sameValues(r.Config, target.Config) {
-			best = r
-		}
-	}
-	return best, nil
+	return attemptAfter(hist, target)
 }
 
 // previousDeployment is the revision before current that was deployed
