@@ -8,6 +8,8 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
@@ -30,7 +32,8 @@ func (c *Reconciler) lastRecorded(tenant, ns, name string) (*release.Release, er
 }
 
 // Holds reports whether a revision of release name of t, in ns, whose
-// objects may still exist names objects in any of namespaces: Helm would
+// objects may still exist names objects in, or binding accounts of, any
+// of namespaces (reaches): Helm would
 // still delete them there at its next upgrade or uninstall, with the
 // actor's rights in them. Those are the live revisions (liveRevisions)
 // once the release's leftovers of earlier ones are swept at its last
@@ -48,12 +51,32 @@ func (c *Reconciler) Holds(t *tenancyv1.Tenant, ns, name string, namespaces []st
 	}
 	for _, rel := range revs {
 		for _, d := range guard.ManifestDocs(rel.Manifest) {
-			if d.Obj != nil && slices.Contains(namespaces, d.Obj.GetNamespace()) {
+			if d.Obj != nil && slices.ContainsFunc(reaches(d), func(ns string) bool { return slices.Contains(namespaces, ns) }) {
 				return true, nil
 			}
 		}
 	}
 	return false, nil
+}
+
+// reaches are the namespaces a release's object is in or grants to: its
+// own and, for a RoleBinding or ClusterRoleBinding, those of its
+// ServiceAccount subjects (a ClusterRoleBinding of a namespace's account
+// is in no namespace, yet it goes with that namespace).
+func reaches(d guard.ManifestDoc) []string {
+	out := []string{d.Obj.GetNamespace()}
+	if k := d.Obj.GetKind(); d.Obj.GroupVersionKind().Group != rbacv1.GroupName || (k != "RoleBinding" && k != "ClusterRoleBinding") {
+		return out
+	}
+	subjects, _, _ := unstructured.NestedSlice(d.Obj.Object, "subjects")
+	for _, s := range subjects {
+		if m, ok := s.(map[string]any); ok && m["kind"] == rbacv1.ServiceAccountKind {
+			if ns, ok := m["namespace"].(string); ok && ns != "" {
+				out = append(out, ns)
+			}
+		}
+	}
+	return out
 }
 
 // history is every stored revision of release name of tenant in ns,

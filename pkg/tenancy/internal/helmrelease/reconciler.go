@@ -326,6 +326,10 @@ func (c *Reconciler) event(t *tenancyv1.Tenant, typ, reason, format string, args
 // recorded for: the owners take the releases over.
 func (c *Reconciler) HandBack(t *tenancyv1.Tenant, recorded []records.Recorded) error {
 	for _, r := range recorded {
+		// A release of the same name installed later starts a history
+		// the memos know nothing of.
+		c.swept.forget(t.Name, r.Namespace, r.Name)
+		c.pruned.forget(t.Name, r.Namespace, r.Name)
 		moved, err := c.Helm.handBack(t.Name, r.Namespace, r.Name)
 		if err != nil {
 			return err

@@ -65,16 +65,21 @@ func (c *Reconciler) upgradeFailedLeaving(r *releaseRun, err error) error {
 	return nil
 }
 
-// namespacesNamed are those of namespaces in which rel names objects,
-// sorted.
+// namespacesNamed are those of namespaces in which rel names objects or
+// binds accounts (reaches), sorted.
 func namespacesNamed(rel *release.Release, namespaces []string) []string {
 	if rel == nil || len(namespaces) == 0 {
 		return nil
 	}
 	var named []string
 	for _, d := range guard.ManifestDocs(rel.Manifest) {
-		if d.Obj != nil && slices.Contains(namespaces, d.Obj.GetNamespace()) {
-			named = append(named, d.Obj.GetNamespace())
+		if d.Obj == nil {
+			continue
+		}
+		for _, ns := range reaches(d) {
+			if slices.Contains(namespaces, ns) {
+				named = append(named, ns)
+			}
 		}
 	}
 	slices.Sort(named)

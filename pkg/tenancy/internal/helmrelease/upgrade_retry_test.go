@@ -68,6 +68,8 @@ metadata:
 		{"none named", rel, []string{"d"}, nil},
 		{"nothing leaving", rel, nil, nil},
 		{"no revision", nil, []string{"b"}, nil},
+		{"a ClusterRoleBinding of a leaving namespace's account", &release.Release{Manifest: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: opctl.t.kv.delegate-e\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: system:auth-delegator\nsubjects:\n- kind: ServiceAccount\n  name: op\n  namespace: e\n- kind: User\n  name: f\n  namespace: f\n"},
+			[]string{"e", "f"}, []string{"e"}},
 	}
 	for _, tc := range tests {
 		if got := namespacesNamed(tc.rel, tc.leaving); !slices.Equal(got, tc.want) {
