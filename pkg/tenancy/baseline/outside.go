@@ -67,6 +67,29 @@ func tenantSubject(namespace string, s rbacv1.Subject, tenant []string) (string,
 	return "", namespace != ""
 }
 
+// SubjectNamespace is the namespace whose ServiceAccounts s names, by
+// kind, user name or group, in a binding in namespace ("" for a
+// ClusterRoleBinding), or "" when it names none of one namespace.
+func SubjectNamespace(namespace string, s rbacv1.Subject) string {
+	switch s.Kind {
+	case rbacv1.ServiceAccountKind:
+		if s.Namespace != "" {
+			return s.Namespace
+		}
+		return namespace
+	case rbacv1.UserKind:
+		if rest, ok := strings.CutPrefix(s.Name, serviceAccountUser); ok {
+			ns, _, _ := strings.Cut(rest, ":")
+			return ns
+		}
+	case rbacv1.GroupKind:
+		if ns, ok := strings.CutPrefix(s.Name, serviceAccountsGroup+":"); ok {
+			return ns
+		}
+	}
+	return ""
+}
+
 // APIServiceKind is the kind of the API server's aggregated APIs.
 const APIServiceKind = "APIService"
 

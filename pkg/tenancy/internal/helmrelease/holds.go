@@ -8,10 +8,15 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	"helm.sh/helm/v3/pkg/storage"
 	"helm.sh/helm/v3/pkg/storage/driver"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 
 	tenancyv1 "opctl.dev/opctl/pkg/tenancy/api/v1alpha1"
+	"opctl.dev/opctl/pkg/tenancy/baseline"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
 	"opctl.dev/opctl/pkg/tenancy/internal/helmrelease/records"
 )
@@ -59,24 +64,44 @@ func (c *Reconciler) Holds(t *tenancyv1.Tenant, ns, name string, namespaces []st
 	return false, nil
 }
 
-// reaches are the namespaces a release's object is in or grants to: its
-// own and, for a RoleBinding or ClusterRoleBinding, those of its
-// ServiceAccount subjects (a ClusterRoleBinding of a namespace's account
-// is in no namespace, yet it goes with that namespace).
+// reaches are the namespaces a release's object is in or reaches into:
+// its own; for a RoleBinding or ClusterRoleBinding, those whose
+// ServiceAccounts its subjects name, by kind, user name or group (a
+// ClusterRoleBinding of a namespace's account is in no namespace, yet it
+// goes with that namespace); for a webhook configuration, those its
+// webhooks' Services are in and those the narrowing selects by name.
 func reaches(d guard.ManifestDoc) []string {
 	out := []string{d.Obj.GetNamespace()}
-	if k := d.Obj.GetKind(); d.Obj.GroupVersionKind().Group != rbacv1.GroupName || (k != "RoleBinding" && k != "ClusterRoleBinding") {
-		return out
-	}
-	subjects, _, _ := unstructured.NestedSlice(d.Obj.Object, "subjects")
-	for _, s := range subjects {
-		if m, ok := s.(map[string]any); ok && m["kind"] == rbacv1.ServiceAccountKind {
-			if ns, ok := m["namespace"].(string); ok && ns != "" {
+	group, kind := d.Obj.GroupVersionKind().Group, d.Obj.GetKind()
+	switch {
+	case group == rbacv1.GroupName && (kind == "RoleBinding" || kind == "ClusterRoleBinding"):
+		var b rbacv1.RoleBinding
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(d.Obj.Object, &b) == nil {
+			for _, s := range b.Subjects {
+				if ns := baseline.SubjectNamespace(b.Namespace, s); ns != "" {
+					out = append(out, ns)
+				}
+			}
+		}
+	case group == admissionregistrationv1.GroupName && (kind == "ValidatingWebhookConfiguration" || kind == "MutatingWebhookConfiguration"):
+		hooks, _, _ := unstructured.NestedSlice(d.Obj.Object, "webhooks")
+		for _, h := range hooks {
+			m, _ := h.(map[string]any)
+			if ns, _, _ := unstructured.NestedString(m, "clientConfig", "service", "namespace"); ns != "" {
 				out = append(out, ns)
+			}
+			exprs, _, _ := unstructured.NestedSlice(m, "namespaceSelector", "matchExpressions")
+			for _, e := range exprs {
+				em, _ := e.(map[string]any)
+				if em["key"] == corev1.LabelMetadataName && em["operator"] == string(metav1.LabelSelectorOpIn) {
+					values, _, _ := unstructured.NestedStringSlice(em, "values")
+					out = append(out, values...)
+				}
 			}
 		}
 	}
-	return out
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // history is every stored revision of release name of tenant in ns,

@@ -70,8 +70,9 @@ func (c *Reconciler) prune(r *releaseRun) {
 // deleted, as the sweep would delete them once a revision deploys (an
 // object a chart names for .Release.Revision, new at every try; what a
 // failed upgrade made for a namespace the spec dropped since). One naming
-// an object a remaining revision names with another keep policy, or with
-// a document that did not parse, stays.
+// an object a remaining revision names with another keep policy or
+// reaching other namespaces (a binding of other subjects, which Holds
+// reads), or with a document that did not parse, stays.
 func prunable(hist []*release.Release, max int, swept bool, identity func(guard.ManifestDoc) string, gone func([]revisionDoc) bool) []*release.Release {
 	last, deployed := len(hist)-1, -1
 	for i, rel := range hist {
@@ -131,10 +132,10 @@ func attemptAfter(hist []*release.Release, target *release.Release) (*release.Re
 
 // namedAlone are the objects revision i names that no other revision not
 // removed names, by identity; clash is whether one of the others names an
-// object of i with another keep policy.
+// object of i with another keep policy or reaching other namespaces.
 func namedAlone(docs [][]guard.ManifestDoc, removed []bool, i int, identity func(guard.ManifestDoc) string) (alone []revisionDoc, clash bool) {
 	for _, d := range docs[i] {
-		id, keep := identity(d), keptByHelm(d)
+		id, keep, reach := identity(d), keptByHelm(d), reaches(d)
 		named := false
 		for j := range docs {
 			if j == i || removed[j] {
@@ -143,7 +144,9 @@ func namedAlone(docs [][]guard.ManifestDoc, removed []bool, i int, identity func
 			for _, o := range docs[j] {
 				if identity(o) == id {
 					named = true
-					clash = clash || keptByHelm(o) != keep
+					// Holds reads where an object reaches: a binding of
+					// other subjects is another record.
+					clash = clash || keptByHelm(o) != keep || !slices.Equal(reaches(o), reach)
 				}
 			}
 		}

@@ -60,6 +60,8 @@ func TestPrunable(t *testing.T) {
 		{name: "unswept: the attempt a rollback undoes stays (failedAttempt reads it)", max: 1, gone: true,
 			hist: []*release.Release{withValues(revision(1, deployed, "x"), "a"), withValues(revision(2, failed, "x", "crb-c"), "b"), withValues(revision(3, failed, "x"), "a"), withValues(revision(4, failed, "x"), "a")},
 			want: []int{3}},
+		{name: "unswept: a binding of other subjects is not the same record", max: 1, gone: true,
+			hist: []*release.Release{binding(1, deployed, "a"), binding(2, failed, "a", "c"), binding(3, failed, "a")}},
 		{name: "unswept: the last deployed revision stays", max: 1,
 			hist: []*release.Release{revision(1, superseded, "x"), revision(2, deployed, "x"), revision(3, failed, "x")}, want: []int{1}},
 		{name: "unswept: a different keep policy is not the same object", max: 1,
@@ -110,4 +112,14 @@ func withValues(rel *release.Release, v string) *release.Release {
 	rel.Chart = &chart.Chart{Metadata: &chart.Metadata{Name: "kv", Version: "1.0.0"}}
 	rel.Config = map[string]any{"v": v}
 	return rel
+}
+
+// binding is revision v naming ClusterRoleBinding delegate of
+// ServiceAccount op of each of namespaces.
+func binding(v int, st release.Status, namespaces ...string) *release.Release {
+	doc := "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: delegate\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: system:auth-delegator\nsubjects:\n"
+	for _, ns := range namespaces {
+		doc += "- kind: ServiceAccount\n  name: op\n  namespace: " + ns + "\n"
+	}
+	return &release.Release{Version: v, Info: &release.Info{Status: st}, Manifest: doc}
 }

@@ -70,6 +70,10 @@ metadata:
 		{"no revision", nil, []string{"b"}, nil},
 		{"a ClusterRoleBinding of a leaving namespace's account", &release.Release{Manifest: "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n  name: opctl.t.kv.delegate-e\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: system:auth-delegator\nsubjects:\n- kind: ServiceAccount\n  name: op\n  namespace: e\n- kind: User\n  name: f\n  namespace: f\n"},
 			[]string{"e", "f"}, []string{"e"}},
+		{"a RoleBinding of a leaving namespace's accounts by group and user name", &release.Release{Manifest: "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: delegate\n  namespace: a\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: Role\n  name: reader\nsubjects:\n- kind: Group\n  name: system:serviceaccounts:g\n- kind: User\n  name: system:serviceaccount:h:op\n- kind: Group\n  name: system:authenticated\n"},
+			[]string{"g", "h", "i"}, []string{"g", "h"}},
+		{"a webhook configuration narrowed to a leaving namespace, calling another", &release.Release{Manifest: "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingWebhookConfiguration\nmetadata:\n  name: opctl.t.kv.hook\nwebhooks:\n- name: v.example.com\n  clientConfig:\n    service:\n      name: hook\n      namespace: j\n  namespaceSelector:\n    matchExpressions:\n    - key: kubernetes.io/metadata.name\n      operator: In\n      values: [a, k]\n"},
+			[]string{"j", "k", "l"}, []string{"j", "k"}},
 	}
 	for _, tc := range tests {
 		if got := namespacesNamed(tc.rel, tc.leaving); !slices.Equal(got, tc.want) {
