@@ -324,13 +324,33 @@ func (c *Controller) deleteRoleBindings(ctx context.Context, ns string) (deleted
 			return deleted, nil
 		}
 		for i := range rbs.Items {
-			if err := c.deleteExactly(ctx, &rbs.Items[i]); err != nil {
+			rb := &rbs.Items[i]
+			if rb.DeletionTimestamp != nil && len(rb.Finalizers) > 0 {
+				// RBAC ignores deletionTimestamp: a finalizer nothing
+				// removes would keep the binding granting for good.
+				if err := c.dropFinalizers(ctx, rb); err != nil {
+					return true, err
+				}
+				continue
+			}
+			if err := c.deleteExactly(ctx, rb); err != nil {
 				return true, err
 			}
 		}
 		deleted = true
 	}
-	return true, fmt.Errorf("releasing namespace %s: RoleBindings are still being created there after %d rounds of deleting them", ns, roleBindingRounds)
+	return true, fmt.Errorf("releasing namespace %s: RoleBindings are still being created or kept there after %d rounds of deleting them", ns, roleBindingRounds)
+}
+
+// dropFinalizers takes the finalizers off rb, a RoleBinding being deleted
+// in a namespace the tenant leaves, at the resourceVersion read.
+func (c *Controller) dropFinalizers(ctx context.Context, rb *rbacv1.RoleBinding) error {
+	patch := client.MergeFromWithOptions(rb.DeepCopy(), client.MergeFromWithOptimisticLock{})
+	rb.Finalizers = nil
+	if err := c.client.Patch(ctx, rb, patch); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("releasing namespace %s: removing the finalizers of RoleBinding %s, which keep it granting: %w", rb.Namespace, rb.Name, err)
+	}
+	return nil
 }
 
 // disownDenyAll takes t's label and ownerReference off the default-deny

@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/cli-runtime/pkg/resource"
 	"opctl.dev/opctl/pkg/tenancy/internal/guard"
@@ -166,7 +167,7 @@ func (k *releaseKube) deleteOwned(info *resource.Info, policy metav1.DeletionPro
 			k.Log("keeping %s %s: it is not an object of release %s", kind, info.Name, k.release)
 			return false, nil
 		}
-		if k.keepLive && slices.Contains(k.narrow, info.Namespace) && o.GetAnnotations()[kube.ResourcePolicyAnno] == kube.KeepPolicy {
+		if k.keepLive && k.keptWithin(live) && o.GetAnnotations()[kube.ResourcePolicyAnno] == kube.KeepPolicy {
 			k.Log("keeping %s %s: it says %s: %s", kind, info.Name, kube.ResourcePolicyAnno, kube.KeepPolicy)
 			return false, nil
 		}
@@ -182,6 +183,29 @@ func (k *releaseKube) deleteOwned(info *resource.Info, policy metav1.DeletionPro
 		// Replaced since it was read: check the new object.
 	}
 	return false, fmt.Errorf("deleting %s %s: it keeps being replaced", kind, info.Name)
+}
+
+// keptWithin reports whether live, an object Helm keeps, may stay: only
+// where everything it reaches (its namespace, the accounts a binding
+// names, what a webhook selects) is in the namespaces the tenant keeps. A
+// kept binding in a kept namespace that grants to a leaving namespace's
+// accounts goes, as a kept object inside a leaving namespace does.
+func (k *releaseKube) keptWithin(live runtime.Object) bool {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(live)
+	if err != nil {
+		return false
+	}
+	return k.within(reaches(guard.ManifestDoc{Obj: &unstructured.Unstructured{Object: u}}))
+}
+
+// within reports whether every one of namespaces is one the tenant keeps.
+func (k *releaseKube) within(namespaces []string) bool {
+	for _, ns := range namespaces {
+		if !slices.Contains(k.narrow, ns) {
+			return false
+		}
+	}
+	return true
 }
 
 // ofRelease reports whether o carries the marks Helm gives every object of

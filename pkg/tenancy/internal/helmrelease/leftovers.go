@@ -19,17 +19,22 @@ import (
 // last does not, as uninstall deletes (releaseKube.deleteOwned: only
 // objects marked as the release's, by the UID read), but those Helm keeps
 // (helm.sh/resource-policy: keep in the revision, or on a live object in
-// a namespace the tenant keeps, as Helm's upgrade reads it) and those of
-// kinds the API server no longer serves (none can exist).
+// a namespace the tenant keeps, as Helm's upgrade reads it, where all it
+// reaches is in namespaces the tenant keeps) and those of kinds the API
+// server no longer serves (none can exist).
 func (h *HelmClient) deleteLeftovers(cfg *action.Configuration, name string, last *release.Release, earlier []*release.Release) error {
 	if len(earlier) == 0 {
 		return nil
+	}
+	k, ok := cfg.KubeClient.(*releaseKube)
+	if !ok {
+		return fmt.Errorf("unexpected Kubernetes client %T", cfg.KubeClient)
 	}
 	kept := objectKeys(last, h.identity)
 	var docs []revisionDoc
 	for _, rel := range earlier {
 		for _, d := range guard.ManifestDocs(rel.Manifest) {
-			if d.Obj == nil || kept[h.identity(d)] || keptByHelm(d) {
+			if d.Obj == nil || kept[h.identity(d)] || (keptByHelm(d) && k.within(reaches(d))) {
 				continue
 			}
 			kept[h.identity(d)] = true
