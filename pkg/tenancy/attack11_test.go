@@ -34,6 +34,19 @@ func widenChart() map[string]string {
 	return files
 }
 
+// freeServices has owner delete the Services fillServices created in ns.
+func freeServices(t *testing.T, c *testcluster.Cluster, owner, ns string) {
+	t.Helper()
+	oc := kubernetes.NewForConfigOrDie(c.As(owner))
+	for i := 0; ; i++ {
+		if err := oc.CoreV1().Services(ns).Delete(context.Background(), fmt.Sprintf("filler-%d", i), metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
+			return
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // fillServices has owner create Services in ns until the tenant's quota
 // refuses the next one.
 func fillServices(t *testing.T, c *testcluster.Cluster, owner, ns string) int {

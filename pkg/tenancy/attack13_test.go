@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -214,14 +213,7 @@ func TestAttack13PrunedRevisionOrphansBinding(t *testing.T) {
 
 	// The owner frees its quota: the next try deploys, its sweep deletes
 	// the binding, and b and c leave.
-	oc := kubernetes.NewForConfigOrDie(c.As(owner))
-	for i := 0; ; i++ {
-		if err := oc.CoreV1().Services(a).Delete(ctx, fmt.Sprintf("filler-%d", i), metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
+	freeServices(t, c, owner, a)
 	deadline := time.Now().Add(6 * time.Minute)
 	for {
 		live := &corev1.Namespace{}

@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -72,14 +69,7 @@ func TestAttack15PrunedFailedAttemptHoldsRelease(t *testing.T) {
 	t.Logf("rolled back: revision %d, failedVersion %q, failedValues %q; revision 2 (the failed upgrade) stored: %v", op.Revision, op.FailedVersion, op.FailedValues, two)
 
 	// The owner frees its quota; the platform takes b.
-	oc := kubernetes.NewForConfigOrDie(c.As(owner))
-	for i := 0; ; i++ {
-		if err := oc.CoreV1().Services(a).Delete(ctx, fmt.Sprintf("filler-%d", i), metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
+	freeServices(t, c, owner, a)
 	setNamespaces(t, name, a, nsC)
 	if err := handedBack(ctx, b, 3*time.Minute); err != nil {
 		live := &tenancyv1.Tenant{}

@@ -2,7 +2,6 @@ package tenancy_test
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"testing"
 	"time"
@@ -10,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -81,14 +79,7 @@ func TestAttack16BindingOnlyNamespaceHandedBack(t *testing.T) {
 
 	// The owner frees its quota: the upgrade deploys and deletes the
 	// binding; b is handed back without it.
-	oc := kubernetes.NewForConfigOrDie(c.As(owner))
-	for i := 0; ; i++ {
-		if err := oc.CoreV1().Services(a).Delete(ctx, fmt.Sprintf("filler-%d", i), metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
+	freeServices(t, c, owner, a)
 	waitHandedBack(t, b, 6*time.Minute)
 	if _, err := c.Client.RbacV1().ClusterRoleBindings().Get(ctx, crbB, metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace %s handed back while ClusterRoleBinding %s binds its ServiceAccount op cluster-wide", b, crbB)

@@ -10,7 +10,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"opctl.dev/opctl/internal/testcluster"
@@ -109,14 +108,7 @@ func TestAttack17GroupBindingNamespaceHandedBack(t *testing.T) {
 
 	// The owner frees its quota: the upgrade deploys and deletes the
 	// binding; b is handed back without it.
-	oc := kubernetes.NewForConfigOrDie(c.As(owner))
-	for i := 0; ; i++ {
-		if err := oc.CoreV1().Services(a).Delete(ctx, fmt.Sprintf("filler-%d", i), metav1.DeleteOptions{}); apierrors.IsNotFound(err) {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-	}
+	freeServices(t, c, owner, a)
 	waitHandedBack(t, b, 6*time.Minute)
 	if _, err := c.Client.RbacV1().RoleBindings(a).Get(ctx, rbB, metav1.GetOptions{}); err == nil {
 		t.Errorf("namespace %s handed back while RoleBinding %s/%s grants to the ServiceAccounts of %s", b, a, rbB, b)

@@ -82,7 +82,7 @@ func prunable(hist []*release.Release, max int, swept bool, identity func(guard.
 	}
 	attempt := -1
 	if deployed >= 0 {
-		if a, _ := attemptAfter(hist, hist[deployed]); a != nil {
+		if a := attemptAfter(hist, hist[deployed]); a != nil {
 			attempt = slices.Index(hist, a)
 		}
 	}
@@ -117,7 +117,7 @@ func prunable(hist []*release.Release, max int, swept bool, identity func(guard.
 
 // attemptAfter is failedAttempt over hist: the latest revision after
 // target that differs from it in chart version or values.
-func attemptAfter(hist []*release.Release, target *release.Release) (*release.Release, error) {
+func attemptAfter(hist []*release.Release, target *release.Release) *release.Release {
 	var best *release.Release
 	for _, r := range hist {
 		if r.Version <= target.Version || (best != nil && r.Version < best.Version) || r.Chart == nil || r.Chart.Metadata == nil || target.Chart == nil || target.Chart.Metadata == nil {
@@ -127,7 +127,7 @@ func attemptAfter(hist []*release.Release, target *release.Release) (*release.Re
 			best = r
 		}
 	}
-	return best, nil
+	return best
 }
 
 // namedAlone are the objects revision i names that no other revision not

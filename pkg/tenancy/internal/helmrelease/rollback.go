@@ -84,7 +84,7 @@ func failedAttempt(cfg *action.Configuration, name string, target *release.Relea
 	if err != nil {
 		return nil, err
 	}
-	return attemptAfter(hist, target)
+	return attemptAfter(hist, target), nil
 }
 
 // previousDeployment is the revision before current that was deployed
